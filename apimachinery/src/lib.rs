@@ -1,0 +1,19 @@
+//! I/O-free Kubernetes API machinery shared by the generated API crate, the server and clients.
+//!
+//! This crate holds the vocabulary every other crate speaks: group/version/kind names, the
+//! REST-mapping facts of a resource, the [`scheme::Scheme`] that the generated crate fills with
+//! one [`scheme::KindOps`] per group and kind, the `meta.k8s.io/v1` types, field errors and
+//! `Status` errors, selectors and the protobuf envelope. It performs no I/O.
+
+pub mod errors;
+pub mod gvk;
+pub mod meta;
+pub mod protobuf;
+pub mod resource;
+pub mod scheme;
+pub mod selectors;
+pub mod status;
+
+pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
+pub use resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope};
+pub use scheme::{KindOps, Scheme};

@@ -1,0 +1,1 @@
+//! Owned by the codegen/server work; see ARCHITECTURE.md.

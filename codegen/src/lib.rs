@@ -1,0 +1,1 @@
+//! Placeholder crate root; filled in by the issue that owns this crate.

@@ -1,0 +1,2 @@
+//! The `apiary` binary.
+fn main() {}
