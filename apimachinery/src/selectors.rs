@@ -1,1 +1,855 @@
-//! Owned by the codegen/server work; see ARCHITECTURE.md.
+//! Label and field selectors as the `labelSelector` and `fieldSelector` query parameters carry
+//! them, parsed and matched with Kubernetes' grammar and error messages.
+//!
+//! Label selectors: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, `k>1`,
+//! `k<1`; requirements separated by commas are ANDed. Field selectors: `f=v`, `f==v`, `f!=v`,
+//! comma-separated and ANDed, with `\,`, `\=` and `\\` escapes in values.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A selector string that could not be parsed; `Display` is the message Kubernetes returns
+/// in its 400 `BadRequest`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SelectorError(pub String);
+
+/// The operator of one label requirement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operator {
+    /// `k=v` or `k==v`.
+    Equals,
+    /// `k!=v`.
+    NotEquals,
+    /// `k in (a,b)`.
+    In,
+    /// `k notin (a,b)`.
+    NotIn,
+    /// `k`.
+    Exists,
+    /// `!k`.
+    DoesNotExist,
+    /// `k>1`.
+    GreaterThan,
+    /// `k<1`.
+    LessThan,
+}
+
+/// One label requirement: a key, an operator and its values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Requirement {
+    /// The label key.
+    pub key: String,
+    /// The operator.
+    pub operator: Operator,
+    /// The values (one for equality and comparisons, several for set operators, none for
+    /// existence).
+    pub values: Vec<String>,
+}
+
+impl Requirement {
+    /// Returns whether the labels satisfy this requirement.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let value = labels.get(&self.key);
+        match self.operator {
+            Operator::Equals | Operator::In => value.is_some_and(|v| self.values.contains(v)),
+            Operator::NotEquals | Operator::NotIn => value.is_none_or(|v| !self.values.contains(v)),
+            Operator::Exists => value.is_some(),
+            Operator::DoesNotExist => value.is_none(),
+            Operator::GreaterThan | Operator::LessThan => {
+                let (Some(have), Some(want)) = (
+                    value.and_then(|v| v.parse::<i64>().ok()),
+                    self.values.first().and_then(|v| v.parse::<i64>().ok()),
+                ) else {
+                    return false;
+                };
+                if self.operator == Operator::GreaterThan {
+                    have > want
+                } else {
+                    have < want
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.operator {
+            Operator::Equals => write!(f, "{}={}", self.key, self.values.join(",")),
+            Operator::NotEquals => write!(f, "{}!={}", self.key, self.values.join(",")),
+            Operator::In => write!(f, "{} in ({})", self.key, self.values.join(",")),
+            Operator::NotIn => write!(f, "{} notin ({})", self.key, self.values.join(",")),
+            Operator::Exists => write!(f, "{}", self.key),
+            Operator::DoesNotExist => write!(f, "!{}", self.key),
+            Operator::GreaterThan => write!(f, "{}>{}", self.key, self.values.join(",")),
+            Operator::LessThan => write!(f, "{}<{}", self.key, self.values.join(",")),
+        }
+    }
+}
+
+/// A parsed label selector: the AND of its requirements. The empty selector matches everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    /// The requirements, all of which must hold.
+    pub requirements: Vec<Requirement>,
+}
+
+impl LabelSelector {
+    /// Parses a selector string such as `app=web,tier in (a,b),!legacy`.
+    pub fn parse(input: &str) -> Result<Self, SelectorError> {
+        Parser::new(input).parse()
+    }
+
+    /// Returns whether the selector has no requirements.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Returns whether the labels satisfy every requirement.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.requirements.iter().all(|r| r.matches(labels))
+    }
+
+    /// Matches against the `metadata.labels` of a JSON object.
+    pub fn matches_object(&self, object: &serde_json::Value) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        self.matches(&labels_of(object))
+    }
+}
+
+impl fmt::Display for LabelSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.requirements.iter().map(ToString::to_string).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// Reads `metadata.labels` of a JSON object as a map (non-string values are skipped).
+pub fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
+    object
+        .pointer("/metadata/labels")
+        .and_then(|l| l.as_object())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Token {
+    Identifier(String),
+    DoesNotExist,
+    Equals,
+    DoubleEquals,
+    NotEquals,
+    GreaterThan,
+    LessThan,
+    In,
+    NotIn,
+    OpenParen,
+    ClosedParen,
+    Comma,
+    End,
+}
+
+impl Token {
+    fn literal(&self) -> String {
+        match self {
+            Token::Identifier(s) => s.clone(),
+            Token::DoesNotExist => "!".into(),
+            Token::Equals => "=".into(),
+            Token::DoubleEquals => "==".into(),
+            Token::NotEquals => "!=".into(),
+            Token::GreaterThan => ">".into(),
+            Token::LessThan => "<".into(),
+            Token::In => "in".into(),
+            Token::NotIn => "notin".into(),
+            Token::OpenParen => "(".into(),
+            Token::ClosedParen => ")".into(),
+            Token::Comma => ",".into(),
+            Token::End => String::new(),
+        }
+    }
+}
+
+fn is_special(c: char) -> bool {
+    matches!(c, '=' | '!' | '(' | ')' | ',' | '>' | '<')
+}
+
+fn lex(input: &str) -> Vec<Token> {
+    let chars: Vec<char> = input.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if is_special(c) {
+            let mut j = i;
+            while j < chars.len() && is_special(chars[j]) {
+                j += 1;
+            }
+            // Take the longest run of special characters that is a known operator.
+            let run: String = chars[i..j].iter().collect();
+            let (token, len) = if run.starts_with("==") {
+                (Token::DoubleEquals, 2)
+            } else if run.starts_with("!=") {
+                (Token::NotEquals, 2)
+            } else {
+                let t = match c {
+                    '=' => Token::Equals,
+                    '!' => Token::DoesNotExist,
+                    '(' => Token::OpenParen,
+                    ')' => Token::ClosedParen,
+                    ',' => Token::Comma,
+                    '>' => Token::GreaterThan,
+                    _ => Token::LessThan,
+                };
+                (t, 1)
+            };
+            tokens.push(token);
+            i += len;
+        } else {
+            let mut j = i;
+            while j < chars.len() && !chars[j].is_whitespace() && !is_special(chars[j]) {
+                j += 1;
+            }
+            let word: String = chars[i..j].iter().collect();
+            tokens.push(match word.as_str() {
+                "in" => Token::In,
+                "notin" => Token::NotIn,
+                _ => Token::Identifier(word),
+            });
+            i = j;
+        }
+    }
+    tokens.push(Token::End);
+    tokens
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+/// Whether the parser reads keys (where `in`/`notin` are keywords) or values (where they are
+/// plain identifiers).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Keys,
+    Values,
+}
+
+impl Parser {
+    fn new(input: &str) -> Self {
+        Self {
+            tokens: lex(input),
+            pos: 0,
+        }
+    }
+
+    fn peek(&self, mode: Mode) -> Token {
+        let t = self.tokens.get(self.pos).cloned().unwrap_or(Token::End);
+        if mode == Mode::Values {
+            match t {
+                Token::In => return Token::Identifier("in".into()),
+                Token::NotIn => return Token::Identifier("notin".into()),
+                _ => {}
+            }
+        }
+        t
+    }
+
+    fn next(&mut self, mode: Mode) -> Token {
+        let t = self.peek(mode);
+        if self.pos < self.tokens.len() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn parse(&mut self) -> Result<LabelSelector, SelectorError> {
+        let mut requirements = Vec::new();
+        loop {
+            match self.peek(Mode::Values) {
+                Token::Identifier(_) | Token::DoesNotExist => {
+                    let r = self
+                        .parse_requirement()
+                        .map_err(|e| SelectorError(format!("unable to parse requirement: {e}")))?;
+                    requirements.push(r);
+                    match self.next(Mode::Values) {
+                        Token::End => break,
+                        Token::Comma => {
+                            if !matches!(
+                                self.peek(Mode::Values),
+                                Token::Identifier(_) | Token::DoesNotExist
+                            ) {
+                                let lit = self.peek(Mode::Values).literal();
+                                return Err(SelectorError(format!(
+                                    "found '{lit}', expected: identifier after ','"
+                                )));
+                            }
+                        }
+                        other => {
+                            return Err(SelectorError(format!(
+                                "found '{}', expected: ',' or 'end of string'",
+                                other.literal()
+                            )));
+                        }
+                    }
+                }
+                Token::End => break,
+                other => {
+                    return Err(SelectorError(format!(
+                        "found '{}', expected: !, identifier, or 'end of string'",
+                        other.literal()
+                    )));
+                }
+            }
+        }
+        Ok(LabelSelector { requirements })
+    }
+
+    fn parse_requirement(&mut self) -> Result<Requirement, String> {
+        let mut operator = None;
+        let mut tok = self.next(Mode::Values);
+        if tok == Token::DoesNotExist {
+            operator = Some(Operator::DoesNotExist);
+            tok = self.next(Mode::Values);
+        }
+        let Token::Identifier(key) = tok else {
+            return Err(format!("found '{}', expected: identifier", tok.literal()));
+        };
+        validate_label_key(&key)?;
+        if matches!(self.peek(Mode::Values), Token::End | Token::Comma) {
+            return Ok(Requirement {
+                key,
+                operator: operator.unwrap_or(Operator::Exists),
+                values: Vec::new(),
+            });
+        }
+        if operator.is_some() {
+            return Err(format!(
+                "found '{}', expected: ',' or 'end of string'",
+                self.peek(Mode::Values).literal()
+            ));
+        }
+        let op_tok = self.next(Mode::Keys);
+        let operator = match op_tok {
+            Token::Equals | Token::DoubleEquals => Operator::Equals,
+            Token::NotEquals => Operator::NotEquals,
+            Token::In => Operator::In,
+            Token::NotIn => Operator::NotIn,
+            Token::GreaterThan => Operator::GreaterThan,
+            Token::LessThan => Operator::LessThan,
+            other => {
+                return Err(format!(
+                    "found '{}', expected: in, notin, =, ==, !=, gt, lt",
+                    other.literal()
+                ));
+            }
+        };
+        let values = match operator {
+            Operator::In | Operator::NotIn => self.parse_value_set()?,
+            _ => vec![self.parse_exact_value()?],
+        };
+        for v in &values {
+            validate_label_value(&key, v)?;
+        }
+        if matches!(operator, Operator::GreaterThan | Operator::LessThan)
+            && values.first().is_none_or(|v| v.parse::<i64>().is_err())
+        {
+            return Err(
+                "values[0]: Invalid value: for 'Gt', 'Lt' operators, the value must be an integer"
+                    .to_string(),
+            );
+        }
+        if matches!(operator, Operator::In | Operator::NotIn) && values.is_empty() {
+            return Err(
+                "values: Invalid value: for 'in', 'notin' operators, values set can't be empty"
+                    .to_string(),
+            );
+        }
+        Ok(Requirement {
+            key,
+            operator,
+            values,
+        })
+    }
+
+    fn parse_exact_value(&mut self) -> Result<String, String> {
+        match self.peek(Mode::Values) {
+            Token::End | Token::Comma => Ok(String::new()),
+            Token::Identifier(v) => {
+                self.pos += 1;
+                Ok(v)
+            }
+            other => Err(format!("found '{}', expected: identifier", other.literal())),
+        }
+    }
+
+    fn parse_value_set(&mut self) -> Result<Vec<String>, String> {
+        let t = self.next(Mode::Values);
+        if t != Token::OpenParen {
+            return Err(format!("found '{}', expected: '('", t.literal()));
+        }
+        let mut values = Vec::new();
+        // `()` is an empty set; `(a,,b)` and `(a,)` carry empty values, as upstream.
+        if self.peek(Mode::Values) == Token::ClosedParen {
+            self.pos += 1;
+            return Ok(values);
+        }
+        loop {
+            match self.next(Mode::Values) {
+                Token::Identifier(v) => {
+                    values.push(v);
+                    match self.next(Mode::Values) {
+                        Token::Comma => {}
+                        Token::ClosedParen => return Ok(values),
+                        other => {
+                            return Err(format!(
+                                "found '{}', expected: ',' or ')'",
+                                other.literal()
+                            ));
+                        }
+                    }
+                }
+                Token::Comma => values.push(String::new()),
+                Token::ClosedParen => {
+                    values.push(String::new());
+                    return Ok(values);
+                }
+                other => {
+                    return Err(format!(
+                        "found '{}', expected: ',', or identifier",
+                        other.literal()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+const NAME_FMT_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+fn is_qualified_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// Returns whether `s` is a DNS-1123 subdomain (lowercase, ≤ 253 characters).
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|label| {
+            let b = label.as_bytes();
+            !b.is_empty()
+                && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+                && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        })
+}
+
+/// Validates a qualified name (label or annotation key); returns the problems found.
+pub fn qualified_name_errors(key: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if key.matches('/').count() > 1 {
+        errs.push("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".to_string());
+        return errs;
+    }
+    if let Some(p) = prefix {
+        if p.is_empty() {
+            errs.push("prefix part must be non-empty".to_string());
+        } else if !is_dns1123_subdomain(p) {
+            errs.push("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".to_string());
+        }
+    }
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else {
+        if name.len() > 63 {
+            errs.push("name part must be no more than 63 characters".to_string());
+        }
+        if !is_qualified_name_part(name) {
+            errs.push(NAME_FMT_MSG.to_string());
+        }
+    }
+    errs
+}
+
+/// Validates a label value; returns the problems found.
+pub fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    if !value.is_empty() && !is_qualified_name_part(value) {
+        errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
+    }
+    errs
+}
+
+fn validate_label_key(key: &str) -> Result<(), String> {
+    let errs = qualified_name_errors(key);
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("key: Invalid value: {key:?}: {}", errs.join("; ")))
+    }
+}
+
+fn validate_label_value(key: &str, value: &str) -> Result<(), String> {
+    let errs = label_value_errors(value);
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "values[0][{key}]: Invalid value: {value:?}: {}",
+            errs.join("; ")
+        ))
+    }
+}
+
+/// The operator of one field requirement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldOperator {
+    /// `f=v` or `f==v`.
+    Equals,
+    /// `f!=v`.
+    NotEquals,
+}
+
+/// One field requirement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldRequirement {
+    /// The field label, such as `metadata.name`.
+    pub field: String,
+    /// The operator.
+    pub operator: FieldOperator,
+    /// The value, unescaped.
+    pub value: String,
+}
+
+/// A parsed field selector: the AND of its requirements.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldSelector {
+    /// The requirements.
+    pub requirements: Vec<FieldRequirement>,
+}
+
+impl FieldSelector {
+    /// Parses a field selector such as `metadata.name=foo,metadata.namespace!=bar`.
+    pub fn parse(input: &str) -> Result<Self, SelectorError> {
+        let mut requirements = Vec::new();
+        for part in split_unescaped(input, ',') {
+            if part.is_empty() {
+                continue;
+            }
+            let (field, operator, value) = split_field_term(&part).ok_or_else(|| {
+                SelectorError(format!(
+                    "invalid selector: '{input}'; can't understand '{part}'"
+                ))
+            })?;
+            let value = unescape_field_value(value)
+                .map_err(|e| SelectorError(format!("invalid field selector: {e}")))?;
+            requirements.push(FieldRequirement {
+                field: field.to_string(),
+                operator,
+                value,
+            });
+        }
+        Ok(Self { requirements })
+    }
+
+    /// Returns whether the selector has no requirements.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Checks that every field label is one of `supported`; otherwise returns
+    /// `field label not supported: X`.
+    pub fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
+        for r in &self.requirements {
+            if !supported.contains(&r.field.as_str()) {
+                return Err(SelectorError(format!(
+                    "field label not supported: {}",
+                    r.field
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns the value an `=` requirement demands of `field`, if any.
+    pub fn exact(&self, field: &str) -> Option<&str> {
+        self.requirements
+            .iter()
+            .find(|r| r.field == field && r.operator == FieldOperator::Equals)
+            .map(|r| r.value.as_str())
+    }
+
+    /// Matches an object: each field label is read from the JSON by its dotted path (missing
+    /// fields read as the empty string, numbers and booleans as their text).
+    pub fn matches_object(&self, object: &serde_json::Value) -> bool {
+        self.requirements.iter().all(|r| {
+            let have = field_value(object, &r.field);
+            match r.operator {
+                FieldOperator::Equals => have == r.value,
+                FieldOperator::NotEquals => have != r.value,
+            }
+        })
+    }
+}
+
+impl fmt::Display for FieldSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .requirements
+            .iter()
+            .map(|r| {
+                let op = if r.operator == FieldOperator::Equals {
+                    "="
+                } else {
+                    "!="
+                };
+                format!("{}{op}{}", r.field, escape_field_value(&r.value))
+            })
+            .collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// Reads a field label's value from an object by its dotted path.
+pub fn field_value(object: &serde_json::Value, field: &str) -> String {
+    let mut cur = object;
+    for seg in field.split('.') {
+        match cur.get(seg) {
+            Some(v) => cur = v,
+            None => return String::new(),
+        }
+    }
+    match cur {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn split_unescaped(input: &str, sep: char) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut escaped = false;
+    for c in input.chars() {
+        if escaped {
+            cur.push('\\');
+            cur.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == sep {
+            parts.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    if escaped {
+        cur.push('\\');
+    }
+    parts.push(cur);
+    parts
+}
+
+fn split_field_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
+    for (op, kind) in [
+        ("!=", FieldOperator::NotEquals),
+        ("==", FieldOperator::Equals),
+        ("=", FieldOperator::Equals),
+    ] {
+        if let Some(i) = term.find(op) {
+            return Some((&term[..i], kind, &term[i + op.len()..]));
+        }
+    }
+    None
+}
+
+fn unescape_field_value(value: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(e @ ('\\' | ',' | '=')) => out.push(e),
+                Some(e) => return Err(format!("invalid escape sequence: \\{e}")),
+                None => return Err("unterminated escape sequence".to_string()),
+            }
+        } else if c == ',' || c == '=' {
+            return Err(format!(
+                "invalid selector value: unescaped {c:?} in {value:?}"
+            ));
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+fn escape_field_value(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace(',', "\\,")
+        .replace('=', "\\=")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn parses_every_operator() {
+        let s =
+            LabelSelector::parse("a=1, b==2,c!=3,d in (x, y),e notin (z),f,!g,h>5,i<7").unwrap();
+        let ops: Vec<Operator> = s.requirements.iter().map(|r| r.operator).collect();
+        use Operator::*;
+        assert_eq!(
+            ops,
+            vec![
+                Equals,
+                Equals,
+                NotEquals,
+                In,
+                NotIn,
+                Exists,
+                DoesNotExist,
+                GreaterThan,
+                LessThan
+            ]
+        );
+        assert_eq!(s.requirements[3].values, vec!["x", "y"]);
+        let l = labels(&[
+            ("a", "1"),
+            ("b", "2"),
+            ("c", "4"),
+            ("d", "y"),
+            ("e", "q"),
+            ("f", ""),
+            ("h", "6"),
+            ("i", "3"),
+        ]);
+        assert!(s.matches(&l));
+        let mut l2 = l.clone();
+        l2.insert("g".into(), "x".into());
+        assert!(!s.matches(&l2));
+    }
+
+    #[test]
+    fn empty_selector_matches_everything() {
+        let s = LabelSelector::parse("").unwrap();
+        assert!(s.is_empty());
+        assert!(s.matches(&labels(&[])));
+    }
+
+    #[test]
+    fn not_equals_matches_missing_key() {
+        let s = LabelSelector::parse("app!=web").unwrap();
+        assert!(s.matches(&labels(&[])));
+        assert!(!s.matches(&labels(&[("app", "web")])));
+    }
+
+    #[test]
+    fn values_named_in_are_values() {
+        let s = LabelSelector::parse("k=in").unwrap();
+        assert_eq!(s.requirements[0].values, vec!["in"]);
+    }
+
+    #[test]
+    fn error_messages_match_kubernetes() {
+        assert_eq!(
+            LabelSelector::parse("a=b c").unwrap_err().0,
+            "found 'c', expected: ',' or 'end of string'"
+        );
+        assert_eq!(
+            LabelSelector::parse("a in b").unwrap_err().0,
+            "unable to parse requirement: found 'b', expected: '('"
+        );
+        assert_eq!(
+            LabelSelector::parse("=a").unwrap_err().0,
+            "found '=', expected: !, identifier, or 'end of string'"
+        );
+        assert_eq!(
+            LabelSelector::parse("a (").unwrap_err().0,
+            "unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt"
+        );
+        assert!(
+            LabelSelector::parse("a>b")
+                .unwrap_err()
+                .0
+                .contains("must be an integer")
+        );
+        assert!(
+            LabelSelector::parse("a=b$")
+                .unwrap_err()
+                .0
+                .starts_with("unable to parse requirement: values[0][a]: Invalid value: \"b$\"")
+        );
+        assert!(
+            LabelSelector::parse("-a")
+                .unwrap_err()
+                .0
+                .starts_with("unable to parse requirement: key: Invalid value: \"-a\"")
+        );
+    }
+
+    #[test]
+    fn round_trips_to_string() {
+        let s = LabelSelector::parse("a=1,b in (x,y),!c").unwrap();
+        assert_eq!(s.to_string(), "a=1,b in (x,y),!c");
+    }
+
+    #[test]
+    fn field_selectors_parse_and_match() {
+        let s = FieldSelector::parse("metadata.name=foo,metadata.namespace!=kube-system").unwrap();
+        let obj = serde_json::json!({"metadata": {"name": "foo", "namespace": "default"}});
+        assert!(s.matches_object(&obj));
+        assert_eq!(s.exact("metadata.name"), Some("foo"));
+        let s2 = FieldSelector::parse("metadata.name==bar").unwrap();
+        assert!(!s2.matches_object(&obj));
+        assert_eq!(
+            FieldSelector::parse("a\\,b=c\\=d").unwrap().requirements[0].value,
+            "c=d"
+        );
+    }
+
+    #[test]
+    fn field_selector_errors() {
+        assert_eq!(
+            FieldSelector::parse("foo").unwrap_err().0,
+            "invalid selector: 'foo'; can't understand 'foo'"
+        );
+        let s = FieldSelector::parse("spec.x=1").unwrap();
+        assert_eq!(
+            s.check_supported(&["metadata.name"]).unwrap_err().0,
+            "field label not supported: spec.x"
+        );
+    }
+}
