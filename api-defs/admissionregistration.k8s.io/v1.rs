@@ -1,0 +1,249 @@
+//! Admission registration, version v1: configurations of webhooks that the server calls to
+//! validate or mutate requests. Shapes and protobuf numbers follow Kubernetes'
+//! `k8s.io/api/admissionregistration/v1`.
+#![group = "admissionregistration.k8s.io"]
+#![version = "v1"]
+#![storage]
+#![proto_package = "k8s.io.api.admissionregistration.v1"]
+
+/// Webhooks that may accept or reject objects, without changing them.
+#[kind(cluster, categories = ["api-extensions"], strategic_merge_patch, unconditional_update)]
+pub struct ValidatingWebhookConfiguration {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The webhooks and the requests each of them is called for.
+    #[proto(2)]
+    #[list(type = "map", map_keys = ["name"])]
+    #[patch(strategy = "merge", merge_key = "name")]
+    pub webhooks: Vec<ValidatingWebhook>,
+}
+
+/// Webhooks that may accept or reject objects, and change them.
+#[kind(cluster, categories = ["api-extensions"], strategic_merge_patch, unconditional_update)]
+pub struct MutatingWebhookConfiguration {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The webhooks and the requests each of them is called for.
+    #[proto(2)]
+    #[list(type = "map", map_keys = ["name"])]
+    #[patch(strategy = "merge", merge_key = "name")]
+    pub webhooks: Vec<MutatingWebhook>,
+}
+
+/// One validating webhook: how to reach it and which requests it receives.
+pub struct ValidatingWebhook {
+    /// A fully qualified name for the webhook, such as `imagepolicy.kubernetes.io`, unique
+    /// within its configuration.
+    #[proto(1)]
+    #[validate(required)]
+    pub name: String,
+    /// How to connect to the webhook.
+    #[proto(2)]
+    pub client_config: WebhookClientConfig,
+    /// The operations and resources the webhook is called for; a request matching any rule
+    /// is sent.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub rules: Vec<RuleWithOperations>,
+    /// What to do when calling the webhook fails: `Ignore` or `Fail`.
+    #[proto(4)]
+    #[default("Fail")]
+    #[validate(enum = ["Ignore", "Fail"])]
+    pub failure_policy: Option<String>,
+    /// How rules match requests: `Exact` only as written, or `Equivalent` also through other
+    /// versions or groups of the same resources.
+    #[proto(9)]
+    #[default("Equivalent")]
+    #[validate(enum = ["Exact", "Equivalent"])]
+    pub match_policy: Option<String>,
+    /// Selects, by the labels of the object's namespace (or of a namespace object itself),
+    /// which requests are sent. Empty matches everything.
+    #[proto(5)]
+    pub namespace_selector: Option<LabelSelector>,
+    /// Selects, by the labels of the object (old or new), which requests are sent. Empty
+    /// matches everything.
+    #[proto(10)]
+    pub object_selector: Option<LabelSelector>,
+    /// Whether the webhook has side effects outside the request: `None` or `NoneOnDryRun`.
+    /// Dry-run requests are only sent to webhooks without side effects.
+    #[proto(6)]
+    #[json(always)]
+    #[validate(required, enum = ["None", "NoneOnDryRun"])]
+    pub side_effects: Option<String>,
+    /// How many seconds to wait for the webhook, between 1 and 30; on timeout the failure
+    /// policy applies.
+    #[proto(7)]
+    #[default(10)]
+    #[validate(minimum = 1, maximum = 30)]
+    pub timeout_seconds: Option<i32>,
+    /// The `AdmissionReview` versions the webhook accepts, most preferred first; the server
+    /// sends the first it supports.
+    #[proto(8)]
+    #[list(type = "atomic")]
+    #[json(always)]
+    #[validate(required)]
+    pub admission_review_versions: Vec<String>,
+    /// CEL conditions that must all hold for a request to be sent, after the rules and
+    /// selectors matched. At most 64.
+    #[proto(11)]
+    #[list(type = "map", map_keys = ["name"])]
+    #[patch(strategy = "merge", merge_key = "name")]
+    #[validate(max_items = 64)]
+    pub match_conditions: Vec<MatchCondition>,
+}
+
+/// One mutating webhook: how to reach it, which requests it receives and whether it is called
+/// again after later mutations.
+pub struct MutatingWebhook {
+    /// A fully qualified name for the webhook, such as `imagepolicy.kubernetes.io`, unique
+    /// within its configuration.
+    #[proto(1)]
+    #[validate(required)]
+    pub name: String,
+    /// How to connect to the webhook.
+    #[proto(2)]
+    pub client_config: WebhookClientConfig,
+    /// The operations and resources the webhook is called for; a request matching any rule
+    /// is sent.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub rules: Vec<RuleWithOperations>,
+    /// What to do when calling the webhook fails: `Ignore` or `Fail`.
+    #[proto(4)]
+    #[default("Fail")]
+    #[validate(enum = ["Ignore", "Fail"])]
+    pub failure_policy: Option<String>,
+    /// How rules match requests: `Exact` only as written, or `Equivalent` also through other
+    /// versions or groups of the same resources.
+    #[proto(9)]
+    #[default("Equivalent")]
+    #[validate(enum = ["Exact", "Equivalent"])]
+    pub match_policy: Option<String>,
+    /// Selects, by the labels of the object's namespace (or of a namespace object itself),
+    /// which requests are sent. Empty matches everything.
+    #[proto(5)]
+    pub namespace_selector: Option<LabelSelector>,
+    /// Selects, by the labels of the object (old or new), which requests are sent. Empty
+    /// matches everything.
+    #[proto(11)]
+    pub object_selector: Option<LabelSelector>,
+    /// Whether the webhook has side effects outside the request: `None` or `NoneOnDryRun`.
+    /// Dry-run requests are only sent to webhooks without side effects.
+    #[proto(6)]
+    #[json(always)]
+    #[validate(required, enum = ["None", "NoneOnDryRun"])]
+    pub side_effects: Option<String>,
+    /// How many seconds to wait for the webhook, between 1 and 30; on timeout the failure
+    /// policy applies.
+    #[proto(7)]
+    #[default(10)]
+    #[validate(minimum = 1, maximum = 30)]
+    pub timeout_seconds: Option<i32>,
+    /// The `AdmissionReview` versions the webhook accepts, most preferred first; the server
+    /// sends the first it supports.
+    #[proto(8)]
+    #[list(type = "atomic")]
+    #[json(always)]
+    #[validate(required)]
+    pub admission_review_versions: Vec<String>,
+    /// Whether the webhook is called again when later mutations change the object: `Never`
+    /// or `IfNeeded` (at most once more).
+    #[proto(10)]
+    #[default("Never")]
+    #[validate(enum = ["Never", "IfNeeded"])]
+    pub reinvocation_policy: Option<String>,
+    /// CEL conditions that must all hold for a request to be sent, after the rules and
+    /// selectors matched. At most 64.
+    #[proto(12)]
+    #[list(type = "map", map_keys = ["name"])]
+    #[patch(strategy = "merge", merge_key = "name")]
+    #[validate(max_items = 64)]
+    pub match_conditions: Vec<MatchCondition>,
+}
+
+/// Operations together with the resources they apply to.
+pub struct RuleWithOperations {
+    /// The operations: `CREATE`, `UPDATE`, `DELETE`, `CONNECT`, or `*` for all.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub operations: Vec<String>,
+    /// The resources, written inline in JSON.
+    #[proto(2)]
+    #[json(inline)]
+    pub rule: Rule,
+}
+
+/// Which resources a webhook rule applies to.
+pub struct Rule {
+    /// The API groups; `*` means all.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    #[json(name = "apiGroups")]
+    pub api_groups: Vec<String>,
+    /// The API versions; `*` means all.
+    #[proto(2)]
+    #[list(type = "atomic")]
+    #[json(name = "apiVersions")]
+    pub api_versions: Vec<String>,
+    /// The resources, such as `pods` or `pods/status`; `*` means all resources and `*/*` all
+    /// resources and their subresources.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub resources: Vec<String>,
+    /// The scope: `Cluster`, `Namespaced` or `*` for both.
+    #[proto(4)]
+    #[default("*")]
+    #[validate(enum = ["Cluster", "Namespaced", "*"])]
+    pub scope: Option<String>,
+}
+
+/// How to reach a webhook: by URL or through a Service, never both.
+pub struct WebhookClientConfig {
+    /// The `https://` URL of the webhook, without user info, fragment or query.
+    #[proto(3)]
+    pub url: Option<String>,
+    /// The Service in front of the webhook.
+    #[proto(1)]
+    pub service: Option<ServiceReference>,
+    /// PEM certificate authorities that verify the webhook's serving certificate; the
+    /// system trust roots when empty.
+    #[proto(2)]
+    #[json(name = "caBundle")]
+    pub ca_bundle: Option<Bytes>,
+}
+
+/// A reference to a Service that fronts a webhook.
+pub struct ServiceReference {
+    /// The namespace of the service.
+    #[proto(1)]
+    #[validate(required)]
+    pub namespace: String,
+    /// The name of the service.
+    #[proto(2)]
+    #[validate(required)]
+    pub name: String,
+    /// The URL path requests are sent to.
+    #[proto(3)]
+    pub path: Option<String>,
+    /// The service port to call, between 1 and 65535.
+    #[proto(4)]
+    #[default(443)]
+    #[validate(minimum = 1, maximum = 65535)]
+    pub port: Option<i32>,
+}
+
+/// A named CEL condition a request must meet to be sent to a webhook.
+pub struct MatchCondition {
+    /// A name for the condition, unique within the webhook; a qualified name such as
+    /// `example.com/check`.
+    #[proto(1)]
+    #[validate(required)]
+    pub name: String,
+    /// A CEL expression evaluating to a boolean, over `object`, `oldObject`, `request` and
+    /// `authorizer`.
+    #[proto(2)]
+    #[validate(required)]
+    pub expression: String,
+}

@@ -1,0 +1,86 @@
+//! Authentication checks, version v1: review objects that ask the server who a token or the
+//! requester is. They are created and answered, never stored. Shapes and protobuf numbers
+//! follow Kubernetes' `k8s.io/api/authentication/v1`.
+#![group = "authentication.k8s.io"]
+#![version = "v1"]
+#![storage]
+#![proto_package = "k8s.io.api.authentication.v1"]
+
+/// Asks the server to authenticate a token; the answer may be cached by the caller.
+#[kind(cluster, create_only, strategic_merge_patch)]
+pub struct TokenReview {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The token to check.
+    #[proto(2)]
+    pub spec: TokenReviewSpec,
+    /// The answer, filled in by the server.
+    #[proto(3)]
+    pub status: TokenReviewStatus,
+}
+
+/// The token to authenticate.
+pub struct TokenReviewSpec {
+    /// The opaque bearer token.
+    #[proto(1)]
+    pub token: Option<String>,
+    /// The audiences the caller accepts; the token must be valid for at least one of them.
+    /// Empty means the server's own audiences.
+    #[proto(2)]
+    #[list(type = "atomic")]
+    pub audiences: Vec<String>,
+}
+
+/// The result of authenticating a token.
+pub struct TokenReviewStatus {
+    /// Whether the token identifies a user.
+    #[proto(1)]
+    pub authenticated: Option<bool>,
+    /// The user the token belongs to.
+    #[proto(2)]
+    pub user: UserInfo,
+    /// The audiences, among those asked for, the token is valid for. When the request named
+    /// none, the server's own audiences.
+    #[proto(4)]
+    #[list(type = "atomic")]
+    pub audiences: Vec<String>,
+    /// Why authentication failed, if it did.
+    #[proto(3)]
+    pub error: Option<String>,
+}
+
+/// The identity of an authenticated user.
+pub struct UserInfo {
+    /// The name that uniquely identifies the user over time.
+    #[proto(1)]
+    pub username: Option<String>,
+    /// A unique value that tells apart users who have had the same name over time.
+    #[proto(2)]
+    pub uid: Option<String>,
+    /// The groups the user belongs to.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub groups: Vec<String>,
+    /// Extra attributes provided by the authenticator.
+    #[proto(4)]
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+/// Returns the user attributes the server authenticated the requester as.
+#[kind(cluster, create_only, strategic_merge_patch)]
+pub struct SelfSubjectReview {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The requester's identity, filled in by the server.
+    #[proto(2)]
+    pub status: SelfSubjectReviewStatus,
+}
+
+/// The identity of the requester of a SelfSubjectReview.
+pub struct SelfSubjectReviewStatus {
+    /// The user attributes of the requester.
+    #[proto(1)]
+    pub user_info: UserInfo,
+}

@@ -1,0 +1,255 @@
+//! The core (legacy) group, version v1, served under `/api/v1`: namespaces, configuration
+//! and secret data, service accounts and events. Shapes and protobuf numbers follow
+//! Kubernetes' `k8s.io/api/core/v1`.
+#![group = ""]
+#![version = "v1"]
+#![storage]
+#![proto_package = "k8s.io.api.core.v1"]
+
+/// A Namespace partitions the names of namespaced objects; objects in different namespaces
+/// may share a name.
+#[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update)]
+#[kind(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
+#[kind(field_selectors = ["status.phase"])]
+#[print_column(name = "Status", type = "string", json_path = ".status.phase", description = "The lifecycle phase of the namespace.")]
+pub struct Namespace {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The desired behavior of the namespace.
+    #[proto(2)]
+    pub spec: NamespaceSpec,
+    /// The observed state of the namespace.
+    #[proto(3)]
+    pub status: NamespaceStatus,
+}
+
+/// The desired behavior of a Namespace.
+pub struct NamespaceSpec {
+    /// Opaque values that must all be removed before the namespace is deleted from storage.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub finalizers: Vec<String>,
+}
+
+/// The observed state of a Namespace.
+pub struct NamespaceStatus {
+    /// The lifecycle phase: `Active`, or `Terminating` once deletion has started.
+    #[proto(1)]
+    #[default("Active")]
+    #[validate(enum = ["Active", "Terminating"])]
+    pub phase: Option<String>,
+    /// The latest observations of the namespace's state, one per condition type.
+    #[proto(2)]
+    #[list(type = "map", map_keys = ["type"])]
+    #[patch(strategy = "merge", merge_key = "type")]
+    pub conditions: Vec<NamespaceCondition>,
+}
+
+/// One observation of a Namespace's state.
+pub struct NamespaceCondition {
+    /// The type of the condition, such as `NamespaceContentRemaining`.
+    #[proto(1)]
+    #[validate(required)]
+    pub r#type: String,
+    /// Whether the condition holds: `True`, `False` or `Unknown`.
+    #[proto(2)]
+    #[validate(required)]
+    pub status: String,
+    /// When the condition last changed its status.
+    #[proto(4)]
+    #[json(always)]
+    pub last_transition_time: Option<Time>,
+    /// A one-word CamelCase reason for the last transition.
+    #[proto(5)]
+    pub reason: Option<String>,
+    /// A human-readable explanation of the last transition.
+    #[proto(6)]
+    pub message: Option<String>,
+}
+
+/// A ConfigMap holds configuration data, as strings or bytes, for workloads to consume.
+#[kind(namespaced, short_names = ["cm"], strategic_merge_patch, unconditional_update)]
+pub struct ConfigMap {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// When true, `data` and `binaryData` can no longer change; only metadata can.
+    #[proto(4)]
+    pub immutable: Option<bool>,
+    /// UTF-8 configuration values by key. Keys consist of letters, digits, `-`, `_` and `.`
+    /// and may not also appear in `binaryData`.
+    #[proto(2)]
+    pub data: BTreeMap<String, String>,
+    /// Binary configuration values by key, base64 encoded in JSON. Keys may not also appear
+    /// in `data`.
+    #[proto(3)]
+    pub binary_data: BTreeMap<String, Bytes>,
+}
+
+/// A Secret holds a small amount of sensitive data of some type, such as a password, a token
+/// or a key. The values together must stay under one mebibyte.
+#[kind(namespaced, strategic_merge_patch, unconditional_update, field_selectors = ["type"])]
+#[print_column(name = "Type", type = "string", json_path = ".type", description = "The type of the secret.")]
+pub struct Secret {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// When true, `data` can no longer change; only metadata can.
+    #[proto(5)]
+    pub immutable: Option<bool>,
+    /// The secret values by key, base64 encoded in JSON. Keys consist of letters, digits,
+    /// `-`, `_` and `.`.
+    #[proto(2)]
+    pub data: BTreeMap<String, Bytes>,
+    /// A write-only convenience: plain string values that are merged into `data` on write,
+    /// replacing values of the same key. It is never returned when reading.
+    #[proto(4)]
+    pub string_data: BTreeMap<String, String>,
+    /// How the data is meant to be used, such as `Opaque` or `kubernetes.io/tls`.
+    #[proto(3)]
+    #[default("Opaque")]
+    pub r#type: Option<String>,
+}
+
+/// A ServiceAccount is an identity for processes running in pods, with the secrets they may
+/// use.
+#[kind(namespaced, short_names = ["sa"], strategic_merge_patch, unconditional_update)]
+pub struct ServiceAccount {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// Secrets in the same namespace that pods running as this account may use. Token secrets
+    /// for use outside pods should be requested through the TokenRequest API instead.
+    #[proto(2)]
+    #[list(type = "map", map_keys = ["name"])]
+    #[patch(strategy = "merge", merge_key = "name")]
+    pub secrets: Vec<ObjectReference>,
+    /// Secrets in the same namespace that the kubelet uses to pull images for pods running as
+    /// this account.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub image_pull_secrets: Vec<LocalObjectReference>,
+    /// Whether pods running as this account get an API token mounted automatically; pods may
+    /// override it.
+    #[proto(4)]
+    pub automount_service_account_token: Option<bool>,
+}
+
+/// An Event reports something that happened to an object. Events are kept for a limited time
+/// and are informative, best-effort data.
+#[kind(namespaced, short_names = ["ev"], strategic_merge_patch, unconditional_update)]
+#[kind(field_selectors = ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"])]
+#[print_column(name = "Last Seen", type = "date", json_path = ".lastTimestamp", description = "When the event last occurred.")]
+#[print_column(name = "Type", type = "string", json_path = ".type", description = "Normal or Warning.")]
+#[print_column(name = "Reason", type = "string", json_path = ".reason", description = "Why the event happened.")]
+#[print_column(name = "Object", type = "string", json_path = ".involvedObject.name", description = "The object the event is about.")]
+#[print_column(name = "Message", type = "string", json_path = ".message", description = "What happened.")]
+pub struct Event {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The object this event is about.
+    #[proto(2)]
+    pub involved_object: ObjectReference,
+    /// A short, machine-readable reason for the change this event reports.
+    #[proto(3)]
+    pub reason: Option<String>,
+    /// A human-readable description of what happened.
+    #[proto(4)]
+    pub message: Option<String>,
+    /// The component that reported the event.
+    #[proto(5)]
+    pub source: EventSource,
+    /// When the event was first recorded.
+    #[proto(6)]
+    #[json(always)]
+    pub first_timestamp: Option<Time>,
+    /// When the most recent occurrence of the event was recorded.
+    #[proto(7)]
+    #[json(always)]
+    pub last_timestamp: Option<Time>,
+    /// How many times the event has occurred.
+    #[proto(8)]
+    pub count: Option<i32>,
+    /// The type of the event: `Normal` or `Warning`; more may be added.
+    #[proto(9)]
+    pub r#type: Option<String>,
+    /// When the event was first observed, with microsecond precision.
+    #[proto(10)]
+    #[json(always)]
+    pub event_time: Option<MicroTime>,
+    /// The series this event belongs to; absent for a one-off event.
+    #[proto(11)]
+    pub series: Option<EventSeries>,
+    /// The action that was taken, or that failed, on the involved object.
+    #[proto(12)]
+    pub action: Option<String>,
+    /// A second object the event relates to, for more complex actions.
+    #[proto(13)]
+    pub related: Option<ObjectReference>,
+    /// The controller that emitted the event, such as `kubernetes.io/kubelet`.
+    #[proto(14)]
+    #[json(name = "reportingComponent", always)]
+    pub reporting_controller: String,
+    /// The instance of the controller that emitted the event, such as `kubelet-xyzf`.
+    #[proto(15)]
+    #[json(always)]
+    pub reporting_instance: String,
+}
+
+/// The component, and node, that reported an Event.
+pub struct EventSource {
+    /// The component that generated the event.
+    #[proto(1)]
+    pub component: Option<String>,
+    /// The node on which the event was generated.
+    #[proto(2)]
+    pub host: Option<String>,
+}
+
+/// A series of events: something that happened repeatedly over a period of time.
+pub struct EventSeries {
+    /// How many times it has happened up to the last heartbeat.
+    #[proto(1)]
+    pub count: Option<i32>,
+    /// When the last occurrence was observed.
+    #[proto(2)]
+    #[json(always)]
+    pub last_observed_time: Option<MicroTime>,
+}
+
+/// A reference to an object (or a part of one) by kind, namespace, name and, optionally, uid
+/// and resourceVersion.
+pub struct ObjectReference {
+    /// The kind of the referenced object.
+    #[proto(1)]
+    pub kind: Option<String>,
+    /// The namespace of the referenced object.
+    #[proto(2)]
+    pub namespace: Option<String>,
+    /// The name of the referenced object.
+    #[proto(3)]
+    pub name: Option<String>,
+    /// The uid of the referenced object.
+    #[proto(4)]
+    pub uid: Option<String>,
+    /// The API version of the referenced object.
+    #[proto(5)]
+    pub api_version: Option<String>,
+    /// The resourceVersion of the referenced object this reference was made at, if any.
+    #[proto(6)]
+    pub resource_version: Option<String>,
+    /// For a reference to a part of an object, a field access path into it, such as
+    /// `spec.containers{name}` or `spec.containers[2]`.
+    #[proto(7)]
+    pub field_path: Option<String>,
+}
+
+/// A reference, by name, to an object in the same namespace.
+pub struct LocalObjectReference {
+    /// The name of the referenced object. It should not be empty, though older clients may
+    /// send it so.
+    #[proto(1)]
+    pub name: Option<String>,
+}
