@@ -1,1 +1,18 @@
-//! Placeholder crate root; filled in by the issue that owns this crate.
+//! Storage for apiary: one interface with etcd3 semantics and Kubernetes' storage semantics on
+//! top of it.
+//!
+//! - [`backend::Backend`]: the raw revisioned key-value contract (embedded engine, etcd).
+//! - [`interface::Interface`]: Kubernetes' `storage.Interface` over opaque encoded objects,
+//!   implemented by [`store::Store`] over any backend (and by the watch cache).
+//! - [`keys`]: the key layout; [`continue_token`]: list continuation tokens.
+//! - [`transformer`]: encryption at rest.
+//! - [`errors::StorageError`]: the one error type.
+
+pub mod backend;
+pub mod continue_token;
+pub mod errors;
+pub mod interface;
+pub mod keys;
+pub mod transformer;
+
+pub use errors::{Result, Revision, StorageError};

@@ -1,0 +1,156 @@
+//! Storage key layout: `<prefix>/<group>/<resource>/<namespace>/<name>`.
+//!
+//! The core group (`""`) omits its segment, as Kubernetes does (`/registry/configmaps/...`).
+//! Every collection prefix returned here ends with `/`, so listing namespace `ns1` never sees
+//! `ns10`. Segments that are empty, `.` or `..`, or that contain `/`, are rejected.
+
+use crate::errors::{Result, StorageError};
+
+/// The default key prefix (as kube-apiserver's `--etcd-prefix`).
+pub const DEFAULT_PREFIX: &str = "/registry";
+
+/// Builds the keys of one resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceKeys {
+    /// The resource prefix, always ending with `/`, for example `/registry/example.dev/widgets/`.
+    resource_prefix: String,
+}
+
+impl ResourceKeys {
+    /// Creates the key builder for `group`/`resource` under `prefix` (for example `/registry`).
+    /// An empty `group` means the core group.
+    pub fn new(prefix: &str, group: &str, resource: &str) -> Result<Self> {
+        let mut resource_prefix = normalize_prefix(prefix)?;
+        if !group.is_empty() {
+            validate_segment(group)?;
+            resource_prefix.push_str(group);
+            resource_prefix.push('/');
+        }
+        validate_segment(resource)?;
+        resource_prefix.push_str(resource);
+        resource_prefix.push('/');
+        Ok(Self { resource_prefix })
+    }
+
+    /// The prefix of every key of the resource, ending with `/`.
+    pub fn resource_prefix(&self) -> &str {
+        &self.resource_prefix
+    }
+
+    /// The prefix of the keys in one namespace, ending with `/`.
+    pub fn namespace_prefix(&self, namespace: &str) -> Result<String> {
+        validate_segment(namespace)?;
+        Ok(format!("{}{}/", self.resource_prefix, namespace))
+    }
+
+    /// The key of one object; `namespace` is `None` for cluster-scoped resources.
+    pub fn object_key(&self, namespace: Option<&str>, name: &str) -> Result<String> {
+        validate_segment(name)?;
+        match namespace {
+            Some(ns) => {
+                validate_segment(ns)?;
+                Ok(format!("{}{}/{}", self.resource_prefix, ns, name))
+            }
+            None => Ok(format!("{}{}", self.resource_prefix, name)),
+        }
+    }
+}
+
+/// Normalizes a configurable prefix: ensures a leading `/` and exactly one trailing `/`, and
+/// validates each segment. The empty prefix becomes `/`.
+pub fn normalize_prefix(prefix: &str) -> Result<String> {
+    let mut out = String::from("/");
+    for segment in prefix.split('/').filter(|s| !s.is_empty()) {
+        validate_segment(segment)?;
+        out.push_str(segment);
+        out.push('/');
+    }
+    Ok(out)
+}
+
+/// Rejects segments that would make keys ambiguous or escape their collection: the empty
+/// string, `.`, `..`, and anything containing `/` or a NUL byte.
+pub fn validate_segment(segment: &str) -> Result<()> {
+    let reason = if segment.is_empty() {
+        Some("segment must not be empty")
+    } else if segment == "." || segment == ".." {
+        Some("segment must not be \".\" or \"..\"")
+    } else if segment.contains('/') {
+        Some("segment must not contain \"/\"")
+    } else if segment.contains('\0') {
+        Some("segment must not contain NUL")
+    } else {
+        None
+    };
+    match reason {
+        Some(message) => Err(StorageError::InvalidKey {
+            key: segment.to_string(),
+            message: message.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Validates a full key passed to the storage interface: it must start with `/`, and no
+/// segment may be `.` or `..`.
+pub fn validate_key(key: &str) -> Result<()> {
+    if !key.starts_with('/') {
+        return Err(StorageError::InvalidKey {
+            key: key.to_string(),
+            message: "key must start with \"/\"".to_string(),
+        });
+    }
+    if key.split('/').any(|s| s == "." || s == "..") || key.contains('\0') {
+        return Err(StorageError::InvalidKey {
+            key: key.to_string(),
+            message: "key must not contain \".\" or \"..\" segments or NUL".to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Returns the collection prefix for a recursive operation on `key`: the key itself with a
+/// trailing `/` added when missing (so `/ns1` never matches `/ns10`).
+pub fn collection_prefix(key: &str) -> String {
+    if key.ends_with('/') {
+        key.to_string()
+    } else {
+        format!("{key}/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_and_trailing_slashes() {
+        let k = ResourceKeys::new("/registry", "example.dev", "widgets").expect("keys");
+        assert_eq!(k.resource_prefix(), "/registry/example.dev/widgets/");
+        assert_eq!(
+            k.namespace_prefix("ns1").expect("ns"),
+            "/registry/example.dev/widgets/ns1/"
+        );
+        assert_eq!(
+            k.object_key(Some("ns1"), "a").expect("key"),
+            "/registry/example.dev/widgets/ns1/a"
+        );
+        let core = ResourceKeys::new("custom/", "", "namespaces").expect("keys");
+        assert_eq!(
+            core.object_key(None, "n").expect("key"),
+            "/custom/namespaces/n"
+        );
+    }
+
+    #[test]
+    fn rejects_dot_segments() {
+        let k = ResourceKeys::new("/registry", "", "configmaps").expect("keys");
+        assert!(k.object_key(Some(".."), "a").is_err());
+        assert!(k.object_key(Some("ns"), ".").is_err());
+        assert!(k.object_key(Some("ns"), "a/b").is_err());
+        assert!(k.object_key(Some(""), "a").is_err());
+        assert!(validate_key("/registry/../x").is_err());
+        assert!(validate_key("relative").is_err());
+        assert!(ResourceKeys::new("/a/../b", "", "x").is_err());
+    }
+}
