@@ -120,6 +120,23 @@ pub struct FieldSelectorAttributes {
     pub requirements: Vec<FieldSelectorRequirement>,
 }
 
+/// One requirement of a field selector: a field, an operator and values. Kubernetes declares
+/// this type in meta.k8s.io/v1; it is defined here with the same shape and numbers.
+pub struct FieldSelectorRequirement {
+    /// The field path the requirement applies to.
+    #[proto(1)]
+    #[validate(required)]
+    pub key: String,
+    /// How the field relates to the values: `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    #[proto(2)]
+    #[validate(required, enum = ["In", "NotIn", "Exists", "DoesNotExist"])]
+    pub operator: String,
+    /// The values: not empty for `In` and `NotIn`, empty for `Exists` and `DoesNotExist`.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub values: Vec<String>,
+}
+
 /// The attributes of a request for a non-resource path.
 pub struct NonResourceAttributes {
     /// The URL path of the request.
