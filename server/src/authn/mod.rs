@@ -1,0 +1,116 @@
+//! Authentication: who is making a request.
+//!
+//! The filter chain runs the configured [`Authenticator`]s in order; the first that recognises
+//! credentials decides. Requests without credentials become `system:anonymous` in group
+//! `system:unauthenticated` when anonymous access is enabled. The resulting [`UserInfo`] is stored
+//! as a request extension for authorization, impersonation, managedFields and the
+//! `SelfSubjectReview`/`SelfSubjectAccessReview` handlers.
+
+pub mod x509;
+
+use std::collections::BTreeMap;
+
+/// The user name of requests that carry no credentials.
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+/// The group of requests that carry no credentials.
+pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+/// The group every authenticated user is in.
+pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+/// The group whose members may do everything.
+pub const MASTERS_GROUP: &str = "system:masters";
+
+/// An authenticated (or anonymous) identity, as Kubernetes' `user.Info`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserInfo {
+    /// The user name, such as `admin` or `system:anonymous`.
+    pub name: String,
+    /// A unique id, if the authenticator knows one.
+    pub uid: String,
+    /// The groups the user is in.
+    pub groups: Vec<String>,
+    /// Extra attributes (scopes, credential ids, ...).
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl UserInfo {
+    /// The anonymous identity.
+    pub fn anonymous() -> Self {
+        Self {
+            name: ANONYMOUS_USER.to_string(),
+            groups: vec![UNAUTHENTICATED_GROUP.to_string()],
+            ..Self::default()
+        }
+    }
+
+    /// Whether this is the anonymous identity.
+    pub fn is_anonymous(&self) -> bool {
+        self.name == ANONYMOUS_USER
+    }
+
+    /// Whether the user is in `group`.
+    pub fn in_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g == group)
+    }
+}
+
+/// What an authenticator concluded about one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthnOutcome {
+    /// The credentials identify this user.
+    Authenticated(UserInfo),
+    /// The request carries no credentials this authenticator understands.
+    NoCredentials,
+    /// The request carries credentials that are invalid (answered with 401).
+    Failed(String),
+}
+
+/// The connection-level facts an authenticator may use, stored as a request extension by the
+/// TLS acceptor.
+#[derive(Clone, Debug, Default)]
+pub struct PeerCertificates(pub std::sync::Arc<Vec<rustls_pki_types::CertificateDer<'static>>>);
+
+/// Recognises one kind of credentials.
+pub trait Authenticator: Send + Sync + 'static {
+    /// Authenticates a request from its head (headers and extensions such as
+    /// [`PeerCertificates`]); it must not read the body.
+    fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome;
+}
+
+/// Runs authenticators in order; the first that finds credentials decides.
+#[derive(Default)]
+pub struct UnionAuthenticator {
+    authenticators: Vec<Box<dyn Authenticator>>,
+    anonymous: bool,
+}
+
+impl UnionAuthenticator {
+    /// Creates a union; `anonymous` lets requests without credentials through as
+    /// `system:anonymous`.
+    pub fn new(authenticators: Vec<Box<dyn Authenticator>>, anonymous: bool) -> Self {
+        Self {
+            authenticators,
+            anonymous,
+        }
+    }
+
+    /// Authenticates a request; `Err` carries the reason for a 401.
+    pub fn authenticate(&self, request: &http::request::Parts) -> Result<UserInfo, String> {
+        for a in &self.authenticators {
+            match a.authenticate(request) {
+                AuthnOutcome::Authenticated(mut user) => {
+                    if !user.in_group(AUTHENTICATED_GROUP) {
+                        user.groups.push(AUTHENTICATED_GROUP.to_string());
+                    }
+                    return Ok(user);
+                }
+                AuthnOutcome::NoCredentials => {}
+                AuthnOutcome::Failed(reason) => return Err(reason),
+            }
+        }
+        if self.anonymous {
+            Ok(UserInfo::anonymous())
+        } else {
+            Err("Unauthorized".to_string())
+        }
+    }
+}

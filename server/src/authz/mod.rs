@@ -1,0 +1,270 @@
+//! Authorization: may this user do this verb on this resource or path?
+//!
+//! An [`Authorizer`] looks at [`Attributes`] built from the request's `UserInfo` and
+//! `RequestInfo` and answers Allow, Deny or NoOpinion with a reason. The filter chain denies
+//! unless some authorizer allows. The active authorizer is also stored on every request as an
+//! [`AuthorizerRef`] extension, so handlers such as `SelfSubjectAccessReview` can ask it.
+
+use std::sync::Arc;
+
+use crate::authn::{MASTERS_GROUP, UserInfo};
+use crate::request_info::RequestInfo;
+
+/// The facts an authorizer decides on (Kubernetes' `authorizer.Attributes`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attributes {
+    /// The requesting user.
+    pub user: UserInfo,
+    /// The verb (`get`, `list`, `create`, ...; for non-resource paths the lowercase method).
+    pub verb: String,
+    /// Whether this is a resource request.
+    pub is_resource_request: bool,
+    /// The URL path (for non-resource requests).
+    pub path: String,
+    /// The namespace.
+    pub namespace: String,
+    /// The API group.
+    pub api_group: String,
+    /// The API version.
+    pub api_version: String,
+    /// The resource.
+    pub resource: String,
+    /// The subresource.
+    pub subresource: String,
+    /// The object name.
+    pub name: String,
+}
+
+impl Attributes {
+    /// Builds the attributes of a request.
+    pub fn from_request(user: &UserInfo, info: &RequestInfo) -> Self {
+        Self {
+            user: user.clone(),
+            verb: info.verb.clone(),
+            is_resource_request: info.is_resource_request,
+            path: info.path.clone(),
+            namespace: info.namespace.clone(),
+            api_group: info.api_group.clone(),
+            api_version: info.api_version.clone(),
+            resource: info.resource.clone(),
+            subresource: info.subresource.clone(),
+            name: info.name.clone(),
+        }
+    }
+
+    /// The message Kubernetes puts in a 403 (`responsewriters.forbiddenMessage`).
+    pub fn forbidden_message(&self) -> String {
+        let user = &self.user.name;
+        if !self.is_resource_request {
+            return format!("User {user:?} cannot {} path {:?}", self.verb, self.path);
+        }
+        let mut resource = self.resource.clone();
+        if !self.subresource.is_empty() {
+            resource = format!("{resource}/{}", self.subresource);
+        }
+        if self.namespace.is_empty() {
+            format!(
+                "User {user:?} cannot {} resource {resource:?} in API group {:?} at the cluster scope",
+                self.verb, self.api_group
+            )
+        } else {
+            format!(
+                "User {user:?} cannot {} resource {resource:?} in API group {:?} in the namespace {:?}",
+                self.verb, self.api_group, self.namespace
+            )
+        }
+    }
+}
+
+/// An authorizer's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The request is allowed.
+    Allow,
+    /// The request is denied; no later authorizer is asked.
+    Deny,
+    /// This authorizer has no opinion; the next one is asked.
+    NoOpinion,
+}
+
+/// A verdict with its reason (may be empty).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Authorization {
+    /// The verdict.
+    pub decision: Decision,
+    /// Why, for 403 messages and access reviews.
+    pub reason: String,
+}
+
+impl Authorization {
+    /// Allow with a reason.
+    pub fn allow(reason: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Allow,
+            reason: reason.into(),
+        }
+    }
+
+    /// No opinion.
+    pub fn no_opinion() -> Self {
+        Self {
+            decision: Decision::NoOpinion,
+            reason: String::new(),
+        }
+    }
+
+    /// Deny with a reason.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Deny,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Decides whether a request may proceed.
+pub trait Authorizer: Send + Sync + 'static {
+    /// Decides on one set of attributes. Must be cheap: it runs on every request.
+    fn authorize(&self, attributes: &Attributes) -> Authorization;
+}
+
+/// A shared handle to the server's authorizer, stored as a request extension.
+#[derive(Clone)]
+pub struct AuthorizerRef(pub Arc<dyn Authorizer>);
+
+/// Allows every request by members of `system:masters`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemMastersAuthorizer;
+
+impl Authorizer for SystemMastersAuthorizer {
+    fn authorize(&self, attributes: &Attributes) -> Authorization {
+        if attributes.user.in_group(MASTERS_GROUP) {
+            Authorization::allow("")
+        } else {
+            Authorization::no_opinion()
+        }
+    }
+}
+
+/// Allows anyone to `get` the health and version paths (`/healthz`, `/livez`, `/readyz`,
+/// `/version` and their subpaths), like the `system:public-info-viewer` role.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PublicInfoAuthorizer;
+
+/// Paths every user may read.
+pub const PUBLIC_PATHS: [&str; 4] = ["/healthz", "/livez", "/readyz", "/version"];
+
+impl Authorizer for PublicInfoAuthorizer {
+    fn authorize(&self, attributes: &Attributes) -> Authorization {
+        if attributes.is_resource_request || !matches!(attributes.verb.as_str(), "get" | "head") {
+            return Authorization::no_opinion();
+        }
+        let path = attributes.path.trim_end_matches('/');
+        let public = PUBLIC_PATHS.iter().any(|p| {
+            path == *p
+                || path
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if public {
+            Authorization::allow("")
+        } else {
+            Authorization::no_opinion()
+        }
+    }
+}
+
+/// Asks authorizers in order; the first Allow or Deny wins.
+pub struct UnionAuthorizer(pub Vec<Arc<dyn Authorizer>>);
+
+impl Authorizer for UnionAuthorizer {
+    fn authorize(&self, attributes: &Attributes) -> Authorization {
+        let mut reasons = Vec::new();
+        for a in &self.0 {
+            let verdict = a.authorize(attributes);
+            match verdict.decision {
+                Decision::Allow | Decision::Deny => return verdict,
+                Decision::NoOpinion => {
+                    if !verdict.reason.is_empty() {
+                        reasons.push(verdict.reason);
+                    }
+                }
+            }
+        }
+        Authorization {
+            decision: Decision::NoOpinion,
+            reason: reasons.join(", "),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(user: UserInfo, path: &str, method: http::Method) -> Attributes {
+        let info = RequestInfo::parse(&method, path, "").unwrap_or_default();
+        Attributes::from_request(&user, &info)
+    }
+
+    #[test]
+    fn messages() {
+        let u = UserInfo {
+            name: "x".into(),
+            ..UserInfo::default()
+        };
+        assert_eq!(
+            attrs(
+                u.clone(),
+                "/api/v1/namespaces/default/configmaps",
+                http::Method::GET
+            )
+            .forbidden_message(),
+            "User \"x\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
+        );
+        assert_eq!(
+            attrs(u.clone(), "/apis/example.dev/v1/widgets", http::Method::GET).forbidden_message(),
+            "User \"x\" cannot list resource \"widgets\" in API group \"example.dev\" at the cluster scope"
+        );
+        assert_eq!(
+            attrs(u, "/", http::Method::GET).forbidden_message(),
+            "User \"x\" cannot get path \"/\""
+        );
+    }
+
+    #[test]
+    fn public_and_masters() {
+        let union = UnionAuthorizer(vec![
+            Arc::new(SystemMastersAuthorizer),
+            Arc::new(PublicInfoAuthorizer),
+        ]);
+        let anon = UserInfo::anonymous();
+        for p in ["/healthz", "/readyz/ping", "/version", "/livez"] {
+            assert_eq!(
+                union
+                    .authorize(&attrs(anon.clone(), p, http::Method::GET))
+                    .decision,
+                Decision::Allow
+            );
+        }
+        for p in ["/api", "/versionx", "/metrics"] {
+            assert_eq!(
+                union
+                    .authorize(&attrs(anon.clone(), p, http::Method::GET))
+                    .decision,
+                Decision::NoOpinion
+            );
+        }
+        let admin = UserInfo {
+            name: "admin".into(),
+            groups: vec![MASTERS_GROUP.into()],
+            ..UserInfo::default()
+        };
+        assert_eq!(
+            union
+                .authorize(&attrs(admin, "/api", http::Method::GET))
+                .decision,
+            Decision::Allow
+        );
+    }
+}

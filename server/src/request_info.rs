@@ -1,0 +1,331 @@
+//! What a request is about, parsed from its method, path and query exactly as Kubernetes'
+//! `RequestInfoFactory` does (`k8s.io/apiserver/pkg/endpoints/request/requestinfo.go`).
+//!
+//! The filter chain parses every request once and stores the [`RequestInfo`] as a request
+//! extension; authorization, the REST handlers and metrics read it from there.
+
+use http::Method;
+
+/// Path prefixes under which resource requests live.
+const API_PREFIXES: [&str; 2] = ["api", "apis"];
+/// The prefix whose group is implicit (the core group).
+const GROUPLESS_PREFIX: &str = "api";
+/// Path segments that act as verbs (`/api/v1/watch/...`, `/api/v1/proxy/...`).
+const SPECIAL_VERBS: [&str; 2] = ["proxy", "watch"];
+/// Subresources of a namespace, which keep `/namespaces/{ns}/{sub}` a namespaces request.
+const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
+
+/// The parsed facts of one request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestInfo {
+    /// Whether the path addresses an API resource (under `/api/{v}` or `/apis/{g}/{v}`).
+    pub is_resource_request: bool,
+    /// The URL path.
+    pub path: String,
+    /// The verb: for resource requests `get`, `list`, `watch`, `create`, `update`, `patch`,
+    /// `delete`, `deletecollection` or `proxy`; for other paths the lowercase HTTP method.
+    pub verb: String,
+    /// `api` or `apis` for resource requests.
+    pub api_prefix: String,
+    /// The group; empty for the core group.
+    pub api_group: String,
+    /// The version.
+    pub api_version: String,
+    /// The namespace; empty for cluster-scoped requests.
+    pub namespace: String,
+    /// The resource (plural), such as `widgets`.
+    pub resource: String,
+    /// The subresource, such as `status`.
+    pub subresource: String,
+    /// The object name; empty for collections.
+    pub name: String,
+    /// The path segments from the resource on.
+    pub parts: Vec<String>,
+}
+
+/// Why a request path could not be interpreted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unable to determine kind and namespace from url {0}")]
+pub struct RequestInfoError(pub String);
+
+fn parse_go_bool(s: &str) -> Option<bool> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Returns the first value of a query parameter, percent-decoded.
+pub fn query_param(query: &str, key: &str) -> Option<String> {
+    query.split('&').filter(|kv| !kv.is_empty()).find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (percent_decode(k) == key).then(|| percent_decode(v))
+    })
+}
+
+/// Decodes `%XX` escapes and `+` (as space) of a query component.
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether a name is usable as a path segment (`path.IsValidPathSegmentName`).
+fn valid_path_segment_name(name: &str) -> bool {
+    name != "." && name != ".." && !name.contains('/') && !name.contains('%')
+}
+
+/// The exact `metadata.name` a field selector requires, if it requires one.
+fn field_selector_exact_name(selector: &str) -> Option<String> {
+    let mut found = None;
+    for term in selector.split(',') {
+        let term = term.trim();
+        let (k, v) = if let Some((k, v)) = term.split_once("==") {
+            (k, v)
+        } else if term.contains("!=") {
+            continue;
+        } else if let Some((k, v)) = term.split_once('=') {
+            (k, v)
+        } else {
+            continue;
+        };
+        if k.trim() == "metadata.name" {
+            found = Some(v.trim().to_string());
+        }
+    }
+    found
+}
+
+impl RequestInfo {
+    /// Parses a request as Kubernetes does. `query` is the raw query string (without `?`).
+    pub fn parse(method: &Method, path: &str, query: &str) -> Result<Self, RequestInfoError> {
+        let mut info = RequestInfo {
+            path: path.to_string(),
+            verb: method.as_str().to_ascii_lowercase(),
+            ..RequestInfo::default()
+        };
+        let trimmed = path.trim_matches('/');
+        let mut parts: Vec<&str> = if trimmed.is_empty() {
+            Vec::new()
+        } else {
+            trimmed.split('/').collect()
+        };
+        if parts.len() < 3 || !API_PREFIXES.contains(&parts[0]) {
+            return Ok(info);
+        }
+        let prefix = parts.remove(0);
+        if prefix != GROUPLESS_PREFIX {
+            if parts.len() < 3 {
+                return Ok(info);
+            }
+            info.api_group = parts.remove(0).to_string();
+        }
+        info.api_prefix = prefix.to_string();
+        info.is_resource_request = true;
+        info.api_version = parts.remove(0).to_string();
+
+        let mut via_special_verb = false;
+        if SPECIAL_VERBS.contains(&parts[0]) {
+            if parts.len() < 2 {
+                return Err(RequestInfoError(path.to_string()));
+            }
+            info.verb = parts.remove(0).to_string();
+            via_special_verb = true;
+        } else {
+            info.verb = match *method {
+                Method::POST => "create",
+                Method::GET | Method::HEAD => "get",
+                Method::PUT => "update",
+                Method::PATCH => "patch",
+                Method::DELETE => "delete",
+                _ => "",
+            }
+            .to_string();
+        }
+
+        if parts[0] == "namespaces" {
+            if parts.len() > 1 {
+                info.namespace = parts[1].to_string();
+                if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
+                    parts.drain(..2);
+                }
+            }
+        }
+        info.parts = parts.iter().map(|s| s.to_string()).collect();
+        if info.parts.len() >= 3 && !via_special_verb {
+            info.subresource = info.parts[2].clone();
+        }
+        if info.parts.len() >= 2 {
+            info.name = info.parts[1].clone();
+        }
+        if !info.parts.is_empty() {
+            info.resource = info.parts[0].clone();
+        }
+
+        if info.name.is_empty() && info.verb == "get" {
+            let watch = query_param(query, "watch")
+                .map(|v| parse_go_bool(&v).unwrap_or(true))
+                .unwrap_or(false);
+            info.verb = if watch { "watch" } else { "list" }.to_string();
+            if let Some(selector) = query_param(query, "fieldSelector") {
+                if let Some(name) = field_selector_exact_name(&selector) {
+                    if valid_path_segment_name(&name) {
+                        info.name = name;
+                    }
+                }
+            }
+        }
+        if info.name.is_empty() && info.verb == "delete" {
+            info.verb = "deletecollection".to_string();
+        }
+        Ok(info)
+    }
+
+    /// Whether the request is long-running (watch, proxy, or a `watch=true` request), which
+    /// exempts it from the request timeout.
+    pub fn is_long_running(&self) -> bool {
+        self.is_resource_request && matches!(self.verb.as_str(), "watch" | "proxy")
+            || matches!(
+                self.subresource.as_str(),
+                "proxy" | "log" | "exec" | "attach" | "portforward"
+            )
+    }
+
+    /// Whether the request only reads.
+    pub fn is_read_only(&self) -> bool {
+        matches!(
+            self.verb.as_str(),
+            "get" | "list" | "watch" | "head" | "options"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(m: Method, p: &str, q: &str) -> RequestInfo {
+        RequestInfo::parse(&m, p, q).unwrap_or_default()
+    }
+
+    #[test]
+    fn resources() {
+        let r = parse(
+            Method::GET,
+            "/apis/example.dev/v1/namespaces/default/widgets/foo",
+            "",
+        );
+        assert!(r.is_resource_request);
+        assert_eq!(
+            (
+                r.verb.as_str(),
+                r.api_group.as_str(),
+                r.api_version.as_str(),
+                r.namespace.as_str()
+            ),
+            ("get", "example.dev", "v1", "default")
+        );
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_str(), r.subresource.as_str()),
+            ("widgets", "foo", "")
+        );
+
+        let r = parse(
+            Method::PUT,
+            "/apis/example.dev/v1/namespaces/default/widgets/foo/status",
+            "",
+        );
+        assert_eq!(
+            (r.verb.as_str(), r.subresource.as_str()),
+            ("update", "status")
+        );
+
+        let r = parse(Method::GET, "/api/v1/namespaces/default", "");
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_str(), r.namespace.as_str()),
+            ("namespaces", "default", "default")
+        );
+
+        let r = parse(Method::PUT, "/api/v1/namespaces/x/finalize", "");
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_str(), r.subresource.as_str()),
+            ("namespaces", "x", "finalize")
+        );
+
+        let r = parse(Method::GET, "/api/v1/namespaces", "");
+        assert_eq!(
+            (r.verb.as_str(), r.resource.as_str()),
+            ("list", "namespaces")
+        );
+
+        let r = parse(Method::GET, "/api/v1/configmaps", "watch=true");
+        assert_eq!(r.verb, "watch");
+        let r = parse(Method::GET, "/api/v1/configmaps", "watch=0");
+        assert_eq!(r.verb, "list");
+        let r = parse(
+            Method::GET,
+            "/api/v1/namespaces/d/configmaps",
+            "fieldSelector=metadata.name%3Dabc&watch=1",
+        );
+        assert_eq!((r.verb.as_str(), r.name.as_str()), ("watch", "abc"));
+        let r = parse(Method::GET, "/api/v1/watch/namespaces/d/configmaps", "");
+        assert_eq!(
+            (r.verb.as_str(), r.resource.as_str(), r.namespace.as_str()),
+            ("watch", "configmaps", "d")
+        );
+
+        let r = parse(
+            Method::DELETE,
+            "/apis/example.dev/v1/namespaces/d/widgets",
+            "",
+        );
+        assert_eq!(r.verb, "deletecollection");
+        let r = parse(
+            Method::POST,
+            "/apis/example.dev/v1/namespaces/d/widgets",
+            "",
+        );
+        assert_eq!(r.verb, "create");
+    }
+
+    #[test]
+    fn non_resources() {
+        for p in [
+            "/",
+            "/api",
+            "/api/v1",
+            "/apis",
+            "/apis/example.dev",
+            "/apis/example.dev/v1",
+            "/healthz",
+            "/openapi/v2",
+        ] {
+            let r = parse(Method::GET, p, "");
+            assert!(!r.is_resource_request, "{p}");
+            assert_eq!(r.verb, "get");
+        }
+        assert_eq!(parse(Method::POST, "/foo", "").verb, "post");
+        assert!(RequestInfo::parse(&Method::GET, "/api/v1/watch", "").is_err());
+    }
+}
