@@ -13,6 +13,7 @@ pub mod continue_token;
 pub mod errors;
 pub mod interface;
 pub mod keys;
+pub mod store;
 pub mod transformer;
 
 pub use errors::{Result, Revision, StorageError};
