@@ -1,1 +1,182 @@
-//! Placeholder crate root; filled in by the issue that owns this crate.
+//! The apiary generator: reads `api-defs`, checks it, and emits the `generated` crate's code.
+//!
+//! Pipeline: [`parse`] (files → [`model`], with `syn`) → [`check`] (whole-model checks, every
+//! error at once as a [`diagnostics::Diagnostic`] naming file, line, column and the fix) →
+//! [`emit`] (Rust via `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it
+//! for `generated/build.rs` and the `codegen show` command.
+
+pub mod check;
+pub mod diagnostics;
+pub mod emit;
+pub mod model;
+pub mod parse;
+
+use std::path::{Path, PathBuf};
+
+pub use diagnostics::{Diagnostic, Diagnostics};
+pub use model::{ApiModel, GroupModel, VersionModel};
+
+/// Why generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The definitions could not be read.
+    #[error(transparent)]
+    Read(#[from] parse::ReadError),
+    /// The definitions have mistakes; every one is listed.
+    #[error("{0}")]
+    Definitions(Diagnostics),
+    /// An output file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// `show` was asked for a group version that does not exist.
+    #[error("no definition for {0}; known group versions: {1}")]
+    UnknownGroupVersion(String, String),
+}
+
+/// What [`Generator::generate`] produced.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// Every definition file read (for `cargo::rerun-if-changed`).
+    pub inputs: Vec<PathBuf>,
+    /// Every file written, relative to the output directory.
+    pub outputs: Vec<String>,
+}
+
+/// Drives parsing, checking and emission for one definitions directory.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    api_defs: PathBuf,
+}
+
+impl Generator {
+    /// Creates a generator over a definitions directory (such as `../api-defs`).
+    pub fn new(api_defs: impl Into<PathBuf>) -> Self {
+        Self {
+            api_defs: api_defs.into(),
+        }
+    }
+
+    /// Parses and checks the definitions.
+    pub fn load(&self) -> Result<ApiModel, Error> {
+        let (model, mut diags) = parse::parse_api_dir(&self.api_defs)?;
+        check::check(&model, &mut diags);
+        diags.into_result().map_err(Error::Definitions)?;
+        Ok(model)
+    }
+
+    /// Every definition file under the directory.
+    pub fn inputs(&self) -> Result<Vec<PathBuf>, Error> {
+        Ok(parse::discover(&self.api_defs)?
+            .into_iter()
+            .flat_map(|(_, files)| files)
+            .collect())
+    }
+
+    /// Parses, checks and emits into `out_dir`. Files whose contents did not change are not
+    /// rewritten, so their timestamps stay put.
+    pub fn generate(&self, out_dir: &Path) -> Result<Generated, Error> {
+        let inputs = self.inputs()?;
+        let model = self.load()?;
+        let output = emit::emit(&model);
+        let mut outputs = Vec::new();
+        for file in &output.files {
+            let path = out_dir.join(&file.path);
+            let write_err = |source| Error::Write {
+                path: path.clone(),
+                source,
+            };
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(write_err)?;
+            }
+            let unchanged = std::fs::read_to_string(&path).is_ok_and(|old| old == file.contents);
+            if !unchanged {
+                std::fs::write(&path, &file.contents).map_err(write_err)?;
+            }
+            outputs.push(file.path.clone());
+        }
+        Ok(Generated { inputs, outputs })
+    }
+
+    /// Runs [`Generator::generate`] for a build script: prints `cargo::rerun-if-changed` for
+    /// the directory, every group directory and every definition file, and on failure prints
+    /// every error and exits the build script with status 1.
+    pub fn generate_for_build_script(&self, out_dir: &Path) {
+        println!("cargo::rerun-if-changed={}", self.api_defs.display());
+        if let Ok(groups) = parse::discover(&self.api_defs) {
+            for (dir, files) in groups {
+                println!("cargo::rerun-if-changed={}", dir.display());
+                for f in files {
+                    println!("cargo::rerun-if-changed={}", f.display());
+                }
+            }
+        }
+        if let Err(e) = self.generate(out_dir) {
+            eprintln!("{e}");
+            for line in e.to_string().lines() {
+                println!("cargo::warning={line}");
+            }
+            std::process::exit(1);
+        }
+    }
+
+    /// The generated Rust of one group version (`example.dev/v1`, `core/v1` or `v1`), or of
+    /// a whole group when only the group is given.
+    pub fn show_rust(&self, group_version: &str) -> Result<String, Error> {
+        let model = self.load()?;
+        let (group, version) = split_group_version(group_version);
+        let known = || {
+            model
+                .groups
+                .iter()
+                .flat_map(|g| g.versions.iter().map(|v| v.api_version()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let g = model
+            .group(&group)
+            .ok_or_else(|| Error::UnknownGroupVersion(group_version.to_string(), known()))?;
+        match version {
+            None => Ok(emit::rust::group_file(g)),
+            Some(v) => {
+                let vm = g
+                    .version(&v)
+                    .or(g.internal.as_ref().filter(|i| i.version == v))
+                    .ok_or_else(|| {
+                        Error::UnknownGroupVersion(group_version.to_string(), known())
+                    })?;
+                Ok(emit::rust::version_file(g, vm))
+            }
+        }
+    }
+
+    /// The model of one group version, for the proto and OpenAPI views of `codegen show`.
+    pub fn group_version(&self, group_version: &str) -> Result<(GroupModel, VersionModel), Error> {
+        let model = self.load()?;
+        let (group, version) = split_group_version(group_version);
+        let not_found = || Error::UnknownGroupVersion(group_version.to_string(), String::new());
+        let g = model.group(&group).ok_or_else(not_found)?;
+        let v = g
+            .version(version.as_deref().unwrap_or("v1"))
+            .ok_or_else(not_found)?
+            .clone();
+        Ok((g.clone(), v))
+    }
+}
+
+/// Splits `example.dev/v1` into (`example.dev`, `v1`); `v1` and `core/v1` name the core group.
+fn split_group_version(s: &str) -> (String, Option<String>) {
+    match s.split_once('/') {
+        Some(("core", v)) => (String::new(), Some(v.to_string())),
+        Some((g, v)) => (g.to_string(), Some(v.to_string())),
+        None if s.starts_with('v') && s[1..].starts_with(|c: char| c.is_ascii_digit()) => {
+            (String::new(), Some(s.to_string()))
+        }
+        None if s == "core" => (String::new(), None),
+        None => (s.to_string(), None),
+    }
+}

@@ -1,0 +1,656 @@
+//! The parsed, checked model of `api-defs`: what every emitter reads.
+//!
+//! The parser ([`crate::parse`]) turns each definition file into a [`VersionModel`] and each
+//! group directory into a [`GroupModel`]; the checks ([`crate::check`]) validate the whole
+//! [`ApiModel`]; emitters ([`crate::emit`]) only read it. Every marker of `api-defs/README.md`
+//! has a field here. Spans ([`Loc`]) point into the definition file for error messages.
+
+use std::path::PathBuf;
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+
+/// A position in a definition file, for error messages (`file:line:column`, 1-based).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Loc {
+    /// The definition file.
+    pub file: PathBuf,
+    /// The 1-based line.
+    pub line: usize,
+    /// The 1-based column.
+    pub column: usize,
+}
+
+impl Loc {
+    /// Creates a location from a span of a file parsed with span locations enabled.
+    pub fn from_span(file: &std::path::Path, span: proc_macro2::Span) -> Self {
+        let start = span.start();
+        Self {
+            file: file.to_path_buf(),
+            line: start.line,
+            column: start.column + 1,
+        }
+    }
+}
+
+impl std::fmt::Display for Loc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// Every group found under the definitions directory, sorted by directory name.
+#[derive(Clone, Debug, Default)]
+pub struct ApiModel {
+    /// The groups.
+    pub groups: Vec<GroupModel>,
+}
+
+impl ApiModel {
+    /// Finds a group by its API group name (`""` for core).
+    pub fn group(&self, name: &str) -> Option<&GroupModel> {
+        self.groups.iter().find(|g| g.name == name)
+    }
+}
+
+/// One API group: its versions, its hub and its hand-written hooks.
+#[derive(Clone, Debug)]
+pub struct GroupModel {
+    /// The API group name, such as `example.dev`; empty for the core group.
+    pub name: String,
+    /// The directory under `api-defs`, such as `example.dev` or `core`.
+    pub dir: PathBuf,
+    /// The served versions, in priority order (preferred first).
+    pub versions: Vec<VersionModel>,
+    /// The internal hub version (`internal.rs`), if the group has one. Without it the storage
+    /// version is the hub.
+    pub internal: Option<VersionModel>,
+    /// The hand-written hooks (`hooks.rs`), if any.
+    pub hooks: Option<HooksModel>,
+}
+
+impl GroupModel {
+    /// The Rust module name of the group: the group name with `.`/`-` as `_`, `core` for `""`.
+    pub fn module_name(&self) -> String {
+        module_name_of_group(&self.name)
+    }
+
+    /// The storage version (exactly one after checks pass).
+    pub fn storage_version(&self) -> Option<&VersionModel> {
+        self.versions.iter().find(|v| v.storage)
+    }
+
+    /// The hub every version converts through: `internal` if present, else the storage version.
+    pub fn hub(&self) -> Option<&VersionModel> {
+        self.internal.as_ref().or_else(|| self.storage_version())
+    }
+
+    /// Finds a served version by name.
+    pub fn version(&self, name: &str) -> Option<&VersionModel> {
+        self.versions.iter().find(|v| v.version == name)
+    }
+
+    /// Every kind name served by some version, in first-seen order over priority order.
+    pub fn kind_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for v in &self.versions {
+            for k in v.kinds() {
+                if !names.contains(&k.name) {
+                    names.push(k.name.clone());
+                }
+            }
+        }
+        names
+    }
+}
+
+/// Returns the Rust module name of an API group: `example.dev` → `example_dev`, `""` → `core`.
+pub fn module_name_of_group(group: &str) -> String {
+    if group.is_empty() {
+        "core".to_string()
+    } else {
+        group.replace(['.', '-'], "_")
+    }
+}
+
+/// One definition file: a version of a group (or its internal hub).
+#[derive(Clone, Debug)]
+pub struct VersionModel {
+    /// The API group (from `#![group = "…"]`).
+    pub group: String,
+    /// The version name (from `#![version = "…"]`), `internal` for the hub file.
+    pub version: String,
+    /// The file this was parsed from.
+    pub file: PathBuf,
+    /// The file's inner doc comment (`//!`).
+    pub docs: String,
+    /// `#![storage]`: this version is the storage version.
+    pub storage: bool,
+    /// `#![priority = N]`: version priority, higher preferred (default 10).
+    pub priority: i32,
+    /// `#![proto_package = "…"]`: the protobuf package, if given.
+    pub proto_package: Option<String>,
+    /// Whether this is the internal hub file.
+    pub is_internal: bool,
+    /// Every struct of the file, in file order (kinds included).
+    pub structs: Vec<StructModel>,
+    /// Location of the file's first line.
+    pub loc: Loc,
+}
+
+impl VersionModel {
+    /// The kinds (structs with `#[kind(…)]`), in file order.
+    pub fn kinds(&self) -> impl Iterator<Item = &StructModel> {
+        self.structs.iter().filter(|s| s.kind.is_some())
+    }
+
+    /// Finds a struct by name.
+    pub fn struct_named(&self, name: &str) -> Option<&StructModel> {
+        self.structs.iter().find(|s| s.name == name)
+    }
+
+    /// The `apiVersion` string: `v1` for core, `group/version` otherwise.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The protobuf package: the explicit one, or `<reversed group>.<version>`.
+    pub fn proto_package_or_default(&self) -> String {
+        if let Some(p) = &self.proto_package {
+            return p.clone();
+        }
+        let mut parts: Vec<&str> = self.group.split('.').filter(|p| !p.is_empty()).collect();
+        parts.reverse();
+        parts.push(&self.version);
+        parts.join(".").replace('-', "_")
+    }
+}
+
+/// A struct of a definition file, optionally a kind.
+#[derive(Clone, Debug)]
+pub struct StructModel {
+    /// The struct name, such as `WidgetSpec`.
+    pub name: String,
+    /// The doc comment, lines joined with `\n`, leading single space removed.
+    pub docs: String,
+    /// The fields, in declaration order.
+    pub fields: Vec<FieldModel>,
+    /// `#[rule(cel = "…", message = "…")]` rules, where `self` is this struct.
+    pub rules: Vec<CelRule>,
+    /// The kind markers, if this struct is a top-level kind.
+    pub kind: Option<KindModel>,
+    /// Where the struct is declared.
+    pub loc: Loc,
+}
+
+impl StructModel {
+    /// The snake-case name used in hook function names: `WidgetSpec` → `widget_spec`.
+    pub fn snake_name(&self) -> String {
+        self.name.to_snake_case()
+    }
+
+    /// Finds a field by Rust name.
+    pub fn field(&self, name: &str) -> Option<&FieldModel> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// Whether objects of a kind live in a namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// `#[kind(namespaced)]`.
+    Namespaced,
+    /// `#[kind(cluster)]`.
+    Cluster,
+}
+
+/// The markers of a kind.
+#[derive(Clone, Debug)]
+pub struct KindModel {
+    /// The kind name (the struct name), such as `Widget`.
+    pub name: String,
+    /// Namespaced or cluster-scoped.
+    pub scope: Scope,
+    /// `status`: the kind has a `/status` subresource.
+    pub status: bool,
+    /// The plural resource name (override or heck lowercase plural).
+    pub plural: String,
+    /// The singular resource name (override or lowercase kind).
+    pub singular: String,
+    /// `short_names = […]`.
+    pub short_names: Vec<String>,
+    /// `categories = […]`.
+    pub categories: Vec<String>,
+    /// `verbs = […]`, default all eight in Kubernetes' order.
+    pub verbs: Vec<String>,
+    /// `create_only`: a review kind that is created and never stored.
+    pub create_only: bool,
+    /// `strategic_merge_patch`: the kind accepts strategic merge patch.
+    pub strategic_merge_patch: bool,
+    /// `unconditional_update`: updates without a resourceVersion are allowed.
+    pub unconditional_update: bool,
+    /// `field_selectors = […]`: extra field selector paths beyond name and namespace.
+    pub field_selectors: Vec<String>,
+    /// `name_format = "…"`: how `metadata.name` is validated: `dns1123-subdomain` (default),
+    /// `dns1123-label` or `path-segment`.
+    pub name_format: String,
+    /// `#[scale(…)]`, if the kind has a scale subresource.
+    pub scale: Option<ScaleModel>,
+    /// `#[print_column(…)]`s in order.
+    pub print_columns: Vec<PrintColumn>,
+    /// Where the `#[kind]` marker is.
+    pub loc: Loc,
+}
+
+impl KindModel {
+    /// The list kind name, such as `WidgetList`.
+    pub fn list_name(&self) -> String {
+        format!("{}List", self.name)
+    }
+}
+
+/// The default verbs of a kind, in Kubernetes' order.
+pub const DEFAULT_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// `#[scale(spec_replicas = "…", status_replicas = "…", selector = "…")]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScaleModel {
+    /// JSONPath of the desired replicas.
+    pub spec_replicas: String,
+    /// JSONPath of the observed replicas.
+    pub status_replicas: String,
+    /// JSONPath of the selector string; may be empty.
+    pub selector: String,
+}
+
+/// `#[print_column(name, type, json_path, format?, description?, priority?)]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintColumn {
+    /// The header.
+    pub name: String,
+    /// `integer`, `number`, `string`, `boolean` or `date`.
+    pub type_: String,
+    /// The JSONPath of the cell.
+    pub json_path: String,
+    /// An OpenAPI format, or empty.
+    pub format: String,
+    /// A description, or empty.
+    pub description: String,
+    /// 0 = always shown; greater = `-o wide`.
+    pub priority: i32,
+}
+
+/// `#[rule(cel = "…", message = "…")]`: a CEL validation rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CelRule {
+    /// The CEL expression; `self` is the value of the struct or field.
+    pub cel: String,
+    /// The message on failure (default: `failed rule: <cel>`).
+    pub message: String,
+    /// Where the rule is.
+    pub loc: Loc,
+}
+
+/// A field of a struct.
+#[derive(Clone, Debug)]
+pub struct FieldModel {
+    /// The Rust field name, such as `replicas` (raw identifiers without `r#`).
+    pub name: String,
+    /// The JSON name (`#[json(name)]` or lowerCamelCase of the Rust name).
+    pub json_name: String,
+    /// The doc comment.
+    pub docs: String,
+    /// The type tree.
+    pub ty: TypeRef,
+    /// `#[proto(N)]`.
+    pub proto: Option<u32>,
+    /// `#[json(always)]`: emitted even when empty.
+    pub json_always: bool,
+    /// `#[json(inline)]`: the struct's fields are flattened into the parent.
+    pub json_inline: bool,
+    /// `#[default(…)]`: the JSON form of the default.
+    pub default: Option<serde_json::Value>,
+    /// `#[validate(…)]`.
+    pub validation: Validation,
+    /// `#[rule(…)]` on a field: `self` is the field's value.
+    pub rules: Vec<CelRule>,
+    /// `#[list(…)]`.
+    pub list: Option<ListMarker>,
+    /// `#[map(…)]`.
+    pub map: Option<MapMarker>,
+    /// `#[patch(…)]`.
+    pub patch: Option<PatchMarker>,
+    /// Where the field is.
+    pub loc: Loc,
+}
+
+impl FieldModel {
+    /// Whether an empty value is left out of JSON: `Option` when `None`, `Vec`/maps when empty,
+    /// unless `#[json(always)]`. Scalars and structs are always emitted.
+    pub fn omit_empty(&self) -> bool {
+        !self.json_always
+            && matches!(
+                self.ty,
+                TypeRef::Option(_) | TypeRef::Vec(_) | TypeRef::Map(_)
+            )
+    }
+
+    /// Whether the field must be present (`#[validate(required)]`).
+    pub fn required(&self) -> bool {
+        self.validation.required
+    }
+}
+
+/// The type of a field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeRef {
+    /// `bool`.
+    Bool,
+    /// `i32`.
+    I32,
+    /// `i64`.
+    I64,
+    /// `f64`.
+    F64,
+    /// `String`.
+    String,
+    /// `Bytes`: base64 in JSON, `bytes` in protobuf.
+    Bytes,
+    /// `Time`: RFC 3339 with second precision.
+    Time,
+    /// `MicroTime`: RFC 3339 with microseconds.
+    MicroTime,
+    /// `Quantity`: a resource quantity string.
+    Quantity,
+    /// `IntOrString`.
+    IntOrString,
+    /// `RawExtension`: any embedded JSON object.
+    RawExtension,
+    /// `Value`: arbitrary JSON (`x-kubernetes-preserve-unknown-fields`).
+    Json,
+    /// A `meta.k8s.io/v1` type, such as `ObjectMeta`.
+    Meta(MetaType),
+    /// A struct of the same file.
+    Struct(String),
+    /// `Option<T>`.
+    Option(Box<TypeRef>),
+    /// `Vec<T>`.
+    Vec(Box<TypeRef>),
+    /// `BTreeMap<String, T>`.
+    Map(Box<TypeRef>),
+}
+
+impl TypeRef {
+    /// The type inside `Option`, or the type itself.
+    pub fn unwrap_option(&self) -> &TypeRef {
+        match self {
+            TypeRef::Option(inner) => inner,
+            other => other,
+        }
+    }
+
+    /// Whether this is a scalar that has no nested fields.
+    pub fn is_scalar(&self) -> bool {
+        !matches!(
+            self,
+            TypeRef::Struct(_)
+                | TypeRef::Meta(_)
+                | TypeRef::Option(_)
+                | TypeRef::Vec(_)
+                | TypeRef::Map(_)
+        )
+    }
+
+    /// The names of local structs referenced anywhere in this type.
+    pub fn struct_name(&self) -> Option<&str> {
+        match self {
+            TypeRef::Struct(n) => Some(n),
+            TypeRef::Option(i) | TypeRef::Vec(i) | TypeRef::Map(i) => i.struct_name(),
+            _ => None,
+        }
+    }
+}
+
+/// The `meta.k8s.io/v1` types a definition may use, from `apimachinery::meta`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaType {
+    /// `ObjectMeta`.
+    ObjectMeta,
+    /// `ListMeta`.
+    ListMeta,
+    /// `LabelSelector`.
+    LabelSelector,
+    /// `LabelSelectorRequirement`.
+    LabelSelectorRequirement,
+    /// `Condition`.
+    Condition,
+    /// `OwnerReference`.
+    OwnerReference,
+    /// `ManagedFieldsEntry`.
+    ManagedFieldsEntry,
+    /// `Duration` (a Go duration string such as `1h0m0s`).
+    Duration,
+    /// `TypeMeta`.
+    TypeMeta,
+}
+
+impl MetaType {
+    /// Every meta type, with its Rust name.
+    pub const ALL: [(MetaType, &'static str); 9] = [
+        (MetaType::ObjectMeta, "ObjectMeta"),
+        (MetaType::ListMeta, "ListMeta"),
+        (MetaType::LabelSelector, "LabelSelector"),
+        (
+            MetaType::LabelSelectorRequirement,
+            "LabelSelectorRequirement",
+        ),
+        (MetaType::Condition, "Condition"),
+        (MetaType::OwnerReference, "OwnerReference"),
+        (MetaType::ManagedFieldsEntry, "ManagedFieldsEntry"),
+        (MetaType::Duration, "Duration"),
+        (MetaType::TypeMeta, "TypeMeta"),
+    ];
+
+    /// The Rust (and Kubernetes) type name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(t, _)| *t == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("ObjectMeta")
+    }
+
+    /// Looks a meta type up by name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(t, _)| *t)
+    }
+}
+
+/// The scalar type names a definition may use, for "did you mean" suggestions.
+pub const SCALAR_TYPE_NAMES: [&str; 12] = [
+    "bool",
+    "i32",
+    "i64",
+    "f64",
+    "String",
+    "Bytes",
+    "Time",
+    "MicroTime",
+    "Quantity",
+    "IntOrString",
+    "RawExtension",
+    "Value",
+];
+
+/// `#[validate(…)]` constraints.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Validation {
+    /// `required`.
+    pub required: bool,
+    /// `minimum = N`.
+    pub minimum: Option<serde_json::Number>,
+    /// `maximum = N`.
+    pub maximum: Option<serde_json::Number>,
+    /// `exclusive_minimum = N` (a bound that the value must be greater than).
+    pub exclusive_minimum: Option<serde_json::Number>,
+    /// `exclusive_maximum = N` (a bound that the value must be less than).
+    pub exclusive_maximum: Option<serde_json::Number>,
+    /// `pattern = "…"` (a regular expression the string must match).
+    pub pattern: Option<String>,
+    /// `enum = ["A", …]`.
+    pub enum_values: Vec<String>,
+    /// `min_length = N` (Unicode characters).
+    pub min_length: Option<u64>,
+    /// `max_length = N` (Unicode characters; Kubernetes says "bytes" in the message).
+    pub max_length: Option<u64>,
+    /// `min_items = N`.
+    pub min_items: Option<u64>,
+    /// `max_items = N`.
+    pub max_items: Option<u64>,
+    /// `min_properties = N` (maps).
+    pub min_properties: Option<u64>,
+    /// `max_properties = N` (maps).
+    pub max_properties: Option<u64>,
+    /// `format = "…"`: one of [`FORMATS`].
+    pub format: Option<String>,
+    /// `immutable`: may not change on update once set.
+    pub immutable: bool,
+}
+
+impl Validation {
+    /// Whether no constraint is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Validation::default()
+    }
+}
+
+/// The supported string formats of `#[validate(format = …)]`.
+pub const FORMATS: [&str; 9] = [
+    "dns1123-label",
+    "dns1123-subdomain",
+    "date-time",
+    "uuid",
+    "byte",
+    "int-or-string",
+    "qualified-name",
+    "label-value",
+    "path-segment",
+];
+
+/// `#[list(type = …, map_keys = […])]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListMarker {
+    /// `atomic`, `set` or `map`.
+    pub type_: ListType,
+    /// `map_keys` for `map` lists.
+    pub map_keys: Vec<String>,
+}
+
+/// `x-kubernetes-list-type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListType {
+    /// `atomic`.
+    Atomic,
+    /// `set`.
+    Set,
+    /// `map`.
+    Map,
+}
+
+impl ListType {
+    /// The OpenAPI value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListType::Atomic => "atomic",
+            ListType::Set => "set",
+            ListType::Map => "map",
+        }
+    }
+}
+
+/// `#[map(type = …)]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapMarker {
+    /// `atomic` or `granular`.
+    pub type_: MapType,
+}
+
+/// `x-kubernetes-map-type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapType {
+    /// `atomic`.
+    Atomic,
+    /// `granular`.
+    Granular,
+}
+
+impl MapType {
+    /// The OpenAPI value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MapType::Atomic => "atomic",
+            MapType::Granular => "granular",
+        }
+    }
+}
+
+/// `#[patch(strategy = "merge", merge_key = "name")]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatchMarker {
+    /// `x-kubernetes-patch-strategy`, such as `merge` or `merge,retainKeys`.
+    pub strategy: String,
+    /// `x-kubernetes-patch-merge-key`, if any.
+    pub merge_key: Option<String>,
+}
+
+/// The functions of a group's `hooks.rs`.
+#[derive(Clone, Debug)]
+pub struct HooksModel {
+    /// The file.
+    pub file: PathBuf,
+    /// The names of its functions.
+    pub functions: Vec<String>,
+    /// The file's items, emitted into the group's `hooks` module.
+    pub items: Vec<syn::Item>,
+}
+
+impl HooksModel {
+    /// Whether the file defines a function of that name.
+    pub fn has(&self, name: &str) -> bool {
+        self.functions.iter().any(|f| f == name)
+    }
+}
+
+/// The name of the conversion hook from version `from` to `to` for struct `name`.
+pub fn conversion_hook_name(from: &str, struct_name: &str, to: &str) -> String {
+    format!("{}_{}_to_{}", from, struct_name.to_snake_case(), to)
+}
+
+/// The name of the optional defaulting hook of `struct_name` in `version`:
+/// `default_<version>_<struct>` taking `&mut <version>::<Struct>`.
+pub fn default_hook_name(version: &str, struct_name: &str) -> String {
+    format!("default_{}_{}", version, struct_name.to_snake_case())
+}
+
+/// The name of the optional validation hook of `struct_name` in `version`:
+/// `validate_<version>_<struct>(obj: &<version>::<Struct>, path: &str, errors: &mut Vec<FieldError>)`.
+pub fn validate_hook_name(version: &str, struct_name: &str) -> String {
+    format!("validate_{}_{}", version, struct_name.to_snake_case())
+}
+
+/// The Rust type name of a kind's operations struct: `Widget` → `WidgetOps`.
+pub fn ops_type_name(kind: &str) -> String {
+    format!("{}Ops", kind.to_upper_camel_case())
+}

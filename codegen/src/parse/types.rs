@@ -1,0 +1,155 @@
+//! Parsing of field types into [`TypeRef`] trees.
+
+use syn::spanned::Spanned;
+use syn::{GenericArgument, PathArguments, Type};
+
+use crate::diagnostics::suggestion;
+use crate::model::{MetaType, SCALAR_TYPE_NAMES, TypeRef};
+use crate::parse::markers::MarkerCx;
+
+/// Parses a field type. Unknown names become [`TypeRef::Struct`]; the checks verify that such a
+/// struct exists in the file.
+pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
+    let Type::Path(tp) = ty else {
+        cx.error(ty.span(), "field types are paths such as `String`, `Option<T>`, `Vec<T>` or `BTreeMap<String, T>`");
+        return None;
+    };
+    if tp.qself.is_some() {
+        cx.error(
+            ty.span(),
+            "qualified types are not supported; name the type directly",
+        );
+        return None;
+    }
+    let Some(seg) = tp.path.segments.last() else {
+        cx.error(ty.span(), "empty type path");
+        return None;
+    };
+    let name = seg.ident.to_string();
+    let args: Vec<&Type> = match &seg.arguments {
+        PathArguments::None => Vec::new(),
+        PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        PathArguments::Parenthesized(_) => {
+            cx.error(ty.span(), "function types are not field types");
+            return None;
+        }
+    };
+    let expect_args = |cx: &mut MarkerCx<'_>, n: usize, example: &str| -> bool {
+        if args.len() == n {
+            true
+        } else {
+            cx.error(ty.span(), format!("write `{example}`"));
+            false
+        }
+    };
+    let scalar = |t: TypeRef| if args.is_empty() { Some(t) } else { None };
+    let parsed = match name.as_str() {
+        "bool" => scalar(TypeRef::Bool),
+        "i32" => scalar(TypeRef::I32),
+        "i64" => scalar(TypeRef::I64),
+        "f64" => scalar(TypeRef::F64),
+        "String" => scalar(TypeRef::String),
+        "Bytes" => scalar(TypeRef::Bytes),
+        "Time" => scalar(TypeRef::Time),
+        "MicroTime" => scalar(TypeRef::MicroTime),
+        "Quantity" => scalar(TypeRef::Quantity),
+        "IntOrString" => scalar(TypeRef::IntOrString),
+        "RawExtension" => scalar(TypeRef::RawExtension),
+        "Value" => scalar(TypeRef::Json),
+        "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "usize" | "isize" | "u128" | "i128" => {
+            cx.error(
+                ty.span(),
+                format!(
+                    "`{name}` is not a Kubernetes integer type; use `i32` (int32) or `i64` (int64)"
+                ),
+            );
+            return None;
+        }
+        "f32" => {
+            cx.error(ty.span(), "`f32` is not supported; use `f64`");
+            return None;
+        }
+        "str" | "Str" => {
+            cx.error(ty.span(), "use `String`");
+            return None;
+        }
+        "Vec" | "Box" => {
+            if !expect_args(cx, 1, "Vec<T>") {
+                return None;
+            }
+            if name == "Box" {
+                cx.error(
+                    ty.span(),
+                    "`Box` is not needed in definitions; write the type directly",
+                );
+                return None;
+            }
+            return parse_type(cx, args[0]).map(|t| TypeRef::Vec(Box::new(t)));
+        }
+        "Option" => {
+            if !expect_args(cx, 1, "Option<T>") {
+                return None;
+            }
+            let inner = parse_type(cx, args[0])?;
+            if matches!(inner, TypeRef::Option(_)) {
+                cx.error(
+                    ty.span(),
+                    "`Option<Option<T>>` is not supported; write `Option<T>`",
+                );
+                return None;
+            }
+            return Some(TypeRef::Option(Box::new(inner)));
+        }
+        "BTreeMap" => {
+            if !expect_args(cx, 2, "BTreeMap<String, T>") {
+                return None;
+            }
+            let key = parse_type(cx, args[0])?;
+            if key != TypeRef::String {
+                cx.error(
+                    args[0].span(),
+                    "map keys are strings in JSON: write `BTreeMap<String, T>`",
+                );
+                return None;
+            }
+            return parse_type(cx, args[1]).map(|t| TypeRef::Map(Box::new(t)));
+        }
+        "HashMap" | "IndexMap" => {
+            cx.error(ty.span(), format!("`{name}` is not sorted; write `BTreeMap<String, T>` so map keys are encoded in order"));
+            return None;
+        }
+        other => {
+            if let Some(meta) = MetaType::from_name(other) {
+                if args.is_empty() {
+                    Some(TypeRef::Meta(meta))
+                } else {
+                    None
+                }
+            } else if args.is_empty() {
+                if other.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+                    let known = SCALAR_TYPE_NAMES.iter().copied();
+                    cx.error(
+                        ty.span(),
+                        format!("unknown type `{other}`{}", suggestion(other, known)),
+                    );
+                    return None;
+                }
+                Some(TypeRef::Struct(other.to_string()))
+            } else {
+                cx.error(ty.span(), format!("`{other}` takes no type arguments"));
+                return None;
+            }
+        }
+    };
+    if parsed.is_none() {
+        cx.error(ty.span(), format!("`{name}` takes no type arguments"));
+    }
+    parsed
+}
