@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod continue_token;
 pub mod errors;
+pub mod etcd;
 pub mod interface;
 pub mod keys;
 pub mod store;
