@@ -11,8 +11,11 @@ pub mod meta;
 pub mod protobuf;
 pub mod resource;
 pub mod scheme;
+pub mod schema;
 pub mod selectors;
+pub mod serde_util;
 pub mod status;
+pub mod validation;
 
 pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
 pub use resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope};

@@ -1,1 +1,556 @@
-//! Owned by the codegen/server work; see ARCHITECTURE.md.
+//! The `meta.k8s.io/v1` types, with serde JSON exactly as Kubernetes encodes them.
+//!
+//! Optional scalars are `Option` and left out when `None`; lists and maps are left out when
+//! empty and accept `null` when decoding, as Go's `omitempty` fields do. Times are RFC 3339
+//! (`Time` to the second, `MicroTime` to the microsecond), `Bytes` are base64. Fields are public
+//! so the protobuf codecs (`crate::protobuf`) and the generated crate can reach them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use base64::Engine as _;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::serde_util::null_default;
+
+/// `metav1.Time`: an instant encoded as RFC 3339 with second precision (`2024-05-01T10:00:00Z`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub DateTime<Utc>);
+
+impl Time {
+    /// The current time, truncated to the second as it is stored.
+    pub fn now() -> Self {
+        Self::from_timestamp(Utc::now().timestamp())
+    }
+
+    /// The instant `secs` seconds after the Unix epoch (out-of-range values give the epoch).
+    pub fn from_timestamp(secs: i64) -> Self {
+        Self(DateTime::from_timestamp(secs, 0).unwrap_or_default())
+    }
+
+    /// The RFC 3339 text with second precision.
+    pub fn to_rfc3339(&self) -> String {
+        self.0.to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+}
+
+impl Default for Time {
+    fn default() -> Self {
+        Self(DateTime::<Utc>::default())
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_rfc3339())
+    }
+}
+
+impl Serialize for Time {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_rfc3339(&s)
+            .map(|t| Self(DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t)))
+            .map_err(D::Error::custom)
+    }
+}
+
+/// Parses RFC 3339 as Go's `time.RFC3339` does (any offset, optional fraction).
+fn parse_rfc3339(s: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("parsing time {s:?} as \"2006-01-02T15:04:05Z07:00\": {e}"))
+}
+
+/// `metav1.MicroTime`: an instant encoded as RFC 3339 with microseconds
+/// (`2024-05-01T10:00:00.123456Z`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct MicroTime(pub DateTime<Utc>);
+
+impl MicroTime {
+    /// The current time, truncated to the microsecond.
+    pub fn now() -> Self {
+        let now = Utc::now();
+        Self(DateTime::from_timestamp_micros(now.timestamp_micros()).unwrap_or(now))
+    }
+
+    /// The RFC 3339 text with six fractional digits.
+    pub fn to_rfc3339(&self) -> String {
+        self.0.to_rfc3339_opts(SecondsFormat::Micros, true)
+    }
+}
+
+impl Serialize for MicroTime {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl<'de> Deserialize<'de> for MicroTime {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        let t = parse_rfc3339(&s).map_err(D::Error::custom)?;
+        Ok(Self(
+            DateTime::from_timestamp_micros(t.timestamp_micros()).unwrap_or(t),
+        ))
+    }
+}
+
+/// `metav1.Duration`: a Go duration string such as `1h0m0s`, kept as written.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Duration(pub String);
+
+/// `resource.Quantity` in its string form (`500m`, `1Gi`), kept as written.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
+#[serde(transparent)]
+pub struct Quantity(pub String);
+
+impl<'de> Deserialize<'de> for Quantity {
+    /// Accepts a string or a JSON number, as Kubernetes does.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => Ok(Self(s)),
+            serde_json::Value::Number(n) => Ok(Self(n.to_string())),
+            other => Err(D::Error::custom(format!(
+                "quantities must be strings or numbers, not {other}"
+            ))),
+        }
+    }
+}
+
+/// `intstr.IntOrString`: a JSON integer or string.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IntOrString {
+    /// An integer.
+    Int(i32),
+    /// A string, such as `25%`.
+    String(String),
+}
+
+impl Default for IntOrString {
+    fn default() -> Self {
+        Self::Int(0)
+    }
+}
+
+impl Serialize for IntOrString {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Int(i) => s.serialize_i32(*i),
+            Self::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for IntOrString {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => Ok(Self::String(s)),
+            serde_json::Value::Number(n) => n
+                .as_i64()
+                .and_then(|i| i32::try_from(i).ok())
+                .map(Self::Int)
+                .ok_or_else(|| D::Error::custom(format!("{n} is not a 32-bit integer"))),
+            other => Err(D::Error::custom(format!(
+                "expected an integer or a string, not {other}"
+            ))),
+        }
+    }
+}
+
+/// `runtime.RawExtension`: an embedded JSON document, kept as is.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawExtension(pub serde_json::Value);
+
+/// A `[]byte` field: base64 (standard alphabet, padded) in JSON.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Bytes(pub Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = Option::<String>::deserialize(d)?.unwrap_or_default();
+        base64::engine::general_purpose::STANDARD
+            .decode(s.as_bytes())
+            .map(Self)
+            .map_err(|e| D::Error::custom(format!("illegal base64 data: {e}")))
+    }
+}
+
+/// `metav1.TypeMeta`: `apiVersion` and `kind`.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TypeMeta {
+    /// The versioned schema of the object, such as `example.dev/v1`.
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: Option<String>,
+    /// The kind, such as `Widget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+/// `metav1.ObjectMeta`: the metadata every persisted object has.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    /// The name, unique within a namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A prefix from which the server generates a unique name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_name: Option<String>,
+    /// The namespace; empty for cluster-scoped objects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Deprecated and never set by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_link: Option<String>,
+    /// The unique id assigned by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The opaque version of the object used for optimistic concurrency and watches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+    /// The generation of the desired state, bumped on spec changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
+    /// When the object was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<Time>,
+    /// When the object will be (or started being) deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_timestamp: Option<Time>,
+    /// Seconds allowed for graceful termination before deletion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_grace_period_seconds: Option<i64>,
+    /// Labels used to organize and select objects.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub labels: BTreeMap<String, String>,
+    /// Arbitrary non-identifying metadata.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub annotations: BTreeMap<String, String>,
+    /// The objects this object depends on.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub owner_references: Vec<OwnerReference>,
+    /// Conditions that must clear before the object is deleted.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub finalizers: Vec<String>,
+    /// Which manager owns which fields (server-side apply).
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub managed_fields: Vec<ManagedFieldsEntry>,
+}
+
+/// `metav1.ListMeta`: the metadata of a list.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListMeta {
+    /// Deprecated and never set by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_link: Option<String>,
+    /// The resource version the list was read at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+    /// The token to fetch the next page, if any.
+    #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
+    pub continue_: Option<String>,
+    /// How many items remain after this page, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining_item_count: Option<i64>,
+}
+
+/// `metav1.OwnerReference`: a reference to an owning object.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// The owner's `apiVersion`.
+    #[serde(default)]
+    pub api_version: String,
+    /// The owner's kind.
+    #[serde(default)]
+    pub kind: String,
+    /// The owner's name.
+    #[serde(default)]
+    pub name: String,
+    /// The owner's uid.
+    #[serde(default)]
+    pub uid: String,
+    /// Whether the owner is the managing controller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<bool>,
+    /// Whether the owner cannot be deleted before this object (foreground deletion).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_owner_deletion: Option<bool>,
+}
+
+/// `metav1.ManagedFieldsEntry`: the fields one manager owns.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedFieldsEntry {
+    /// The manager's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manager: Option<String>,
+    /// `Apply` or `Update`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    /// The version the field set is expressed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// When the entry last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<Time>,
+    /// The field set format: `FieldsV1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields_type: Option<String>,
+    /// The field set, as raw JSON.
+    #[serde(rename = "fieldsV1", default, skip_serializing_if = "Option::is_none")]
+    pub fields_v1: Option<serde_json::Value>,
+    /// The subresource the entry was written through, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subresource: Option<String>,
+}
+
+/// `metav1.LabelSelector`.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    /// Labels that must match exactly.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub match_labels: BTreeMap<String, String>,
+    /// Set-based requirements.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+/// `metav1.LabelSelectorRequirement`.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LabelSelectorRequirement {
+    /// The label key.
+    #[serde(default)]
+    pub key: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    #[serde(default)]
+    pub operator: String,
+    /// The values for `In` and `NotIn`.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub values: Vec<String>,
+}
+
+/// `metav1.Condition`: one aspect of an object's observed state.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// The condition type, such as `Ready`.
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    #[serde(default)]
+    pub status: String,
+    /// The generation the condition was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// When the status last changed.
+    #[serde(default)]
+    pub last_transition_time: Time,
+    /// A CamelCase reason.
+    #[serde(default)]
+    pub reason: String,
+    /// A human message.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// `metav1.Status`: the result of an operation that returns no object, and every error.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Status {
+    /// Always `v1` on the wire.
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: Option<String>,
+    /// Always `Status` on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// List metadata (empty).
+    #[serde(default)]
+    pub metadata: ListMeta,
+    /// `Success` or `Failure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// A human description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// A machine-readable reason, such as `NotFound`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Extra data about the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<StatusDetails>,
+    /// The HTTP status code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+}
+
+/// `metav1.StatusDetails`.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusDetails {
+    /// The name of the object concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Its kind (Kubernetes often puts the resource here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Its uid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The individual causes.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub causes: Vec<StatusCause>,
+    /// Seconds to wait before retrying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<i32>,
+}
+
+/// `metav1.StatusCause`.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StatusCause {
+    /// A machine-readable reason, such as `FieldValueInvalid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// A human description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The field path, such as `spec.replicas`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn time_encodes_seconds_and_micro_time_microseconds() {
+        let t: Time = serde_json::from_value(json!("2024-05-01T10:00:00.987+02:00")).unwrap();
+        assert_eq!(
+            serde_json::to_value(t).unwrap(),
+            json!("2024-05-01T08:00:00Z")
+        );
+        let m: MicroTime = serde_json::from_value(json!("2024-05-01T10:00:00.1234567Z")).unwrap();
+        assert_eq!(
+            serde_json::to_value(m).unwrap(),
+            json!("2024-05-01T10:00:00.123456Z")
+        );
+        assert!(serde_json::from_value::<Time>(json!("yesterday")).is_err());
+    }
+
+    #[test]
+    fn object_meta_round_trips_and_omits_empty() {
+        let doc = json!({
+            "name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "5", "generation": 2,
+            "creationTimestamp": "2024-01-01T00:00:00Z", "labels": {"b": "2", "a": "1"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "x", "controller": true}],
+            "finalizers": ["f"],
+            "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "v1",
+                "time": "2024-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}}]
+        });
+        let meta: ObjectMeta = serde_json::from_value(doc.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&meta).unwrap(), doc);
+        let empty: ObjectMeta =
+            serde_json::from_value(json!({"labels": null, "finalizers": null})).unwrap();
+        assert_eq!(serde_json::to_value(&empty).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn scalars_encode_as_kubernetes() {
+        assert_eq!(
+            serde_json::to_value(Bytes(b"hi".to_vec())).unwrap(),
+            json!("aGk=")
+        );
+        assert_eq!(
+            serde_json::from_value::<Bytes>(json!("aGk=")).unwrap(),
+            Bytes(b"hi".to_vec())
+        );
+        assert_eq!(
+            serde_json::from_value::<IntOrString>(json!(3)).unwrap(),
+            IntOrString::Int(3)
+        );
+        assert_eq!(
+            serde_json::from_value::<IntOrString>(json!("25%")).unwrap(),
+            IntOrString::String("25%".into())
+        );
+        assert_eq!(
+            serde_json::from_value::<Quantity>(json!(2)).unwrap(),
+            Quantity("2".into())
+        );
+        let list = ListMeta {
+            continue_: Some("c".into()),
+            remaining_item_count: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_value(list).unwrap(),
+            json!({"continue": "c", "remainingItemCount": 3})
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! Serde helpers shared by the meta types and the generated types.
+
+use serde::{Deserialize, Deserializer};
+
+/// Deserializes `null` as the type's default, as Go's JSON decoder leaves a zero value.
+pub fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}

@@ -1,0 +1,651 @@
+//! Field validation with Kubernetes' exact messages: marker checks used by the generated code,
+//! name formats, and `ObjectMeta` validation.
+//!
+//! Messages follow `k8s.io/apimachinery/pkg/util/validation` and the CRD schema validator
+//! (`… in body should match '…'`), so clients and scripts that match on them keep working.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::errors::{FieldError, FieldErrorType};
+use crate::schema::field_path;
+
+/// Maximum length of a DNS-1123 label.
+pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
+/// Maximum length of a DNS-1123 subdomain.
+pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+/// Maximum total size of an object's annotations (keys plus values), in bytes.
+pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const UUID_FMT: &str = "^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$";
+
+/// Returns a compiled regular expression, cached by pattern. `None` if it does not compile.
+fn regex(pattern: &str) -> Option<Regex> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Regex>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut guard = cache.lock().unwrap_or_else(|p| p.into_inner());
+    guard
+        .entry(pattern.to_string())
+        .or_insert_with(|| Regex::new(pattern).ok())
+        .clone()
+}
+
+/// Whether `s` matches `fmt` entirely.
+fn full_match(fmt: &str, s: &str) -> bool {
+    regex(&format!("^(?:{fmt})$")).is_some_and(|r| r.is_match(s))
+}
+
+/// Kubernetes' `RegexError`: the message, examples and the regular expression used.
+fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    let mut s = format!("{msg} (e.g. ");
+    for (i, e) in examples.iter().enumerate() {
+        if i > 0 {
+            s.push_str(" or ");
+        }
+        s.push_str(&format!("'{e}', "));
+    }
+    s.push_str(&format!("regex used for validation is '{fmt}')"));
+    s
+}
+
+/// Kubernetes' `MaxLenError`.
+fn max_len_error(n: usize) -> String {
+    format!("must be no more than {n} characters")
+}
+
+/// Problems of `s` as a DNS-1123 label (empty when valid).
+pub fn is_dns1123_label(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
+    }
+    if !full_match(DNS1123_LABEL_FMT, s) {
+        errs.push(regex_error(
+            DNS1123_LABEL_MSG,
+            DNS1123_LABEL_FMT,
+            &["my-name", "123-abc"],
+        ));
+    }
+    errs
+}
+
+/// Problems of `s` as a DNS-1123 subdomain (empty when valid).
+pub fn is_dns1123_subdomain(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if !full_match(DNS1123_SUBDOMAIN_FMT, s) {
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// Problems of `s` as a qualified name (`[prefix/]name`), such as a label key.
+pub fn is_qualified_name(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let parts: Vec<&str> = s.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                errs.extend(
+                    is_dns1123_subdomain(prefix)
+                        .into_iter()
+                        .map(|m| format!("prefix part {m}")),
+                );
+            }
+            name
+        }
+        _ => {
+            errs.push(format!(
+                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"])
+            ));
+            return errs;
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errs.push(format!("name part {}", max_len_error(63)));
+    }
+    if !full_match(QUALIFIED_NAME_FMT, name) {
+        errs.push(format!(
+            "name part {}",
+            regex_error(
+                QUALIFIED_NAME_MSG,
+                QUALIFIED_NAME_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
+    }
+    errs
+}
+
+/// Problems of `s` as a label value.
+pub fn is_valid_label_value(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 63 {
+        errs.push(max_len_error(63));
+    }
+    if !full_match(LABEL_VALUE_FMT, s) {
+        errs.push(regex_error(
+            LABEL_VALUE_MSG,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    errs
+}
+
+/// Problems of `s` as a name that appears in a URL path segment (`ValidatePathSegmentName`).
+pub fn is_path_segment_name(s: &str) -> Vec<String> {
+    if s == "." || s == ".." {
+        return vec![format!("may not be '{s}'")];
+    }
+    let mut errs = Vec::new();
+    for bad in ["/", "%"] {
+        if s.contains(bad) {
+            errs.push(format!("may not contain '{bad}'"));
+        }
+    }
+    errs
+}
+
+/// Problems of a name under a name format: `dns1123-subdomain`, `dns1123-label` or `path-segment`.
+pub fn name_problems(format: &str, name: &str) -> Vec<String> {
+    match format {
+        "dns1123-label" => is_dns1123_label(name),
+        "path-segment" => is_path_segment_name(name),
+        _ => is_dns1123_subdomain(name),
+    }
+}
+
+/// Number of the JSON value for bound checks.
+fn number(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+/// `#[validate(minimum = …)]` / `exclusive_minimum`.
+pub fn check_minimum(
+    v: &Value,
+    path: &str,
+    bound: f64,
+    bound_text: &str,
+    exclusive: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(n) = number(v) {
+        if exclusive && n <= bound {
+            errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("must be greater than {bound_text}"),
+            ));
+        } else if !exclusive && n < bound {
+            errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("must be greater than or equal to {bound_text}"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(maximum = …)]` / `exclusive_maximum`.
+pub fn check_maximum(
+    v: &Value,
+    path: &str,
+    bound: f64,
+    bound_text: &str,
+    exclusive: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(n) = number(v) {
+        if exclusive && n >= bound {
+            errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("must be less than {bound_text}"),
+            ));
+        } else if !exclusive && n > bound {
+            errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("must be less than or equal to {bound_text}"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(max_length = …)]`: `Too long: may not be more than N bytes`.
+pub fn check_max_length(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
+    if let Some(s) = v.as_str() {
+        if s.chars().count() > max {
+            errors.push(FieldError::new(
+                FieldErrorType::TooLong,
+                path,
+                Some(crate::errors::render_value(v)),
+                format!("may not be more than {max} bytes"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(min_length = …)]`.
+pub fn check_min_length(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
+    if let Some(s) = v.as_str() {
+        if s.chars().count() < min {
+            errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("{path} in body should be at least {min} chars long"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(pattern = …)]`: `<path> in body should match '<pattern>'`.
+pub fn check_pattern(v: &Value, path: &str, pattern: &str, errors: &mut Vec<FieldError>) {
+    if let Some(s) = v.as_str() {
+        match regex(pattern) {
+            Some(re) if re.is_match(s) => {}
+            Some(_) => errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("{path} in body should match '{pattern}'"),
+            )),
+            None => errors.push(FieldError::new(
+                FieldErrorType::Internal,
+                path,
+                None,
+                format!("the pattern '{pattern}' does not compile"),
+            )),
+        }
+    }
+}
+
+/// `#[validate(enum = […])]`: `Unsupported value: "x": supported values: "A", "B"`.
+pub fn check_enum(v: &Value, path: &str, allowed: &[&str], errors: &mut Vec<FieldError>) {
+    if let Some(s) = v.as_str() {
+        if !allowed.contains(&s) {
+            let list = allowed
+                .iter()
+                .map(|a| format!("{a:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            errors.push(FieldError::new(
+                FieldErrorType::NotSupported,
+                path,
+                Some(crate::errors::render_value(v)),
+                format!("supported values: {list}"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(min_items = …)]`.
+pub fn check_min_items(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
+    if let Some(items) = v.as_array() {
+        if items.len() < min {
+            errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("{path} in body should have at least {min} items"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(max_items = …)]`: `Too many: N: must have at most M items`.
+pub fn check_max_items(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
+    if let Some(items) = v.as_array() {
+        if items.len() > max {
+            errors.push(FieldError::new(
+                FieldErrorType::TooMany,
+                path,
+                Some(items.len().to_string()),
+                format!("must have at most {max} items"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(min_properties = …)]`.
+pub fn check_min_properties(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
+    if let Some(map) = v.as_object() {
+        if map.len() < min {
+            errors.push(FieldError::invalid(
+                path,
+                v,
+                format!("{path} in body should have at least {min} properties"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(max_properties = …)]`.
+pub fn check_max_properties(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
+    if let Some(map) = v.as_object() {
+        if map.len() > max {
+            errors.push(FieldError::new(
+                FieldErrorType::TooMany,
+                path,
+                Some(map.len().to_string()),
+                format!("must have at most {max} items"),
+            ));
+        }
+    }
+}
+
+/// `#[validate(required)]`: the key must be present and not null (and not an empty string).
+pub fn check_required(obj: &Value, key: &str, path: &str, errors: &mut Vec<FieldError>) {
+    match obj.get(key) {
+        None | Some(Value::Null) => errors.push(FieldError::required(field_path(path, key), "")),
+        Some(Value::String(s)) if s.is_empty() => {
+            errors.push(FieldError::required(field_path(path, key), ""))
+        }
+        _ => {}
+    }
+}
+
+/// `#[validate(format = …)]`.
+pub fn check_format(v: &Value, path: &str, format: &str, errors: &mut Vec<FieldError>) {
+    let Some(s) = v.as_str() else { return };
+    let problems: Vec<String> = match format {
+        "dns1123-label" => is_dns1123_label(s),
+        "dns1123-subdomain" => is_dns1123_subdomain(s),
+        "qualified-name" => is_qualified_name(s),
+        "label-value" => is_valid_label_value(s),
+        "path-segment" => is_path_segment_name(s),
+        "date-time" => match chrono::DateTime::parse_from_rfc3339(s) {
+            Ok(_) => Vec::new(),
+            Err(_) => vec![format!("{path} in body must be of type date-time: {:?}", s)],
+        },
+        "uuid" => {
+            if full_match(UUID_FMT, &s.to_ascii_lowercase()) {
+                Vec::new()
+            } else {
+                vec![format!("{path} in body must be of type uuid: {:?}", s)]
+            }
+        }
+        "byte" => {
+            use base64::Engine as _;
+            match base64::engine::general_purpose::STANDARD.decode(s) {
+                Ok(_) => Vec::new(),
+                Err(_) => vec![format!("{path} in body must be of type byte: {:?}", s)],
+            }
+        }
+        _ => Vec::new(),
+    };
+    for p in problems {
+        errors.push(FieldError::invalid(path, v, p));
+    }
+}
+
+/// `#[validate(immutable)]`: once set, the value may not change.
+pub fn check_immutable(
+    new: Option<&Value>,
+    old: Option<&Value>,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    let norm = |v: Option<&Value>| v.filter(|v| !v.is_null()).cloned();
+    let (n, o) = (norm(new), norm(old));
+    if o.is_some() && n != o {
+        errors.push(FieldError::invalid(
+            path,
+            n.as_ref().unwrap_or(&Value::Null),
+            "field is immutable",
+        ));
+    }
+}
+
+/// Validates `metadata` of an object being created or updated (`ValidateObjectMeta`): name
+/// (or generateName) and its format, namespace presence by scope, labels, annotations,
+/// finalizers and owner references.
+pub fn validate_object_meta(
+    meta: &Value,
+    namespaced: bool,
+    name_format: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    let path = "metadata";
+    let get_str = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or("");
+    let name = get_str("name");
+    let generate_name = get_str("generateName");
+    if name.is_empty() {
+        if generate_name.is_empty() {
+            errors.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
+        } else {
+            // The generated name is the prefix plus five characters; check the prefix as a name
+            // with a trailing character, as Kubernetes' `NameIsDNSSubdomain(prefix, true)` does.
+            let probe = format!("{}a", generate_name);
+            for m in name_problems(name_format, &probe) {
+                errors.push(FieldError::invalid(
+                    "metadata.generateName",
+                    &Value::from(generate_name),
+                    m,
+                ));
+            }
+        }
+    } else {
+        for m in name_problems(name_format, name) {
+            errors.push(FieldError::invalid("metadata.name", &Value::from(name), m));
+        }
+    }
+    let namespace = get_str("namespace");
+    if namespaced {
+        if namespace.is_empty() {
+            errors.push(FieldError::required("metadata.namespace", ""));
+        } else {
+            for m in is_dns1123_label(namespace) {
+                errors.push(FieldError::invalid(
+                    "metadata.namespace",
+                    &Value::from(namespace),
+                    m,
+                ));
+            }
+        }
+    } else if !namespace.is_empty() {
+        errors.push(FieldError::forbidden(
+            "metadata.namespace",
+            "not allowed on this type",
+        ));
+    }
+    if let Some(g) = meta.get("generation").and_then(Value::as_i64) {
+        if g < 0 {
+            errors.push(FieldError::invalid(
+                "metadata.generation",
+                &Value::from(g),
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+        let lpath = field_path(path, "labels");
+        for (k, v) in labels {
+            for m in is_qualified_name(k) {
+                errors.push(FieldError::invalid(&lpath, &Value::from(k.as_str()), m));
+            }
+            let val = v.as_str().unwrap_or("");
+            for m in is_valid_label_value(val) {
+                errors.push(FieldError::invalid(&lpath, &Value::from(val), m));
+            }
+        }
+    }
+    if let Some(ann) = meta.get("annotations").and_then(Value::as_object) {
+        let apath = field_path(path, "annotations");
+        let mut total = 0usize;
+        for (k, v) in ann {
+            for m in is_qualified_name(&k.to_lowercase()) {
+                errors.push(FieldError::invalid(&apath, &Value::from(k.as_str()), m));
+            }
+            total += k.len() + v.as_str().map_or(0, str::len);
+        }
+        if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+            errors.push(FieldError::new(
+                FieldErrorType::TooLong,
+                apath,
+                None,
+                format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
+            ));
+        }
+    }
+    if let Some(finalizers) = meta.get("finalizers").and_then(Value::as_array) {
+        for (i, f) in finalizers.iter().enumerate() {
+            let s = f.as_str().unwrap_or("");
+            for m in is_qualified_name(s) {
+                errors.push(FieldError::invalid(
+                    format!("metadata.finalizers[{i}]"),
+                    f,
+                    m,
+                ));
+            }
+        }
+    }
+    if let Some(owners) = meta.get("ownerReferences").and_then(Value::as_array) {
+        for (i, o) in owners.iter().enumerate() {
+            let opath = format!("metadata.ownerReferences[{i}]");
+            for key in ["apiVersion", "kind", "name", "uid"] {
+                if o.get(key).and_then(Value::as_str).unwrap_or("").is_empty() {
+                    errors.push(FieldError::invalid(
+                        field_path(&opath, key),
+                        o.get(key).unwrap_or(&Value::from("")),
+                        format!("{key} must not be empty"),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Validates what an update may not change in `metadata` (`ValidateObjectMetaUpdate`): name,
+/// namespace, uid and creationTimestamp are immutable.
+pub fn validate_object_meta_update(meta: &Value, old: &Value, errors: &mut Vec<FieldError>) {
+    for key in ["name", "namespace", "uid", "creationTimestamp"] {
+        let n = meta.get(key).filter(|v| !v.is_null());
+        let o = old.get(key).filter(|v| !v.is_null());
+        if o.is_some() && n != o {
+            let shown = n.cloned().unwrap_or(Value::String(String::new()));
+            errors.push(FieldError::invalid(
+                format!("metadata.{key}"),
+                &shown,
+                "field is immutable",
+            ));
+        }
+    }
+}
+
+/// Renders validation errors as one Kubernetes message: `a; b` or `[a, b]` for several.
+pub fn aggregate(errors: &[FieldError]) -> String {
+    match errors {
+        [one] => one.to_string(),
+        many => format!(
+            "[{}]",
+            many.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Labels map helper for callers holding typed metadata.
+pub fn labels_json(labels: &BTreeMap<String, String>) -> Value {
+    Value::Object(
+        labels
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn strings(errors: &[FieldError]) -> Vec<String> {
+        errors.iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn bounds_and_strings_use_kubernetes_messages() {
+        let mut e = Vec::new();
+        check_minimum(&json!(-1), "spec.replicas", 0.0, "0", false, &mut e);
+        check_maximum(&json!(1001), "spec.replicas", 1000.0, "1000", false, &mut e);
+        check_max_length(&json!("a".repeat(64)), "spec.color", 63, &mut e);
+        check_pattern(&json!("Red"), "spec.color", "^[a-z]+$", &mut e);
+        check_enum(&json!("x"), "spec.mode", &["A", "B"], &mut e);
+        assert_eq!(
+            strings(&e),
+            [
+                "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+                "spec.replicas: Invalid value: 1001: must be less than or equal to 1000",
+                "spec.color: Too long: may not be more than 63 bytes",
+                "spec.color: Invalid value: \"Red\": spec.color in body should match '^[a-z]+$'",
+                "spec.mode: Unsupported value: \"x\": supported values: \"A\", \"B\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn object_meta_names_and_labels() {
+        let mut e = Vec::new();
+        validate_object_meta(
+            &json!({"name": "Bad_Name", "labels": {"a/b/c": "ok"}}),
+            true,
+            "dns1123-subdomain",
+            &mut e,
+        );
+        let s = strings(&e);
+        assert_eq!(
+            s[0],
+            "metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        );
+        assert_eq!(s[1], "metadata.namespace: Required value");
+        assert!(s[2].starts_with(
+            "metadata.labels: Invalid value: \"a/b/c\": a qualified name must consist of"
+        ));
+        let mut e = Vec::new();
+        validate_object_meta(
+            &json!({"name": "x", "namespace": "ns"}),
+            false,
+            "dns1123-label",
+            &mut e,
+        );
+        assert_eq!(
+            strings(&e),
+            ["metadata.namespace: Forbidden: not allowed on this type"]
+        );
+        let mut e = Vec::new();
+        validate_object_meta_update(&json!({"name": "b"}), &json!({"name": "a"}), &mut e);
+        assert_eq!(
+            strings(&e),
+            ["metadata.name: Invalid value: \"b\": field is immutable"]
+        );
+    }
+}
