@@ -1,0 +1,374 @@
+//! `ObjectMeta` rules common to every kind: what create and update may set, how generation
+//! moves, and the validation of names, labels, annotations and finalizers.
+
+use apimachinery::errors::{FieldError, FieldErrorType};
+use apimachinery::selectors::{is_dns1123_subdomain, label_value_errors, qualified_name_errors};
+use serde_json::{Map, Value, json};
+
+/// The largest total size of annotations (keys plus values).
+pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
+
+const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// The current time as Kubernetes serializes `metav1.Time` (RFC 3339, seconds, UTC).
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Returns `metadata` as a mutable map, creating it when missing.
+pub fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
+    if !object.is_object() {
+        *object = json!({});
+    }
+    let map = object.as_object_mut().expect("object was just ensured");
+    let meta = map.entry("metadata").or_insert_with(|| json!({}));
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    meta.as_object_mut().expect("metadata was just ensured")
+}
+
+/// Reads a string member of `metadata`.
+pub fn meta_str<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
+    object
+        .get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+}
+
+/// The object's `metadata.finalizers`.
+pub fn finalizers(object: &Value) -> Vec<String> {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the object's deletion has started.
+pub fn is_deleting(object: &Value) -> bool {
+    object
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+/// Prepares an object for create: wipes what clients may not set, sets uid, creation time
+/// and generation 1.
+pub fn prepare_create(object: &mut Value) {
+    let meta = meta_mut(object);
+    for k in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+        "resourceVersion",
+    ] {
+        meta.remove(k);
+    }
+    meta.insert("uid".into(), Value::from(uuid::Uuid::new_v4().to_string()));
+    meta.insert("creationTimestamp".into(), Value::from(now_rfc3339()));
+    meta.insert("generation".into(), Value::from(1));
+}
+
+/// The part of an object that drives `metadata.generation`: everything except metadata (and
+/// status when the kind has a status subresource).
+fn spec_part(object: &Value, status_subresource: bool) -> Value {
+    let mut v = object.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("metadata");
+        m.remove("apiVersion");
+        m.remove("kind");
+        if status_subresource {
+            m.remove("status");
+        }
+    }
+    v
+}
+
+/// Prepares an update of the main resource: keeps the system-owned metadata of `old`, keeps
+/// `old`'s status when the kind has a status subresource, and bumps generation when the spec
+/// changed.
+pub fn prepare_update(new: &mut Value, old: &Value, status_subresource: bool) {
+    if status_subresource {
+        match old.get("status") {
+            Some(s) => {
+                if let Some(m) = new.as_object_mut() {
+                    m.insert("status".into(), s.clone());
+                }
+            }
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    copy_system_meta(new, old);
+    let old_gen = old
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let changed = spec_part(new, status_subresource) != spec_part(old, status_subresource);
+    meta_mut(new).insert(
+        "generation".into(),
+        Value::from(if changed { old_gen + 1 } else { old_gen }),
+    );
+}
+
+/// Prepares a `/status` write: everything but `status` (and managedFields) comes from `old`.
+pub fn prepare_status_update(new: &mut Value, old: &Value) {
+    let status = new.get("status").cloned();
+    let managed = new.pointer("/metadata/managedFields").cloned();
+    let mut out = old.clone();
+    if let Some(m) = out.as_object_mut() {
+        match status {
+            Some(s) => {
+                m.insert("status".into(), s);
+            }
+            None => {
+                m.remove("status");
+            }
+        }
+    }
+    if let Some(mf) = managed {
+        meta_mut(&mut out).insert("managedFields".into(), mf);
+    }
+    *new = out;
+}
+
+fn copy_system_meta(new: &mut Value, old: &Value) {
+    let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
+    let meta = meta_mut(new);
+    for k in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+    ] {
+        match old_meta.get(k) {
+            Some(v) => {
+                meta.insert(k.into(), v.clone());
+            }
+            None => {
+                meta.remove(k);
+            }
+        }
+    }
+    meta.remove("selfLink");
+}
+
+/// Validates a name: DNS-1123 subdomain (or label for namespaces).
+pub fn validate_name(name: &str, dns_label: bool) -> Option<FieldError> {
+    if dns_label {
+        let ok = !name.is_empty()
+            && name.len() <= 63
+            && is_dns1123_subdomain(name)
+            && !name.contains('.');
+        if !ok {
+            let detail = if name.len() > 63 {
+                "must be no more than 63 characters".to_string()
+            } else {
+                DNS1123_LABEL_MSG.to_string()
+            };
+            return Some(FieldError::invalid(
+                "metadata.name",
+                &Value::from(name),
+                detail,
+            ));
+        }
+    } else if !is_dns1123_subdomain(name) {
+        let detail = if name.len() > 253 {
+            "must be no more than 253 characters".to_string()
+        } else {
+            DNS1123_SUBDOMAIN_MSG.to_string()
+        };
+        return Some(FieldError::invalid(
+            "metadata.name",
+            &Value::from(name),
+            detail,
+        ));
+    }
+    None
+}
+
+/// Validates the metadata of an object being created or updated.
+pub fn validate_object_meta(
+    object: &Value,
+    namespaced: bool,
+    dns_label_name: bool,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    match meta_str(object, "name") {
+        Some(name) if !name.is_empty() => errs.extend(validate_name(name, dns_label_name)),
+        _ => {
+            if meta_str(object, "generateName").is_none_or(str::is_empty) {
+                errs.push(FieldError::required(
+                    "metadata.name",
+                    "name or generateName is required",
+                ));
+            }
+        }
+    }
+    let ns = meta_str(object, "namespace").unwrap_or("");
+    if namespaced && ns.is_empty() {
+        errs.push(FieldError::required("metadata.namespace", ""));
+    }
+    if !namespaced && !ns.is_empty() {
+        errs.push(FieldError::forbidden(
+            "metadata.namespace",
+            "not allowed on this type",
+        ));
+    }
+    if let Some(labels) = object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+    {
+        for (k, v) in labels {
+            for e in qualified_name_errors(k) {
+                errs.push(FieldError::invalid(
+                    "metadata.labels",
+                    &Value::from(k.as_str()),
+                    e,
+                ));
+            }
+            let v = v.as_str().unwrap_or("");
+            for e in label_value_errors(v) {
+                errs.push(FieldError::invalid(
+                    format!("metadata.labels"),
+                    &Value::from(v),
+                    e,
+                ));
+            }
+        }
+    }
+    if let Some(ann) = object
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+    {
+        let mut total = 0;
+        for (k, v) in ann {
+            for e in qualified_name_errors(&k.to_ascii_lowercase()) {
+                errs.push(FieldError::invalid(
+                    "metadata.annotations",
+                    &Value::from(k.as_str()),
+                    e,
+                ));
+            }
+            total += k.len() + v.as_str().map_or(0, str::len);
+        }
+        if total > MAX_ANNOTATIONS_BYTES {
+            errs.push(FieldError::new(
+                FieldErrorType::TooLong,
+                "metadata.annotations",
+                None,
+                format!("must have at most {MAX_ANNOTATIONS_BYTES} bytes"),
+            ));
+        }
+    }
+    for (i, f) in finalizers(object).iter().enumerate() {
+        for e in qualified_name_errors(f) {
+            errs.push(FieldError::invalid(
+                format!("metadata.finalizers[{i}]"),
+                &Value::from(f.as_str()),
+                e,
+            ));
+        }
+    }
+    errs
+}
+
+/// Validates what an update may not change.
+pub fn validate_meta_update(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for k in ["name", "namespace"] {
+        let (n, o) = (
+            meta_str(new, k).unwrap_or(""),
+            meta_str(old, k).unwrap_or(""),
+        );
+        if n != o {
+            errs.push(FieldError::invalid(
+                format!("metadata.{k}"),
+                &Value::from(n),
+                "field is immutable",
+            ));
+        }
+    }
+    if is_deleting(old) {
+        let old_f = finalizers(old);
+        let added: Vec<String> = finalizers(new)
+            .into_iter()
+            .filter(|f| !old_f.contains(f))
+            .collect();
+        if !added.is_empty() {
+            let list = added
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            errs.push(FieldError::forbidden("metadata.finalizers", format!("no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}")));
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_wipes_and_sets_system_fields() {
+        let mut o = json!({"metadata": {"name": "a", "uid": "x", "selfLink": "/x", "deletionTimestamp": "2020-01-01T00:00:00Z"}});
+        prepare_create(&mut o);
+        assert_ne!(o["metadata"]["uid"], "x");
+        assert_eq!(o["metadata"]["generation"], 1);
+        assert!(o["metadata"].get("selfLink").is_none());
+        assert!(o["metadata"].get("deletionTimestamp").is_none());
+    }
+
+    #[test]
+    fn generation_bumps_on_spec_change_only() {
+        let old = json!({"metadata": {"name": "a", "generation": 1, "uid": "u"}, "spec": {"r": 1}, "status": {"s": 1}});
+        let mut same = json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "spec": {"r": 1}, "status": {"s": 2}});
+        prepare_update(&mut same, &old, true);
+        assert_eq!(same["metadata"]["generation"], 1);
+        assert_eq!(same["status"]["s"], 1);
+        assert_eq!(same["metadata"]["uid"], "u");
+        let mut changed = json!({"metadata": {"name": "a"}, "spec": {"r": 2}});
+        prepare_update(&mut changed, &old, true);
+        assert_eq!(changed["metadata"]["generation"], 2);
+    }
+
+    #[test]
+    fn validation_messages() {
+        let errs = validate_object_meta(
+            &json!({"metadata": {"name": "Bad_Name", "namespace": "d"}}),
+            true,
+            false,
+        );
+        assert_eq!(
+            errs[0].to_string(),
+            format!("metadata.name: Invalid value: \"Bad_Name\": {DNS1123_SUBDOMAIN_MSG}")
+        );
+        let errs = validate_object_meta(&json!({"metadata": {}}), false, false);
+        assert_eq!(
+            errs[0].to_string(),
+            "metadata.name: Required value: name or generateName is required"
+        );
+        let errs = validate_meta_update(
+            &json!({"metadata": {"name": "b"}}),
+            &json!({"metadata": {"name": "a"}}),
+        );
+        assert_eq!(
+            errs[0].to_string(),
+            "metadata.name: Invalid value: \"b\": field is immutable"
+        );
+    }
+}

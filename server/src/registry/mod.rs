@@ -1,0 +1,10 @@
+//! The generic registry: a [`store::ResourceStore`] per kind over the storage interface, plus
+//! the metadata rules every kind shares ([`meta`]) and per-kind behaviour.
+
+pub mod codec;
+pub mod errors;
+pub mod generate_name;
+pub mod meta;
+pub mod store;
+
+pub use store::{DeleteOptions, DeleteOutcome, ResourceStore};

@@ -1,0 +1,394 @@
+//! [`ResourceStore`]: the generic registry store of one kind over the storage
+//! [`Interface`]. It works on objects in the JSON of the kind's storage version; endpoints
+//! convert to and from the requested version around it.
+
+use std::sync::Arc;
+
+use apimachinery::status::ApiError;
+use apimachinery::{GroupResource, KindOps, ResourceInfo};
+use bytes::Bytes;
+use parking_lot::Mutex;
+use serde_json::Value;
+use storage::interface::{
+    GetOptions, Interface, ListOptions, ListResult, Preconditions, StoredObject, Update, UpdateFn,
+    WatchEventStream,
+};
+use storage::keys::ResourceKeys;
+
+use super::codec::JsonObjectCodec;
+use super::errors::{callback, storage_error};
+use super::generate_name;
+use super::meta::{self, finalizers, is_deleting, meta_mut, meta_str};
+
+/// How many names `generateName` tries before giving up with 409.
+pub const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+/// The outcome of a delete.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeleteOutcome {
+    /// The object is gone; its last state.
+    Deleted(Value),
+    /// Finalizers are pending: the object now carries `deletionTimestamp`.
+    Pending(Value),
+}
+
+/// The options of a delete.
+#[derive(Clone, Debug, Default)]
+pub struct DeleteOptions {
+    /// `preconditions.uid`.
+    pub uid: Option<String>,
+    /// `preconditions.resourceVersion`.
+    pub resource_version: Option<String>,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+}
+
+/// The generic store of one kind.
+pub struct ResourceStore {
+    /// The kind's typed operations.
+    pub ops: Arc<dyn KindOps>,
+    /// The storage version's facts.
+    pub info: ResourceInfo,
+    /// The group and plural, for messages.
+    pub resource: GroupResource,
+    /// The storage underneath.
+    pub storage: Arc<dyn Interface>,
+    /// The attribute extractor shared with storage.
+    pub codec: Arc<JsonObjectCodec>,
+    keys: ResourceKeys,
+}
+
+type UpdateClosure<'a> = Box<dyn FnMut(Option<Value>) -> Result<Value, ApiError> + Send + 'a>;
+
+impl ResourceStore {
+    /// Creates the store of one kind.
+    pub fn new(
+        ops: Arc<dyn KindOps>,
+        storage: Arc<dyn Interface>,
+        keys: ResourceKeys,
+        codec: Arc<JsonObjectCodec>,
+    ) -> Self {
+        let info = ops.storage_version().clone();
+        let resource = GroupResource::new(info.group, info.plural);
+        Self {
+            ops,
+            info,
+            resource,
+            storage,
+            codec,
+            keys,
+        }
+    }
+
+    /// The storage key of one object.
+    pub fn key(&self, namespace: &str, name: &str) -> Result<String, ApiError> {
+        let ns = if self.info.namespaced() {
+            Some(namespace)
+        } else {
+            None
+        };
+        self.keys
+            .object_key(ns, name)
+            .map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+
+    /// The storage key of a collection (all namespaces when `namespace` is empty).
+    pub fn collection_key(&self, namespace: &str) -> Result<String, ApiError> {
+        if namespace.is_empty() || !self.info.namespaced() {
+            Ok(self.keys.resource_prefix().to_string())
+        } else {
+            self.keys
+                .namespace_prefix(namespace)
+                .map_err(|e| ApiError::bad_request(e.to_string()))
+        }
+    }
+
+    /// Decodes a stored object and stamps its resourceVersion.
+    pub fn decode(&self, stored: &StoredObject) -> Result<Value, ApiError> {
+        let mut v: Value = serde_json::from_slice(&stored.data).map_err(ApiError::internal)?;
+        meta_mut(&mut v).insert(
+            "resourceVersion".into(),
+            Value::from(stored.resource_version.to_string()),
+        );
+        Ok(v)
+    }
+
+    /// Encodes an object for storage (without its resourceVersion).
+    pub fn encode(&self, object: &Value) -> Result<Bytes, ApiError> {
+        let mut v = object.clone();
+        meta_mut(&mut v).remove("resourceVersion");
+        serde_json::to_vec(&v)
+            .map(Bytes::from)
+            .map_err(ApiError::internal)
+    }
+
+    fn err(&self, e: storage::StorageError, name: &str) -> ApiError {
+        storage_error(e, &self.resource, name)
+    }
+
+    /// Reads one object (`resource_version` as the client gave it).
+    pub async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: &str,
+    ) -> Result<Value, ApiError> {
+        let key = self.key(namespace, name)?;
+        let opts = GetOptions {
+            ignore_not_found: true,
+            resource_version: resource_version.to_string(),
+        };
+        match self
+            .storage
+            .get(&key, opts)
+            .await
+            .map_err(|e| self.err(e, name))?
+        {
+            Some(o) => self.decode(&o),
+            None => Err(ApiError::not_found(&self.resource, name)),
+        }
+    }
+
+    /// Reads one object, or `None`.
+    pub async fn try_get(&self, namespace: &str, name: &str) -> Result<Option<Value>, ApiError> {
+        match self.get(namespace, name, "").await {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.code() == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Lists a collection; returns the decoded items and the page facts.
+    pub async fn list(
+        &self,
+        namespace: &str,
+        opts: ListOptions,
+    ) -> Result<(Vec<Value>, ListResult), ApiError> {
+        let key = self.collection_key(namespace)?;
+        let mut result = self
+            .storage
+            .get_list(
+                &key,
+                ListOptions {
+                    recursive: true,
+                    ..opts
+                },
+            )
+            .await
+            .map_err(|e| self.err(e, ""))?;
+        let items = result
+            .items
+            .iter()
+            .map(|o| self.decode(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        result.items.clear();
+        Ok((items, result))
+    }
+
+    /// Watches a collection (or one object when the key names it).
+    pub async fn watch(&self, key: &str, opts: ListOptions) -> Result<WatchEventStream, ApiError> {
+        self.storage
+            .watch(key, opts)
+            .await
+            .map_err(|e| self.err(e, ""))
+    }
+
+    /// Creates a prepared, validated object; resolves `generateName` with retries. `ttl` is
+    /// the storage TTL in seconds (Events).
+    pub async fn create(
+        &self,
+        namespace: &str,
+        object: Value,
+        dry_run: bool,
+        ttl: Option<u64>,
+    ) -> Result<Value, ApiError> {
+        let generate = meta_str(&object, "name").is_none_or(str::is_empty);
+        let prefix = meta_str(&object, "generateName").unwrap_or("").to_string();
+        let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
+        let mut last_name = String::new();
+        for _ in 0..attempts {
+            let mut obj = object.clone();
+            if generate {
+                let name = generate_name::generate(&prefix);
+                meta_mut(&mut obj).insert("name".into(), Value::from(name));
+            }
+            let name = meta_str(&obj, "name").unwrap_or("").to_string();
+            last_name.clone_from(&name);
+            if let Some(e) = meta::validate_name(&name, self.info.kind == "Namespace") {
+                return Err(ApiError::invalid(
+                    self.info.group,
+                    self.info.kind,
+                    &name,
+                    &[e],
+                ));
+            }
+            let key = self.key(namespace, &name)?;
+            if dry_run {
+                if self.try_get(namespace, &name).await?.is_some() {
+                    if generate {
+                        continue;
+                    }
+                    return Err(ApiError::already_exists(&self.resource, &name));
+                }
+                return Ok(obj);
+            }
+            match self.storage.create(&key, self.encode(&obj)?, ttl).await {
+                Ok(stored) => return self.decode(&stored),
+                Err(e) if e.is_exists() && generate => continue,
+                Err(e) => return Err(self.err(e, &name)),
+            }
+        }
+        Err(ApiError::generate_name_conflict(
+            &self.resource,
+            &last_name,
+            1,
+        ))
+    }
+
+    /// Updates one object through `update`, which receives the current object (`None` when
+    /// absent and `allow_create`) and returns the new one. Returns the stored object and
+    /// whether it was created. A deleting object whose last finalizer is removed is deleted.
+    pub async fn update<'a>(
+        &'a self,
+        namespace: &'a str,
+        name: &'a str,
+        allow_create: bool,
+        dry_run: bool,
+        mut update: UpdateClosure<'a>,
+    ) -> Result<(Value, bool), ApiError> {
+        let key = self.key(namespace, name)?;
+        if dry_run {
+            let current = self.try_get(namespace, name).await?;
+            if current.is_none() && !allow_create {
+                return Err(ApiError::not_found(&self.resource, name));
+            }
+            let created = current.is_none();
+            return Ok((update(current)?, created));
+        }
+        let created = Arc::new(Mutex::new(false));
+        let flag = created.clone();
+        let this = self;
+        let try_update: UpdateFn<'_> = Box::new(move |current: Option<StoredObject>| {
+            let result = (|| {
+                let cur = match &current {
+                    Some(o) => Some(this.decode(o)?),
+                    None => None,
+                };
+                *flag.lock() = cur.is_none();
+                let new = update(cur)?;
+                Ok::<_, ApiError>(Update {
+                    data: this.encode(&new)?,
+                    ttl: None,
+                })
+            })();
+            Box::pin(async move { result.map_err(callback) })
+        });
+        let stored = self
+            .storage
+            .guaranteed_update(&key, allow_create, None, try_update, None)
+            .await
+            .map_err(|e| self.err(e, name))?;
+        let obj = self.decode(&stored)?;
+        let was_created = *created.lock();
+        if is_deleting(&obj) && finalizers(&obj).is_empty() {
+            let pre = Preconditions {
+                uid: None,
+                resource_version: Some(stored.resource_version.to_string()),
+            };
+            match self.storage.delete(&key, Some(pre), None, None).await {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(self.err(e, name)),
+            }
+        }
+        Ok((obj, was_created))
+    }
+
+    /// Deletes one object, honouring preconditions and finalizers.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<DeleteOutcome, ApiError> {
+        let key = self.key(namespace, name)?;
+        let current = self.get(namespace, name, "").await?;
+        if let Some(uid) = &opts.uid {
+            let have = meta_str(&current, "uid").unwrap_or("");
+            if have != uid {
+                return Err(ApiError::conflict(
+                    &self.resource,
+                    name,
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
+                    ),
+                ));
+            }
+        }
+        if let Some(rv) = &opts.resource_version {
+            let have = meta_str(&current, "resourceVersion").unwrap_or("");
+            if have != rv {
+                return Err(ApiError::conflict(
+                    &self.resource,
+                    name,
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {have}"
+                    ),
+                ));
+            }
+        }
+        if !finalizers(&current).is_empty() {
+            if is_deleting(&current) || opts.dry_run {
+                let mut obj = current;
+                if !is_deleting(&obj) {
+                    mark_deleting(&mut obj);
+                }
+                return Ok(DeleteOutcome::Pending(obj));
+            }
+            let (obj, _) = self
+                .update(
+                    namespace,
+                    name,
+                    false,
+                    false,
+                    Box::new(|cur| {
+                        let mut obj =
+                            cur.ok_or_else(|| ApiError::not_found(&self.resource, name))?;
+                        if !is_deleting(&obj) {
+                            mark_deleting(&mut obj);
+                        }
+                        Ok(obj)
+                    }),
+                )
+                .await?;
+            if finalizers(&obj).is_empty() {
+                return Ok(DeleteOutcome::Deleted(obj));
+            }
+            return Ok(DeleteOutcome::Pending(obj));
+        }
+        if opts.dry_run {
+            return Ok(DeleteOutcome::Deleted(current));
+        }
+        let pre = Preconditions {
+            uid: meta_str(&current, "uid").map(str::to_string),
+            resource_version: None,
+        };
+        let deleted = self
+            .storage
+            .delete(&key, Some(pre), None, None)
+            .await
+            .map_err(|e| self.err(e, name))?;
+        Ok(DeleteOutcome::Deleted(
+            self.decode(&deleted).unwrap_or(current),
+        ))
+    }
+}
+
+/// Marks an object as being deleted: `deletionTimestamp`, grace period 0 and a generation bump.
+pub fn mark_deleting(object: &mut Value) {
+    let meta = meta_mut(object);
+    meta.insert("deletionTimestamp".into(), Value::from(meta::now_rfc3339()));
+    meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+    let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+    meta.insert("generation".into(), Value::from(generation + 1));
+}
