@@ -5,11 +5,14 @@
 //!   [`ProtoField`] and the encoding rules of Kubernetes' gogo-protobuf marshallers.
 //! - [`envelope`]: [`encode_envelope`] / [`decode_envelope`] (`runtime.Unknown`),
 //!   [`WatchEvent`] and [`encode_watch_frame`].
+//! - [`meta`]: [`ProtoMessage`] for `ObjectMeta`, `ListMeta`, `Status`, `Condition`, … and
+//!   [`ProtoField`] for `Time`, `MicroTime`, `Bytes`, `Quantity`, `IntOrString`.
 //!
 //! Field numbers are those of Kubernetes' `generated.proto` files, so that Go clients decode
 //! what apiary writes and the other way round.
 
 pub mod envelope;
+pub mod meta;
 pub mod wire;
 
 pub use envelope::{

@@ -144,7 +144,7 @@ pub fn put_len_delimited(buf: &mut Vec<u8>, field: u32, bytes: &[u8]) {
 }
 
 /// Appends an embedded message field (always, even when the message is empty).
-pub fn put_message<M: ProtoMessage + ?Sized>(buf: &mut Vec<u8>, field: u32, msg: &M) {
+pub fn put_message<M: ProtoMessage>(buf: &mut Vec<u8>, field: u32, msg: &M) {
     let mut inner = Vec::new();
     msg.encode_raw(&mut inner);
     put_len_delimited(buf, field, &inner);
@@ -179,7 +179,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads every field of the input into `msg`.
-    pub fn merge_all<M: ProtoMessage + ?Sized>(&mut self, msg: &mut M) -> Result<(), ProtoError> {
+    pub fn merge_all<M: ProtoMessage>(&mut self, msg: &mut M) -> Result<(), ProtoError> {
         while let Some((field, wire)) = self.key()? {
             msg.merge_field(field, wire, self)?;
         }
@@ -262,7 +262,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads the payload of field `field` as an embedded message merged into `msg`.
-    pub fn merge_message<M: ProtoMessage + ?Sized>(
+    pub fn merge_message<M: ProtoMessage>(
         &mut self,
         field: u32,
         wire: WireType,
@@ -311,6 +311,22 @@ pub trait ProtoField {
         wire: WireType,
         dec: &mut Decoder<'_>,
     ) -> Result<(), ProtoError>;
+
+    /// Merges one record of field `field` into an optional value. By default the value is
+    /// created if absent; types whose empty encoding means "unset" (such as `Time`, whose Go
+    /// zero value encodes as an empty message) override this to leave it `None`.
+    fn merge_optional(
+        slot: &mut Option<Self>,
+        field: u32,
+        wire: WireType,
+        dec: &mut Decoder<'_>,
+    ) -> Result<(), ProtoError>
+    where
+        Self: Sized + Default,
+    {
+        slot.get_or_insert_with(Self::default)
+            .merge_field_value(field, wire, dec)
+    }
 }
 
 /// A type that can be an element of a repeated field (a `Vec`).
@@ -523,8 +539,7 @@ impl<T: ProtoField + Default> ProtoField for Option<T> {
         wire: WireType,
         dec: &mut Decoder<'_>,
     ) -> Result<(), ProtoError> {
-        self.get_or_insert_with(T::default)
-            .merge_field_value(field, wire, dec)
+        T::merge_optional(self, field, wire, dec)
     }
 }
 
