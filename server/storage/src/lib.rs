@@ -9,7 +9,9 @@
 //! - [`errors::StorageError`]: the one error type.
 
 pub mod backend;
+pub mod cacher;
 pub mod continue_token;
+pub mod embedded;
 pub mod errors;
 pub mod etcd;
 pub mod interface;

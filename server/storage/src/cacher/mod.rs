@@ -1,0 +1,401 @@
+//! The watch cache: Kubernetes' `Cacher` + `watchCache` in front of any [`Interface`].
+//!
+//! One [`Cacher`] serves one resource. It lists the resource once, then follows a single
+//! upstream watch; it keeps every object in memory (with its labels and fields) plus a bounded
+//! ring of recent events.
+//!
+//! - **Reads.** `get` and unpaginated lists are served from memory. A consistent read
+//!   (resourceVersion `""`) first asks the storage for its current revision and waits until the
+//!   cache has caught up with it (the upstream watch's bookmarks advance the cache revision even
+//!   when this resource is idle); a read with a minimum resourceVersion waits for that revision.
+//!   If the cache does not get there within `consistent_read_timeout`, the read is delegated to
+//!   the storage underneath. `"0"` is served from whatever the cache holds.
+//! - **Delegated lists.** As kube-apiserver does when it cannot serve a list from the cache,
+//!   paginated lists (`limit > 0`), continuations and `resourceVersionMatch=Exact` lists go to
+//!   the storage, which owns continue tokens and historical reads.
+//! - **Writes** pass through; deletes and updates get the cached object as their (verified)
+//!   suggestion.
+//! - **Watches** start from the ring (410 `Expired` if the revision is older than the ring) or
+//!   with synthetic ADDED events for the current state, then follow live events. Each event is
+//!   shared by all watchers and carries a memo of its encoded forms
+//!   ([`Cacher::watch_memoized`]). Per-watcher buffers are bounded: a watcher that does not
+//!   read is closed with an error without affecting the others. Bookmarks are sent every
+//!   `bookmark_interval` to watchers that allow them, and `sendInitialEvents=true` ends its
+//!   initial events with a bookmark flagged `initial_events_end`.
+
+mod memo;
+mod reflector;
+mod state;
+mod watcher;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::{self, BoxStream};
+use parking_lot::{Mutex, RwLock};
+use tokio::task::JoinHandle;
+
+pub use memo::{EncodedMemo, EncodingKey};
+pub use watcher::{MemoHandle, MemoizedEvent};
+
+use crate::errors::{Result, Revision, StorageError};
+use crate::interface::{
+    GetOptions, Interface, ListOptions, ListResult, ObjectCodec, Preconditions,
+    ResourceVersionMatch, StoredObject, UpdateFn, ValidateDeletionFn, WatchEvent, WatchEventStream,
+    parse_resource_version,
+};
+use crate::keys::collection_prefix;
+use state::CacheState;
+use watcher::{Item, WatchFilter, WatcherEntry, new_watcher};
+
+/// The configuration of a [`Cacher`].
+#[derive(Clone)]
+pub struct CacherConfig {
+    /// The resource prefix (ending with `/`) the cache covers.
+    pub resource_prefix: String,
+    /// Extracts labels and fields for filtering.
+    pub codec: Arc<dyn ObjectCodec>,
+    /// How many recent events the ring keeps (watches from older revisions get 410).
+    pub event_capacity: usize,
+    /// How many events a watcher may have unread before it is closed.
+    pub watcher_buffer: usize,
+    /// How often watchers that allow bookmarks receive one.
+    pub bookmark_interval: Duration,
+    /// How long a read waits for the cache to catch up before it is delegated to the storage.
+    pub consistent_read_timeout: Duration,
+}
+
+impl CacherConfig {
+    /// A configuration with defaults: 10,000 events of history, 1,000-event watcher buffers,
+    /// bookmarks every 5 s, and a 1 s wait for freshness.
+    pub fn new(resource_prefix: impl Into<String>, codec: Arc<dyn ObjectCodec>) -> Self {
+        Self {
+            resource_prefix: collection_prefix(&resource_prefix.into()),
+            codec,
+            event_capacity: 10_000,
+            watcher_buffer: 1_000,
+            bookmark_interval: Duration::from_secs(5),
+            consistent_read_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// State shared by the cacher handle and its reflector task.
+pub(crate) struct Shared {
+    storage: Arc<dyn Interface>,
+    config: CacherConfig,
+    state: RwLock<CacheState>,
+    watchers: Mutex<Vec<WatcherEntry>>,
+    /// The cache revision, `-1` until the initial list is loaded.
+    revision: tokio::sync::watch::Sender<Revision>,
+}
+
+/// Aborts the reflector when the last [`Cacher`] handle goes away.
+struct TaskGuard(JoinHandle<()>);
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A watch cache in front of an [`Interface`]; it implements [`Interface`] itself. Cheap to
+/// clone; the cache stops when the last clone is dropped.
+#[derive(Clone)]
+pub struct Cacher {
+    shared: Arc<Shared>,
+    _task: Arc<TaskGuard>,
+}
+
+impl std::fmt::Debug for Cacher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cacher")
+            .field("resource_prefix", &self.shared.config.resource_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How fresh a read must be.
+enum Freshness {
+    /// Whatever the cache holds (resourceVersion `"0"`).
+    Any,
+    /// At least the storage's current revision (resourceVersion `""`).
+    Latest,
+    /// At least this revision.
+    AtLeast(Revision),
+}
+
+impl Freshness {
+    fn parse(resource_version: &str) -> Result<Self> {
+        Ok(match resource_version {
+            "" => Self::Latest,
+            "0" => Self::Any,
+            other => Self::AtLeast(parse_resource_version(other)?),
+        })
+    }
+}
+
+impl Cacher {
+    /// Starts a cache over `storage` (a [`Store`](crate::store::Store) for the same resource).
+    /// Must be called inside a Tokio runtime; the initial list runs in the background.
+    pub fn new(storage: Arc<dyn Interface>, config: CacherConfig) -> Self {
+        let (revision, _) = tokio::sync::watch::channel(-1);
+        let shared = Arc::new(Shared {
+            storage,
+            config,
+            state: RwLock::new(CacheState::default()),
+            watchers: Mutex::new(Vec::new()),
+            revision,
+        });
+        let task = tokio::spawn(reflector::run(Arc::clone(&shared)));
+        Self {
+            shared,
+            _task: Arc::new(TaskGuard(task)),
+        }
+    }
+
+    /// The storage underneath.
+    pub fn storage(&self) -> &Arc<dyn Interface> {
+        &self.shared.storage
+    }
+
+    /// The revision the cache has reached, or `None` before the initial list is loaded.
+    pub fn revision(&self) -> Option<Revision> {
+        let revision = *self.shared.revision.borrow();
+        (revision >= 0).then_some(revision)
+    }
+
+    /// The number of open watchers served by the cache.
+    pub fn watcher_count(&self) -> usize {
+        self.shared.watchers.lock().len()
+    }
+
+    /// Waits until the initial list is loaded; false on timeout.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        self.wait_for(0, timeout).await
+    }
+
+    /// Waits until the cache revision is at least `target`; false on timeout.
+    async fn wait_for(&self, target: Revision, timeout: Duration) -> bool {
+        let mut rx = self.shared.revision.subscribe();
+        tokio::time::timeout(timeout, rx.wait_for(|r| *r >= 0 && *r >= target))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Waits until the cache can serve a read of the given freshness; false means "delegate".
+    async fn ready_for(&self, freshness: &Freshness) -> Result<bool> {
+        let timeout = self.shared.config.consistent_read_timeout;
+        let target = match freshness {
+            Freshness::Any => 0,
+            Freshness::AtLeast(rv) => *rv,
+            Freshness::Latest => self.shared.storage.current_resource_version().await?,
+        };
+        Ok(self.wait_for(target, timeout).await)
+    }
+
+    fn cached_object(&self, key: &str) -> Option<StoredObject> {
+        self.shared
+            .state
+            .read()
+            .objects
+            .get(key)
+            .map(|o| o.object.clone())
+    }
+
+    /// Like [`Interface::watch`], with each event's memo of encoded forms, so the server can
+    /// encode an event once per encoding for all its watchers.
+    pub async fn watch_memoized(
+        &self,
+        key: &str,
+        opts: ListOptions,
+    ) -> Result<BoxStream<'static, MemoizedEvent>> {
+        let freshness = Freshness::parse(&opts.resource_version)?;
+        if !self.ready_for(&freshness).await? {
+            let delegated = self.shared.storage.watch(key, opts).await?;
+            return Ok(delegated
+                .map(|event| MemoizedEvent { event, memo: None })
+                .boxed());
+        }
+        let requested = parse_resource_version(&opts.resource_version)?;
+        let initial = opts.send_initial_events.unwrap_or(requested == 0);
+        let filter = WatchFilter {
+            key: if opts.recursive {
+                collection_prefix(key)
+            } else {
+                key.to_string()
+            },
+            recursive: opts.recursive,
+            predicate: opts.predicate.clone(),
+            allow_bookmarks: opts.allow_bookmarks,
+        };
+        let state = self.shared.state.read();
+        let mut backlog = Vec::new();
+        if initial {
+            for object in self.scan(&state, &filter) {
+                backlog.push(Item::Event(
+                    Arc::new(state::CachedEvent {
+                        kind: state::ChangeKind::Added,
+                        revision: object.object.resource_version,
+                        key: object.object.key.clone(),
+                        current: object.clone(),
+                        prev: None,
+                        memos: Default::default(),
+                    }),
+                    state::Delivery::AsIs,
+                ));
+            }
+            if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
+                backlog.push(Item::Bookmark(state.revision, true));
+            }
+        } else {
+            let Some(events) = state.events_after(requested) else {
+                let error = StorageError::Expired {
+                    requested,
+                    compacted: state.ring_start,
+                };
+                return Ok(stream::once(async move {
+                    MemoizedEvent {
+                        event: WatchEvent::Error(error),
+                        memo: None,
+                    }
+                })
+                .boxed());
+            };
+            for event in events {
+                if let Some(delivery) = filter.delivery(&event) {
+                    backlog.push(Item::Event(event, delivery));
+                }
+            }
+        }
+        let (entry, stream) = new_watcher(filter, backlog, self.shared.config.watcher_buffer);
+        self.shared.watchers.lock().push(entry);
+        drop(state);
+        Ok(stream)
+    }
+
+    /// The cached objects in scope of `filter` that match its predicate, in key order.
+    fn scan<'s>(
+        &self,
+        state: &'s CacheState,
+        filter: &'s WatchFilter,
+    ) -> impl Iterator<Item = &'s state::CachedObject> + 's {
+        let range: Box<dyn Iterator<Item = &'s state::CachedObject> + 's> = if filter.recursive {
+            Box::new(
+                state
+                    .objects
+                    .range(filter.key.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&filter.key))
+                    .map(|(_, o)| o),
+            )
+        } else {
+            Box::new(state.objects.get(&filter.key).into_iter())
+        };
+        range.filter(|o| filter.predicate.matches(&o.attrs))
+    }
+}
+
+#[async_trait]
+impl Interface for Cacher {
+    async fn create(&self, key: &str, data: Bytes, ttl: Option<u64>) -> Result<StoredObject> {
+        self.shared.storage.create(key, data, ttl).await
+    }
+
+    async fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        preconditions: Option<Preconditions>,
+        validate_deletion: Option<ValidateDeletionFn<'a>>,
+        cached_existing: Option<StoredObject>,
+    ) -> Result<StoredObject> {
+        let suggestion = cached_existing.or_else(|| self.cached_object(key));
+        self.shared
+            .storage
+            .delete(key, preconditions, validate_deletion, suggestion)
+            .await
+    }
+
+    async fn watch(&self, key: &str, opts: ListOptions) -> Result<WatchEventStream> {
+        Ok(self
+            .watch_memoized(key, opts)
+            .await?
+            .map(|memoized| memoized.event)
+            .boxed())
+    }
+
+    async fn get(&self, key: &str, opts: GetOptions) -> Result<Option<StoredObject>> {
+        let freshness = Freshness::parse(&opts.resource_version)?;
+        if !self.ready_for(&freshness).await? {
+            return self.shared.storage.get(key, opts).await;
+        }
+        let state = self.shared.state.read();
+        match state.objects.get(key) {
+            Some(object) => Ok(Some(object.object.clone())),
+            None if opts.ignore_not_found => Ok(None),
+            None => Err(StorageError::KeyNotFound {
+                key: key.to_string(),
+                revision: state.revision,
+            }),
+        }
+    }
+
+    async fn get_list(&self, key: &str, opts: ListOptions) -> Result<ListResult> {
+        let delegate = opts.limit > 0
+            || !opts.continue_token.is_empty()
+            || opts.resource_version_match == Some(ResourceVersionMatch::Exact);
+        if delegate {
+            return self.shared.storage.get_list(key, opts).await;
+        }
+        let freshness = Freshness::parse(&opts.resource_version)?;
+        if !self.ready_for(&freshness).await? {
+            return self.shared.storage.get_list(key, opts).await;
+        }
+        let filter = WatchFilter {
+            key: if opts.recursive {
+                collection_prefix(key)
+            } else {
+                key.to_string()
+            },
+            recursive: opts.recursive,
+            predicate: opts.predicate,
+            allow_bookmarks: false,
+        };
+        let state = self.shared.state.read();
+        let items = self
+            .scan(&state, &filter)
+            .map(|o| o.object.clone())
+            .collect();
+        Ok(ListResult {
+            items,
+            resource_version: state.revision,
+            continue_token: None,
+            remaining_item_count: None,
+        })
+    }
+
+    async fn guaranteed_update<'a>(
+        &'a self,
+        key: &'a str,
+        ignore_not_found: bool,
+        preconditions: Option<Preconditions>,
+        try_update: UpdateFn<'a>,
+        cached_existing: Option<StoredObject>,
+    ) -> Result<StoredObject> {
+        let suggestion = cached_existing.or_else(|| self.cached_object(key));
+        self.shared
+            .storage
+            .guaranteed_update(key, ignore_not_found, preconditions, try_update, suggestion)
+            .await
+    }
+
+    async fn count(&self, key: &str) -> Result<i64> {
+        self.shared.storage.count(key).await
+    }
+
+    async fn current_resource_version(&self) -> Result<Revision> {
+        self.shared.storage.current_resource_version().await
+    }
+}

@@ -1,0 +1,116 @@
+//! The cache's data: the objects at the cache revision, and a bounded ring of recent events.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use crate::errors::Revision;
+use crate::interface::{ObjectAttrs, StoredObject};
+
+use super::memo::EncodedMemo;
+
+/// One cached object with its attributes.
+#[derive(Debug, Clone)]
+pub(crate) struct CachedObject {
+    pub(crate) object: StoredObject,
+    pub(crate) attrs: Arc<ObjectAttrs>,
+}
+
+/// The kind of a cached event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One change as the cache saw it, shared by every watcher it is delivered to.
+#[derive(Debug)]
+pub(crate) struct CachedEvent {
+    pub(crate) kind: ChangeKind,
+    pub(crate) revision: Revision,
+    pub(crate) key: String,
+    /// The object after the change (for a delete: the last state, at the deletion revision).
+    pub(crate) current: CachedObject,
+    /// The object before the change, when it existed.
+    pub(crate) prev: Option<CachedObject>,
+    /// Encoded forms of this event, one memo per [`Delivery`] form.
+    pub(crate) memos: [EncodedMemo; 3],
+}
+
+/// How an event is presented to one watcher, given its filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// As it happened (ADDED, MODIFIED or DELETED with the current object).
+    AsIs = 0,
+    /// ADDED with the current object: the object started matching the watcher's filter.
+    Added = 1,
+    /// DELETED with the previous object: the object stopped matching the watcher's filter.
+    DeletedPrev = 2,
+}
+
+/// Objects and recent history.
+#[derive(Debug, Default)]
+pub(crate) struct CacheState {
+    /// True once the initial list was loaded.
+    pub(crate) ready: bool,
+    /// Every event up to this revision is applied.
+    pub(crate) revision: Revision,
+    /// The objects, by key.
+    pub(crate) objects: BTreeMap<String, CachedObject>,
+    /// Recent events in revision order.
+    pub(crate) events: VecDeque<Arc<CachedEvent>>,
+    /// Watches from a revision `>= ring_start` can be served from `events`.
+    pub(crate) ring_start: Revision,
+}
+
+impl CacheState {
+    /// Replaces everything with a fresh list at `revision`.
+    pub(crate) fn replace(&mut self, objects: Vec<CachedObject>, revision: Revision) {
+        self.objects = objects
+            .into_iter()
+            .map(|o| (o.object.key.clone(), o))
+            .collect();
+        self.events.clear();
+        self.revision = revision;
+        self.ring_start = revision;
+        self.ready = true;
+    }
+
+    /// Appends an event, keeping at most `capacity` events (whole revisions are evicted).
+    pub(crate) fn push(&mut self, event: Arc<CachedEvent>, capacity: usize) {
+        match event.kind {
+            ChangeKind::Deleted => {
+                self.objects.remove(&event.key);
+            }
+            ChangeKind::Added | ChangeKind::Modified => {
+                self.objects
+                    .insert(event.key.clone(), event.current.clone());
+            }
+        }
+        self.revision = self.revision.max(event.revision);
+        self.events.push_back(event);
+        while self.events.len() > capacity.max(1) {
+            let Some(evicted) = self.events.pop_front() else {
+                break;
+            };
+            // Watches after `evicted.revision` still find every later event.
+            self.ring_start = self.ring_start.max(evicted.revision);
+            while self
+                .events
+                .front()
+                .is_some_and(|e| e.revision == evicted.revision)
+            {
+                self.events.pop_front();
+            }
+        }
+    }
+
+    /// The events with a revision greater than `after`, or `None` when some were evicted.
+    pub(crate) fn events_after(&self, after: Revision) -> Option<Vec<Arc<CachedEvent>>> {
+        if after < self.ring_start {
+            return None;
+        }
+        let start = self.events.partition_point(|e| e.revision <= after);
+        Some(self.events.range(start..).cloned().collect())
+    }
+}
