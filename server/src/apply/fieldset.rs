@@ -1,0 +1,356 @@
+//! Field sets: the paths of the fields an object sets, encoded as `FieldsV1`
+//! (`{"f:spec":{"f:replicas":{}}}`, `k:{"name":"a"}` for map-list items, `v:"x"` for set
+//! items, `.` marking a node that is itself a member).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::patch::SchemaNode;
+
+/// One path: its `FieldsV1` elements, such as `["f:spec", "f:replicas"]`.
+pub type Path = Vec<String>;
+
+/// A set of field paths.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldSet(pub BTreeSet<Path>);
+
+/// Which top-level parts of an object a field set covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything except identity metadata (a kind without a status subresource).
+    All,
+    /// Everything except identity metadata and `status` (the main resource of a kind with a
+    /// status subresource).
+    MainResource,
+    /// Only `status` (the `/status` subresource).
+    Status,
+}
+
+/// Metadata members that are never owned.
+const SYSTEM_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+    "managedFields",
+    "generateName",
+];
+
+impl FieldSet {
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The fields an object sets, within `scope`.
+    pub fn from_object(object: &Value, schema: &SchemaNode, scope: Scope) -> Self {
+        let mut out = BTreeSet::new();
+        if let Some(map) = object.as_object() {
+            for (k, v) in map {
+                if k == "apiVersion" || k == "kind" {
+                    continue;
+                }
+                let in_scope = match scope {
+                    Scope::All => true,
+                    Scope::MainResource => k != "status",
+                    Scope::Status => k == "status",
+                };
+                if !in_scope {
+                    continue;
+                }
+                if k == "metadata" {
+                    if let Some(meta) = v.as_object() {
+                        for (mk, mv) in meta {
+                            if SYSTEM_METADATA.contains(&mk.as_str()) {
+                                continue;
+                            }
+                            let path = vec!["f:metadata".to_string(), format!("f:{mk}")];
+                            collect(mv, &schema.field("metadata").field(mk), path, &mut out);
+                        }
+                    }
+                    continue;
+                }
+                collect(v, &schema.field(k), vec![format!("f:{k}")], &mut out);
+            }
+        }
+        Self(out)
+    }
+
+    /// Parses a `fieldsV1` value.
+    pub fn from_fields_v1(value: &Value) -> Self {
+        let mut out = BTreeSet::new();
+        fn walk(node: &Value, prefix: &mut Path, out: &mut BTreeSet<Path>) {
+            let Some(map) = node.as_object() else { return };
+            for (k, child) in map {
+                if k == "." {
+                    continue;
+                }
+                prefix.push(k.clone());
+                let child_map = child.as_object();
+                if child_map.is_none_or(|m| m.is_empty() || m.contains_key(".")) {
+                    out.insert(prefix.clone());
+                }
+                walk(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        walk(value, &mut Vec::new(), &mut out);
+        Self(out)
+    }
+
+    /// Encodes the set as `fieldsV1`.
+    pub fn to_fields_v1(&self) -> Value {
+        #[derive(Default)]
+        struct Node {
+            member: bool,
+            children: BTreeMap<String, Node>,
+        }
+        let mut root = Node::default();
+        for path in &self.0 {
+            let mut node = &mut root;
+            for el in path {
+                node = node.children.entry(el.clone()).or_default();
+            }
+            node.member = true;
+        }
+        fn render(node: &Node) -> Value {
+            let mut m = Map::new();
+            if node.member && !node.children.is_empty() {
+                m.insert(".".into(), Value::Object(Map::new()));
+            }
+            for (k, c) in &node.children {
+                m.insert(k.clone(), render(c));
+            }
+            Value::Object(m)
+        }
+        render(&root)
+    }
+
+    /// Paths in both sets.
+    pub fn intersection(&self, other: &FieldSet) -> FieldSet {
+        FieldSet(self.0.intersection(&other.0).cloned().collect())
+    }
+
+    /// Paths in `self` but not in `other`.
+    pub fn difference(&self, other: &FieldSet) -> FieldSet {
+        FieldSet(self.0.difference(&other.0).cloned().collect())
+    }
+
+    /// Whether `path` is a member.
+    pub fn contains(&self, path: &Path) -> bool {
+        self.0.contains(path)
+    }
+
+    /// Whether any member lies at or under `path`.
+    pub fn owns_under(&self, path: &Path) -> bool {
+        self.0.iter().any(|p| p.starts_with(path))
+    }
+}
+
+/// The key of a map-list item: `k:{"a":"x","b":"y"}` with keys in sorted order.
+pub fn item_key(item: &Value, keys: &[String]) -> Option<String> {
+    let mut m = BTreeMap::new();
+    for k in keys {
+        m.insert(k.clone(), item.get(k)?.clone());
+    }
+    Some(format!("k:{}", serde_json::to_string(&m).ok()?))
+}
+
+fn collect(value: &Value, schema: &SchemaNode, path: Path, out: &mut BTreeSet<Path>) {
+    match value {
+        Value::Object(map) if !schema.map_atomic() && !map.is_empty() => {
+            for (k, v) in map {
+                let mut p = path.clone();
+                p.push(format!("f:{k}"));
+                collect(v, &schema.field(k), p, out);
+            }
+        }
+        Value::Array(items) => match schema.list_type().as_str() {
+            "map" => {
+                let keys = schema.list_map_keys();
+                for item in items {
+                    match item_key(item, &keys) {
+                        Some(k) => {
+                            let mut p = path.clone();
+                            p.push(k);
+                            out.insert(p.clone());
+                            collect(item, &schema.items(), p, out);
+                        }
+                        None => {
+                            out.insert(path.clone());
+                        }
+                    }
+                }
+            }
+            "set" => {
+                for item in items {
+                    let mut p = path.clone();
+                    p.push(format!(
+                        "v:{}",
+                        serde_json::to_string(item).unwrap_or_default()
+                    ));
+                    out.insert(p);
+                }
+            }
+            _ => {
+                out.insert(path);
+            }
+        },
+        _ => {
+            out.insert(path);
+        }
+    }
+}
+
+/// Renders a path as Kubernetes prints it: `.spec.replicas`, `.spec.items[name="a"]`,
+/// `.metadata.finalizers[="x"]`.
+pub fn path_string(path: &Path) -> String {
+    let mut s = String::new();
+    for el in path {
+        if let Some(f) = el.strip_prefix("f:") {
+            s.push('.');
+            s.push_str(f);
+        } else if let Some(k) = el.strip_prefix("k:") {
+            let parts: Vec<String> = serde_json::from_str::<BTreeMap<String, Value>>(k)
+                .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+                .unwrap_or_default();
+            s.push_str(&format!("[{}]", parts.join(",")));
+        } else if let Some(v) = el.strip_prefix("v:") {
+            s.push_str(&format!("[={v}]"));
+        } else if let Some(i) = el.strip_prefix("i:") {
+            s.push_str(&format!("[{i}]"));
+        }
+    }
+    s
+}
+
+/// Reads the value at a path.
+pub fn value_at<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
+    let mut cur = object;
+    for el in path {
+        cur = step(cur, el)?;
+    }
+    Some(cur)
+}
+
+fn step<'a>(cur: &'a Value, el: &str) -> Option<&'a Value> {
+    if let Some(f) = el.strip_prefix("f:") {
+        return cur.get(f);
+    }
+    let items = cur.as_array()?;
+    if let Some(k) = el.strip_prefix("k:") {
+        let keys: BTreeMap<String, Value> = serde_json::from_str(k).ok()?;
+        return items
+            .iter()
+            .find(|i| keys.iter().all(|(kk, kv)| i.get(kk) == Some(kv)));
+    }
+    if let Some(v) = el.strip_prefix("v:") {
+        let v: Value = serde_json::from_str(v).ok()?;
+        return items.iter().find(|i| **i == v);
+    }
+    if let Some(i) = el.strip_prefix("i:") {
+        return items.get(i.parse::<usize>().ok()?);
+    }
+    None
+}
+
+/// Removes the value at a path; returns whether something was removed.
+pub fn remove_at(object: &mut Value, path: &[String]) -> bool {
+    let Some((last, parent_path)) = path.split_last() else {
+        return false;
+    };
+    let mut cur = object;
+    for el in parent_path {
+        let next = if let Some(f) = el.strip_prefix("f:") {
+            cur.get_mut(f)
+        } else if let Some(k) = el.strip_prefix("k:") {
+            let Ok(keys) = serde_json::from_str::<BTreeMap<String, Value>>(k) else {
+                return false;
+            };
+            cur.as_array_mut().and_then(|a| {
+                a.iter_mut()
+                    .find(|i| keys.iter().all(|(kk, kv)| i.get(kk) == Some(kv)))
+            })
+        } else {
+            None
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return false,
+        }
+    }
+    if let Some(f) = last.strip_prefix("f:") {
+        return cur.as_object_mut().is_some_and(|m| m.remove(f).is_some());
+    }
+    let Some(items) = cur.as_array_mut() else {
+        return false;
+    };
+    let before = items.len();
+    if let Some(k) = last.strip_prefix("k:") {
+        let Ok(keys) = serde_json::from_str::<BTreeMap<String, Value>>(k) else {
+            return false;
+        };
+        items.retain(|i| !keys.iter().all(|(kk, kv)| i.get(kk) == Some(kv)));
+    } else if let Some(v) = last.strip_prefix("v:") {
+        let Ok(v) = serde_json::from_str::<Value>(v) else {
+            return false;
+        };
+        items.retain(|i| *i != v);
+    }
+    items.len() != before
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> SchemaNode {
+        SchemaNode::from_parts(
+            json!({}),
+            json!({"properties": {"spec": {"properties": {
+                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": {"properties": {}}},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "args": {"type": "array", "items": {"type": "string"}}
+            }}}}),
+        )
+    }
+
+    #[test]
+    fn builds_and_encodes_fields_v1() {
+        let obj = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "a", "labels": {"app": "x"}},
+            "spec": {"replicas": 1, "ports": [{"name": "http", "port": 80}], "tags": ["a"], "args": ["x"]}});
+        let set = FieldSet::from_object(&obj, &schema(), Scope::All);
+        let v1 = set.to_fields_v1();
+        assert_eq!(
+            v1,
+            json!({"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:args": {}, "f:ports": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}, "f:port": {}}}, "f:replicas": {}, "f:tags": {"v:\"a\"": {}}}})
+        );
+        assert_eq!(FieldSet::from_fields_v1(&v1), set);
+    }
+
+    #[test]
+    fn paths_render_and_resolve() {
+        let obj = json!({"spec": {"ports": [{"name": "http", "port": 80}], "tags": ["a", "b"]}});
+        let p: Path = vec![
+            "f:spec".into(),
+            "f:ports".into(),
+            "k:{\"name\":\"http\"}".into(),
+            "f:port".into(),
+        ];
+        assert_eq!(path_string(&p), ".spec.ports[name=\"http\"].port");
+        assert_eq!(value_at(&obj, &p), Some(&json!(80)));
+        let mut o = obj.clone();
+        assert!(remove_at(
+            &mut o,
+            &["f:spec".into(), "f:tags".into(), "v:\"a\"".into()]
+        ));
+        assert_eq!(o["spec"]["tags"], json!(["b"]));
+    }
+}

@@ -1,0 +1,405 @@
+//! `metadata.managedFields`: who owns which fields, updated on every write, and the apply
+//! operation with its conflict detection.
+
+use apimachinery::status::{ApiError, StatusCause};
+use serde_json::{Map, Value, json};
+
+use super::fieldset::{FieldSet, Path, Scope, path_string, remove_at, value_at};
+use super::merge::merge;
+use crate::patch::SchemaNode;
+use crate::registry::meta::{meta_mut, now_rfc3339};
+
+/// The longest accepted `fieldManager`.
+pub const MAX_MANAGER_LEN: usize = 128;
+
+/// One `managedFields` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManagedEntry {
+    /// The manager's name.
+    pub manager: String,
+    /// `Apply` or `Update`.
+    pub operation: String,
+    /// The apiVersion the manager wrote with.
+    pub api_version: String,
+    /// When the entry last changed.
+    pub time: String,
+    /// The subresource written through (`status`, `scale`), or empty.
+    pub subresource: String,
+    /// The fields owned.
+    pub fields: FieldSet,
+}
+
+impl ManagedEntry {
+    fn from_json(v: &Value) -> Option<Self> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        Some(Self {
+            manager: s("manager"),
+            operation: s("operation"),
+            api_version: s("apiVersion"),
+            time: s("time"),
+            subresource: s("subresource"),
+            fields: v
+                .get("fieldsV1")
+                .map(FieldSet::from_fields_v1)
+                .unwrap_or_default(),
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("manager".into(), Value::from(self.manager.clone()));
+        m.insert("operation".into(), Value::from(self.operation.clone()));
+        m.insert("apiVersion".into(), Value::from(self.api_version.clone()));
+        if !self.time.is_empty() {
+            m.insert("time".into(), Value::from(self.time.clone()));
+        }
+        m.insert("fieldsType".into(), Value::from("FieldsV1"));
+        m.insert("fieldsV1".into(), self.fields.to_fields_v1());
+        if !self.subresource.is_empty() {
+            m.insert("subresource".into(), Value::from(self.subresource.clone()));
+        }
+        Value::Object(m)
+    }
+
+    fn is(&self, manager: &str, operation: &str, subresource: &str) -> bool {
+        self.manager == manager && self.operation == operation && self.subresource == subresource
+    }
+
+    /// How conflicts name this manager: `"mgr"` for appliers, `"mgr" using v` for updaters.
+    fn describe(&self) -> String {
+        if self.operation == "Update" {
+            format!("{:?} using {}", self.manager, self.api_version)
+        } else {
+            format!("{:?}", self.manager)
+        }
+    }
+}
+
+/// Reads the entries of an object.
+pub fn entries(object: &Value) -> Vec<ManagedEntry> {
+    object
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(ManagedEntry::from_json).collect())
+        .unwrap_or_default()
+}
+
+fn store_entries(object: &mut Value, entries: Vec<ManagedEntry>) {
+    let list: Vec<Value> = entries
+        .into_iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(|e| e.to_json())
+        .collect();
+    let meta = meta_mut(object);
+    if list.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), Value::Array(list));
+    }
+}
+
+/// The default manager for non-apply writes: the User-Agent up to its first `/`.
+pub fn manager_from_user_agent(user_agent: &str) -> String {
+    let m = user_agent.split('/').next().unwrap_or("").trim();
+    let m: String = m
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_MANAGER_LEN)
+        .collect();
+    if m.is_empty() {
+        "unknown".to_string()
+    } else {
+        m
+    }
+}
+
+fn scope_for(subresource: &str, status_subresource: bool) -> Scope {
+    match (subresource, status_subresource) {
+        ("status", _) => Scope::Status,
+        (_, true) => Scope::MainResource,
+        _ => Scope::All,
+    }
+}
+
+/// Records a non-apply write by `manager`: the fields it changed become its own (taken from
+/// other managers), fields it removed leave every manager. `old` is `None` on create.
+/// Objects are in the JSON of `api_version`.
+pub fn record_update(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    api_version: &str,
+    subresource: &str,
+    status_subresource: bool,
+    schema: &SchemaNode,
+) {
+    let mut list = old.map(entries).unwrap_or_default();
+    let scope = scope_for(subresource, status_subresource);
+    let new_set = FieldSet::from_object(new, schema, scope);
+    let old_set = old
+        .map(|o| FieldSet::from_object(o, schema, scope))
+        .unwrap_or_default();
+    let changed: Vec<Path> = new_set
+        .0
+        .iter()
+        .filter(|p| old.and_then(|o| value_at(o, p)) != value_at(new, p))
+        .cloned()
+        .collect();
+    let removed: Vec<Path> = old_set.difference(&new_set).0.into_iter().collect();
+    for e in list.iter_mut() {
+        for p in changed.iter().chain(removed.iter()) {
+            e.fields.0.remove(p);
+        }
+    }
+    if !changed.is_empty() {
+        let pos = list
+            .iter()
+            .position(|e| e.is(manager, "Update", subresource) && e.api_version == api_version);
+        let idx = match pos {
+            Some(i) => i,
+            None => {
+                list.push(ManagedEntry {
+                    manager: manager.to_string(),
+                    operation: "Update".into(),
+                    api_version: api_version.to_string(),
+                    time: String::new(),
+                    subresource: subresource.to_string(),
+                    fields: FieldSet::default(),
+                });
+                list.len() - 1
+            }
+        };
+        list[idx].fields.0.extend(changed);
+        list[idx].time = now_rfc3339();
+    }
+    store_entries(new, list);
+}
+
+/// One apply request.
+#[derive(Clone, Debug)]
+pub struct ApplyRequest<'a> {
+    /// The applier.
+    pub manager: &'a str,
+    /// The apiVersion of the applied configuration.
+    pub api_version: &'a str,
+    /// `force=true`: take conflicting fields.
+    pub force: bool,
+    /// The subresource applied through, or empty.
+    pub subresource: &'a str,
+    /// Whether the kind has a status subresource.
+    pub status_subresource: bool,
+}
+
+/// Applies a configuration to the live object (`None` creates). Returns the merged object
+/// with updated managedFields, or 409 with one `FieldManagerConflict` cause per conflict.
+pub fn apply(
+    live: Option<&Value>,
+    applied: &Value,
+    req: &ApplyRequest<'_>,
+    schema: &SchemaNode,
+) -> Result<Value, ApiError> {
+    let scope = scope_for(req.subresource, req.status_subresource);
+    let mut list = live.map(entries).unwrap_or_default();
+    let applied_set = FieldSet::from_object(applied, schema, scope);
+    let mut conflicts: Vec<(Path, String)> = Vec::new();
+    if let Some(live) = live {
+        for e in &list {
+            if e.is(req.manager, "Apply", req.subresource) {
+                continue;
+            }
+            for p in applied_set.intersection(&e.fields).0 {
+                if value_at(live, &p) != value_at(applied, &p) {
+                    conflicts.push((p, e.describe()));
+                }
+            }
+        }
+    }
+    if !conflicts.is_empty() && !req.force {
+        return Err(conflict_error(&conflicts));
+    }
+    for (p, _) in &conflicts {
+        for e in list.iter_mut() {
+            if !e.is(req.manager, "Apply", req.subresource) {
+                e.fields.0.remove(p);
+            }
+        }
+    }
+    let mut scoped = applied.clone();
+    if let Some(m) = scoped.as_object_mut() {
+        match scope {
+            Scope::Status => m.retain(|k, _| k == "status" || k == "apiVersion" || k == "kind"),
+            Scope::MainResource => {
+                m.remove("status");
+            }
+            Scope::All => {}
+        }
+        if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+            meta.remove("resourceVersion");
+        }
+    }
+    let base = live.cloned().unwrap_or_else(|| json!({}));
+    let mut merged = merge(Some(&base), &scoped, schema);
+    let previous = list
+        .iter()
+        .find(|e| e.is(req.manager, "Apply", req.subresource))
+        .map(|e| e.fields.clone())
+        .unwrap_or_default();
+    for p in previous.difference(&applied_set).0 {
+        let owned_elsewhere = list
+            .iter()
+            .any(|e| !e.is(req.manager, "Apply", req.subresource) && e.fields.owns_under(&p));
+        if !owned_elsewhere && !applied_set.owns_under(&p) {
+            remove_at(&mut merged, &p);
+        }
+    }
+    let pos = list
+        .iter()
+        .position(|e| e.is(req.manager, "Apply", req.subresource));
+    let entry = ManagedEntry {
+        manager: req.manager.to_string(),
+        operation: "Apply".into(),
+        api_version: req.api_version.to_string(),
+        time: now_rfc3339(),
+        subresource: req.subresource.to_string(),
+        fields: applied_set,
+    };
+    match pos {
+        Some(i) => list[i] = entry,
+        None => list.push(entry),
+    }
+    store_entries(&mut merged, list);
+    Ok(merged)
+}
+
+fn conflict_error(conflicts: &[(Path, String)]) -> ApiError {
+    let causes = conflicts
+        .iter()
+        .map(|(p, m)| StatusCause {
+            reason: "FieldManagerConflict".into(),
+            message: format!("conflict with {m}"),
+            field: path_string(p),
+        })
+        .collect();
+    let message = if let [(p, m)] = conflicts {
+        format!(
+            "Apply failed with 1 conflict: conflict with {m}: {}",
+            path_string(p)
+        )
+    } else {
+        let mut managers: Vec<&String> = conflicts.iter().map(|(_, m)| m).collect();
+        managers.sort();
+        managers.dedup();
+        let mut lines = Vec::new();
+        for m in managers {
+            lines.push(format!("conflicts with {m}:"));
+            for (p, _) in conflicts.iter().filter(|(_, mm)| mm == m) {
+                lines.push(format!("- {}", path_string(p)));
+            }
+        }
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        )
+    };
+    ApiError::apply_conflict(causes, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req<'a>(manager: &'a str, force: bool) -> ApplyRequest<'a> {
+        ApplyRequest {
+            manager,
+            api_version: "example.dev/v1",
+            force,
+            subresource: "",
+            status_subresource: true,
+        }
+    }
+
+    #[test]
+    fn apply_creates_then_conflicts_then_forces() {
+        let schema = SchemaNode::untyped();
+        let cfg = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"replicas": 1, "color": "blue"}});
+        let created = apply(None, &cfg, &req("kubectl", false), &schema).unwrap();
+        assert_eq!(
+            created["metadata"]["managedFields"][0]["manager"],
+            "kubectl"
+        );
+        assert_eq!(
+            created["metadata"]["managedFields"][0]["fieldsV1"],
+            json!({"f:spec": {"f:color": {}, "f:replicas": {}}})
+        );
+        // Another manager updates replicas with a plain write.
+        let mut updated = created.clone();
+        updated["spec"]["replicas"] = json!(5);
+        record_update(
+            Some(&created),
+            &mut updated,
+            "kubectl-edit",
+            "example.dev/v1",
+            "",
+            true,
+            &schema,
+        );
+        let mf = updated["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(mf.len(), 2);
+        assert_eq!(mf[1]["operation"], "Update");
+        // Re-applying replicas 1 conflicts.
+        let err = apply(Some(&updated), &cfg, &req("kubectl", false), &schema).unwrap_err();
+        assert_eq!(err.code(), 409);
+        assert_eq!(
+            err.message(),
+            "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using example.dev/v1: .spec.replicas"
+        );
+        let cause = &err.details().unwrap().causes[0];
+        assert_eq!(
+            (
+                cause.reason.as_str(),
+                cause.message.as_str(),
+                cause.field.as_str()
+            ),
+            (
+                "FieldManagerConflict",
+                "conflict with \"kubectl-edit\" using example.dev/v1",
+                ".spec.replicas"
+            )
+        );
+        let forced = apply(Some(&updated), &cfg, &req("kubectl", true), &schema).unwrap();
+        assert_eq!(forced["spec"]["replicas"], 1);
+        assert_eq!(
+            forced["metadata"]["managedFields"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn apply_removes_fields_no_longer_applied() {
+        let schema = SchemaNode::untyped();
+        let cfg = json!({"spec": {"replicas": 1, "color": "blue"}});
+        let live = apply(None, &cfg, &req("a", false), &schema).unwrap();
+        let next = apply(
+            Some(&live),
+            &json!({"spec": {"replicas": 2}}),
+            &req("a", false),
+            &schema,
+        )
+        .unwrap();
+        assert_eq!(next["spec"], json!({"replicas": 2}));
+    }
+
+    #[test]
+    fn manager_from_agent() {
+        assert_eq!(
+            manager_from_user_agent("kubectl/v1.33.0 (linux/amd64) kubernetes/abc"),
+            "kubectl"
+        );
+        assert_eq!(manager_from_user_agent(""), "unknown");
+    }
+}

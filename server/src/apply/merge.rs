@@ -1,0 +1,75 @@
+//! Structured merge of an applied configuration into a live object.
+
+use serde_json::Value;
+
+use super::fieldset::item_key;
+use crate::patch::SchemaNode;
+
+/// Merges `applied` into `live`: objects member by member (unless `x-kubernetes-map-type:
+/// atomic`), map lists item by item by their keys, set lists as unions, atomic lists and
+/// scalars replaced.
+pub fn merge(live: Option<&Value>, applied: &Value, schema: &SchemaNode) -> Value {
+    match (live, applied) {
+        (Some(Value::Object(l)), Value::Object(a)) if !schema.map_atomic() => {
+            let mut out = l.clone();
+            for (k, v) in a {
+                let merged = merge(l.get(k), v, &schema.field(k));
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (Some(Value::Array(l)), Value::Array(a)) => match schema.list_type().as_str() {
+            "map" => {
+                let keys = schema.list_map_keys();
+                let mut out = l.clone();
+                for item in a {
+                    let id = item_key(item, &keys);
+                    let pos = id.as_ref().and_then(|id| {
+                        out.iter()
+                            .position(|o| item_key(o, &keys).as_ref() == Some(id))
+                    });
+                    match pos {
+                        Some(i) => out[i] = merge(Some(&out[i]), item, &schema.items()),
+                        None => out.push(item.clone()),
+                    }
+                }
+                Value::Array(out)
+            }
+            "set" => {
+                let mut out = l.clone();
+                for item in a {
+                    if !out.contains(item) {
+                        out.push(item.clone());
+                    }
+                }
+                Value::Array(out)
+            }
+            _ => applied.clone(),
+        },
+        _ => applied.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merges_by_list_type() {
+        let schema = SchemaNode::from_parts(
+            json!({}),
+            json!({"properties": {
+                "m": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": {}},
+                "s": {"type": "array", "x-kubernetes-list-type": "set"},
+                "a": {"type": "array"}
+            }}),
+        );
+        let live = json!({"m": [{"name": "x", "v": 1}], "s": ["a"], "a": [1], "keep": true});
+        let applied = json!({"m": [{"name": "x", "w": 2}, {"name": "y"}], "s": ["b"], "a": [2]});
+        assert_eq!(
+            merge(Some(&live), &applied, &schema),
+            json!({"m": [{"name": "x", "v": 1, "w": 2}, {"name": "y"}], "s": ["a", "b"], "a": [2], "keep": true})
+        );
+    }
+}
