@@ -1,0 +1,197 @@
+//! The `.proto` text of one group version, shaped like Kubernetes' `generated.proto`.
+//!
+//! Messages are sorted by name (as go-to-protobuf sorts them); fields keep declaration order
+//! and carry their `#[proto(N)]` numbers; every kind gets its `<Kind>List { metadata = 1;
+//! items = 2; }`. References to meta, runtime, resource and intstr types use Kubernetes'
+//! fully qualified names and import paths, which [`super::support`] provides.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::model::{FieldModel, MetaType, StructModel, TypeRef, VersionModel};
+
+/// The import path and package of `k8s.io/apimachinery/pkg/apis/meta/v1`.
+pub const META_IMPORT: &str = "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto";
+/// The import path of `k8s.io/apimachinery/pkg/runtime`.
+pub const RUNTIME_IMPORT: &str = "k8s.io/apimachinery/pkg/runtime/generated.proto";
+/// The import path of `k8s.io/apimachinery/pkg/api/resource`.
+pub const RESOURCE_IMPORT: &str = "k8s.io/apimachinery/pkg/api/resource/generated.proto";
+/// The import path of `k8s.io/apimachinery/pkg/util/intstr`.
+pub const INTSTR_IMPORT: &str = "k8s.io/apimachinery/pkg/util/intstr/generated.proto";
+
+const META_PKG: &str = ".k8s.io.apimachinery.pkg.apis.meta.v1";
+
+/// The protobuf field number of every field of `s`: the `#[proto(N)]` number, or, for a field
+/// without one, the next number after the largest used so far (in declaration order).
+pub fn field_numbers(s: &StructModel) -> Vec<u32> {
+    let mut next = s.fields.iter().filter_map(|f| f.proto).max().unwrap_or(0);
+    s.fields
+        .iter()
+        .map(|f| {
+            f.proto.unwrap_or_else(|| {
+                next += 1;
+                next
+            })
+        })
+        .collect()
+}
+
+/// The protobuf type of a field value (the element type for `Vec`, the value type for maps).
+fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<&'static str>) -> String {
+    match ty {
+        TypeRef::Bool => "bool".into(),
+        TypeRef::I32 => "int32".into(),
+        TypeRef::I64 => "int64".into(),
+        TypeRef::F64 => "double".into(),
+        TypeRef::String => "string".into(),
+        TypeRef::Bytes => "bytes".into(),
+        TypeRef::Time => {
+            imports.insert(META_IMPORT);
+            format!("{META_PKG}.Time")
+        }
+        TypeRef::MicroTime => {
+            imports.insert(META_IMPORT);
+            format!("{META_PKG}.MicroTime")
+        }
+        TypeRef::Quantity => {
+            imports.insert(RESOURCE_IMPORT);
+            ".k8s.io.apimachinery.pkg.api.resource.Quantity".into()
+        }
+        TypeRef::IntOrString => {
+            imports.insert(INTSTR_IMPORT);
+            ".k8s.io.apimachinery.pkg.util.intstr.IntOrString".into()
+        }
+        TypeRef::RawExtension | TypeRef::Json => {
+            imports.insert(RUNTIME_IMPORT);
+            ".k8s.io.apimachinery.pkg.runtime.RawExtension".into()
+        }
+        TypeRef::Meta(m) => {
+            imports.insert(META_IMPORT);
+            format!("{META_PKG}.{}", meta_message_name(*m))
+        }
+        TypeRef::Struct(name) => name.clone(),
+        TypeRef::Option(inner) => scalar_type(inner, imports),
+        // A list or map nested in a list or map value: only `map<string, []string>` exists
+        // in Kubernetes, as `ExtraValue`.
+        TypeRef::Vec(_) | TypeRef::Map(_) => "ExtraValue".into(),
+    }
+}
+
+/// The message name of a meta type.
+pub fn meta_message_name(m: MetaType) -> &'static str {
+    m.name()
+}
+
+/// One field declaration line (without the doc comment).
+fn field_line(f: &FieldModel, number: u32, imports: &mut BTreeSet<&'static str>) -> String {
+    let json = &f.json_name;
+    match &f.ty {
+        TypeRef::Vec(inner) => format!(
+            "repeated {} {json} = {number};",
+            scalar_type(inner, imports)
+        ),
+        TypeRef::Map(value) => format!(
+            "map<string, {}> {json} = {number};",
+            scalar_type(value, imports)
+        ),
+        TypeRef::Option(inner) => match inner.as_ref() {
+            TypeRef::Vec(el) => format!("repeated {} {json} = {number};", scalar_type(el, imports)),
+            TypeRef::Map(value) => format!(
+                "map<string, {}> {json} = {number};",
+                scalar_type(value, imports)
+            ),
+            other => format!(
+                "optional {} {json} = {number};",
+                scalar_type(other, imports)
+            ),
+        },
+        other => format!(
+            "optional {} {json} = {number};",
+            scalar_type(other, imports)
+        ),
+    }
+}
+
+fn write_docs(out: &mut String, docs: &str, indent: &str) {
+    for line in docs.lines() {
+        if line.is_empty() {
+            let _ = writeln!(out, "{indent}//");
+        } else {
+            let _ = writeln!(out, "{indent}// {line}");
+        }
+    }
+}
+
+fn uses_extra_value(ty: &TypeRef) -> bool {
+    match ty {
+        TypeRef::Map(v) => matches!(v.as_ref(), TypeRef::Vec(_) | TypeRef::Map(_)),
+        TypeRef::Option(inner) | TypeRef::Vec(inner) => uses_extra_value(inner),
+        _ => false,
+    }
+}
+
+/// Renders the `.proto` file of a served version.
+pub fn render(version: &VersionModel) -> String {
+    let mut imports = BTreeSet::new();
+    let mut messages: Vec<(String, String)> = Vec::new();
+    let mut extra_value = false;
+    for s in &version.structs {
+        let mut body = String::new();
+        write_docs(&mut body, &s.docs, "");
+        let _ = writeln!(body, "message {} {{", s.name);
+        for (i, (f, number)) in s.fields.iter().zip(field_numbers(s)).enumerate() {
+            if i > 0 {
+                body.push('\n');
+            }
+            extra_value |= uses_extra_value(&f.ty);
+            write_docs(&mut body, &f.docs, "  ");
+            let _ = writeln!(body, "  {}", field_line(f, number, &mut imports));
+        }
+        body.push_str("}\n");
+        messages.push((s.name.clone(), body));
+        if let Some(kind) = &s.kind {
+            imports.insert(META_IMPORT);
+            let list = kind.list_name();
+            let mut body = String::new();
+            let _ = writeln!(body, "// {list} is a list of {}.", s.name);
+            let _ = writeln!(body, "message {list} {{");
+            body.push_str("  // Standard list metadata.\n");
+            let _ = writeln!(body, "  optional {META_PKG}.ListMeta metadata = 1;\n");
+            let _ = writeln!(body, "  // The {} objects of the list.", s.name);
+            let _ = writeln!(body, "  repeated {} items = 2;", s.name);
+            body.push_str("}\n");
+            messages.push((list, body));
+        }
+    }
+    if extra_value && version.struct_named("ExtraValue").is_none() {
+        let body =
+            "// ExtraValue holds a list of strings as a map value.\nmessage ExtraValue {\n  \
+                    // The strings.\n  repeated string items = 1;\n}\n"
+                .to_string();
+        messages.push(("ExtraValue".into(), body));
+    }
+    messages.sort_by(|a, b| a.0.cmp(&b.0));
+
+    let mut out = String::new();
+    out.push_str("// Generated by apiary's codegen from api-defs; do not edit.\n");
+    let _ = writeln!(
+        out,
+        "// Group {:?}, version {:?}.\n",
+        version.group, version.version
+    );
+    out.push_str("syntax = \"proto2\";\n\n");
+    let _ = writeln!(out, "package {};\n", version.proto_package_or_default());
+    for import in &imports {
+        let _ = writeln!(out, "import \"{import}\";");
+    }
+    if !imports.is_empty() {
+        out.push('\n');
+    }
+    for (i, (_, body)) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(body);
+    }
+    out
+}
