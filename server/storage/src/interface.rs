@@ -250,11 +250,11 @@ pub trait Interface: Send + Sync {
     /// object, retrying on conflicting writes. `cached_existing` is a suggestion of the current
     /// state (from a cache); it is verified against storage before being trusted. Returns the
     /// deleted object.
-    async fn delete<'a>(
-        &'a self,
-        key: &'a str,
+    async fn delete(
+        &self,
+        key: &str,
         preconditions: Option<Preconditions>,
-        validate_deletion: Option<ValidateDeletionFn<'a>>,
+        validate_deletion: Option<ValidateDeletionFn<'_>>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject>;
 
@@ -272,12 +272,12 @@ pub trait Interface: Send + Sync {
     /// `try_update` and writes the result with compare-and-swap on the mod revision, retrying
     /// from the fresh state on conflict. With `ignore_not_found` a missing object is passed as
     /// `None`; otherwise a missing object fails with `KeyNotFound`.
-    async fn guaranteed_update<'a>(
-        &'a self,
-        key: &'a str,
+    async fn guaranteed_update(
+        &self,
+        key: &str,
         ignore_not_found: bool,
         preconditions: Option<Preconditions>,
-        try_update: UpdateFn<'a>,
+        try_update: UpdateFn<'_>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject>;
 

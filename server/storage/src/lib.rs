@@ -17,6 +17,8 @@ pub mod etcd;
 pub mod interface;
 pub mod keys;
 pub mod store;
+#[doc(hidden)]
+pub mod testing;
 pub mod transformer;
 
 pub use errors::{Result, Revision, StorageError};

@@ -252,11 +252,11 @@ impl Interface for Store {
         }
     }
 
-    async fn delete<'a>(
-        &'a self,
-        key: &'a str,
+    async fn delete(
+        &self,
+        key: &str,
         preconditions: Option<Preconditions>,
-        mut validate_deletion: Option<ValidateDeletionFn<'a>>,
+        mut validate_deletion: Option<ValidateDeletionFn<'_>>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject> {
         self.check_key(key)?;
@@ -445,12 +445,12 @@ impl Interface for Store {
         })
     }
 
-    async fn guaranteed_update<'a>(
-        &'a self,
-        key: &'a str,
+    async fn guaranteed_update(
+        &self,
+        key: &str,
         ignore_not_found: bool,
         preconditions: Option<Preconditions>,
-        mut try_update: UpdateFn<'a>,
+        mut try_update: UpdateFn<'_>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject> {
         self.check_key(key)?;

@@ -304,11 +304,11 @@ impl Interface for Cacher {
         self.shared.storage.create(key, data, ttl).await
     }
 
-    async fn delete<'a>(
-        &'a self,
-        key: &'a str,
+    async fn delete(
+        &self,
+        key: &str,
         preconditions: Option<Preconditions>,
-        validate_deletion: Option<ValidateDeletionFn<'a>>,
+        validate_deletion: Option<ValidateDeletionFn<'_>>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject> {
         let suggestion = cached_existing.or_else(|| self.cached_object(key));
@@ -376,12 +376,12 @@ impl Interface for Cacher {
         })
     }
 
-    async fn guaranteed_update<'a>(
-        &'a self,
-        key: &'a str,
+    async fn guaranteed_update(
+        &self,
+        key: &str,
         ignore_not_found: bool,
         preconditions: Option<Preconditions>,
-        try_update: UpdateFn<'a>,
+        try_update: UpdateFn<'_>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject> {
         let suggestion = cached_existing.or_else(|| self.cached_object(key));

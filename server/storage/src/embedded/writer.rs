@@ -1,0 +1,382 @@
+//! The single writer: group commit of all pending writes into one transaction and one sync.
+//!
+//! Writers send requests over a channel; the writer thread takes everything queued, applies it
+//! in order inside one redb write transaction (each successful write gets the next revision),
+//! appends one history row per revision, persists the revision counter in the same transaction,
+//! commits with immediate durability (fsync), and only then answers the callers and publishes
+//! the events to watchers. TTL expiry and log compaction run on the same thread, so every
+//! revision is assigned in exactly one place.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use redb::{ReadableTable, WriteTransaction};
+use tokio::sync::oneshot;
+
+use super::records::{KvRecord, LogRecord, expiry_key, split_expiry_key};
+use super::tables::{EXPIRY, KV, LOG, META, META_COMPACTED, META_LOG_FLOOR, META_REVISION, db_err};
+use super::{EventBatch, Shared};
+use crate::backend::{Condition, Event, EventKind, TxnOutcome};
+use crate::errors::{Result, Revision, StorageError};
+
+/// The largest number of requests committed in one transaction.
+const MAX_BATCH: usize = 4096;
+/// The largest number of expired keys deleted per transaction.
+const MAX_EXPIRED_PER_BATCH: usize = 1024;
+/// The largest number of history rows removed per transaction.
+const MAX_COMPACTED_PER_BATCH: usize = 4096;
+
+/// A write operation.
+pub(crate) enum WriteOp {
+    Put { value: Bytes, ttl: Option<u64> },
+    Delete,
+}
+
+/// A request to the writer thread.
+pub(crate) enum Request {
+    Write {
+        key: String,
+        op: WriteOp,
+        condition: Condition,
+        reply: oneshot::Sender<Result<TxnOutcome>>,
+    },
+    Compact {
+        revision: Revision,
+        reply: oneshot::Sender<Result<()>>,
+    },
+}
+
+/// Settings of the writer.
+#[derive(Debug, Clone)]
+pub(crate) struct WriterSettings {
+    pub sweep_interval: Duration,
+    pub retained_revisions: u64,
+}
+
+/// Runs the writer loop until every sender is dropped.
+pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSettings) {
+    let mut last_sweep = Instant::now();
+    loop {
+        let first = match rx.recv_timeout(settings.sweep_interval) {
+            Ok(r) => Some(r),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        let mut batch = Vec::new();
+        if let Some(first) = first {
+            batch.push(first);
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(r) => batch.push(r),
+                    Err(_) => break,
+                }
+            }
+        }
+        let sweep = last_sweep.elapsed() >= settings.sweep_interval;
+        if sweep {
+            last_sweep = Instant::now();
+        }
+        if batch.is_empty() && !sweep && !needs_compaction(&shared, &settings) {
+            continue;
+        }
+        commit_batch(&shared, batch, sweep, &settings);
+    }
+}
+
+fn needs_compaction(shared: &Shared, settings: &WriterSettings) -> bool {
+    let current = shared.current.load(Ordering::Acquire).max(0) as u64;
+    let floor = shared.log_floor.load(Ordering::Acquire).max(0) as u64;
+    let compacted = shared.compacted.load(Ordering::Acquire).max(0) as u64;
+    floor < compacted || current.saturating_sub(compacted) > settings.retained_revisions
+}
+
+/// The reply to send once the batch is durable.
+enum Reply {
+    Write(oneshot::Sender<Result<TxnOutcome>>, Result<TxnOutcome>),
+    Compact(oneshot::Sender<Result<()>>, Result<()>),
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+struct Txn<'a> {
+    txn: &'a WriteTransaction,
+    revision: Revision,
+    compacted: Revision,
+    events: Vec<Event>,
+}
+
+impl Txn<'_> {
+    fn current(&self, key: &str) -> Result<Option<KvRecord>> {
+        let kv = self.txn.open_table(KV).map_err(db_err)?;
+        let row = kv.get(key).map_err(db_err)?;
+        row.map(|v| KvRecord::decode(v.value())).transpose()
+    }
+
+    fn apply_write(&mut self, key: &str, op: WriteOp, condition: Condition) -> Result<TxnOutcome> {
+        let current = self.current(key)?;
+        let holds = match (&op, condition, &current) {
+            (WriteOp::Delete, _, None) | (WriteOp::Delete, Condition::Absent, _) => false,
+            (_, Condition::Absent, cur) => cur.is_none(),
+            (_, Condition::ModRevision(r), Some(cur)) => cur.mod_revision == r,
+            (_, Condition::ModRevision(_), None) => false,
+            (_, Condition::Always, _) => true,
+        };
+        if !holds {
+            return Ok(TxnOutcome::Failed {
+                current: current.map(|c| c.into_key_value(key.to_string())),
+                revision: self.revision,
+            });
+        }
+        let revision = self.revision + 1;
+        let prev = current.clone().map(|c| c.into_key_value(key.to_string()));
+        match op {
+            WriteOp::Put { value, ttl } => self.put(key, value, ttl, current, revision)?,
+            WriteOp::Delete => {
+                let Some(cur) = current else {
+                    return Err(StorageError::internal("delete of a missing key"));
+                };
+                self.delete(key, cur, revision)?;
+            }
+        }
+        self.revision = revision;
+        Ok(TxnOutcome::Committed { revision, prev })
+    }
+
+    fn put(
+        &mut self,
+        key: &str,
+        value: Bytes,
+        ttl: Option<u64>,
+        current: Option<KvRecord>,
+        revision: Revision,
+    ) -> Result<()> {
+        let ttl = ttl.unwrap_or(0);
+        let expires_at_ms = if ttl > 0 {
+            now_ms().saturating_add(ttl.saturating_mul(1000))
+        } else {
+            0
+        };
+        let create_revision = current.as_ref().map_or(revision, |c| c.create_revision);
+        let record = KvRecord {
+            create_revision,
+            mod_revision: revision,
+            expires_at_ms,
+            ttl,
+            value: value.clone(),
+        };
+        {
+            let mut expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
+            if let Some(cur) = &current
+                && cur.expires_at_ms > 0
+            {
+                expiry
+                    .remove(expiry_key(cur.expires_at_ms, key).as_slice())
+                    .map_err(db_err)?;
+            }
+            if expires_at_ms > 0 {
+                expiry
+                    .insert(expiry_key(expires_at_ms, key).as_slice(), ())
+                    .map_err(db_err)?;
+            }
+        }
+        let mut kv = self.txn.open_table(KV).map_err(db_err)?;
+        kv.insert(key, record.encode().as_slice()).map_err(db_err)?;
+        self.log(
+            revision,
+            LogRecord {
+                kind: EventKind::Put,
+                key: key.to_string(),
+                value,
+                create_revision,
+                prev: current,
+            },
+        )
+    }
+
+    fn delete(&mut self, key: &str, current: KvRecord, revision: Revision) -> Result<()> {
+        if current.expires_at_ms > 0 {
+            let mut expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
+            expiry
+                .remove(expiry_key(current.expires_at_ms, key).as_slice())
+                .map_err(db_err)?;
+        }
+        let mut kv = self.txn.open_table(KV).map_err(db_err)?;
+        kv.remove(key).map_err(db_err)?;
+        self.log(
+            revision,
+            LogRecord {
+                kind: EventKind::Delete,
+                key: key.to_string(),
+                value: Bytes::new(),
+                create_revision: current.create_revision,
+                prev: Some(current),
+            },
+        )
+    }
+
+    fn log(&mut self, revision: Revision, record: LogRecord) -> Result<()> {
+        let mut log = self.txn.open_table(LOG).map_err(db_err)?;
+        log.insert(revision as u64, record.encode().as_slice())
+            .map_err(db_err)?;
+        self.events.push(record.to_event(revision));
+        Ok(())
+    }
+
+    /// Deletes keys whose TTL has passed, each as an ordinary delete.
+    fn sweep_expired(&mut self) -> Result<()> {
+        let now = now_ms();
+        let due: Vec<(u64, String)> = {
+            let expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
+            let mut due = Vec::new();
+            for row in expiry.iter().map_err(db_err)? {
+                let (k, _) = row.map_err(db_err)?;
+                let (at, key) = split_expiry_key(k.value())?;
+                if at > now || due.len() >= MAX_EXPIRED_PER_BATCH {
+                    break;
+                }
+                due.push((at, key));
+            }
+            due
+        };
+        for (at, key) in due {
+            match self.current(&key)? {
+                Some(cur) if cur.expires_at_ms == at => {
+                    let revision = self.revision + 1;
+                    self.delete(&key, cur, revision)?;
+                    self.revision = revision;
+                }
+                _ => {
+                    let mut expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
+                    expiry
+                        .remove(expiry_key(at, &key).as_slice())
+                        .map_err(db_err)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn compact(&mut self, revision: Revision) -> Result<()> {
+        if revision > self.revision {
+            return Err(StorageError::TooLargeResourceVersion {
+                requested: revision,
+                current: self.revision,
+            });
+        }
+        self.compacted = self.compacted.max(revision);
+        Ok(())
+    }
+}
+
+/// Removes up to [`MAX_COMPACTED_PER_BATCH`] history rows below the compaction point and returns
+/// the new log floor.
+fn trim_log(txn: &WriteTransaction, floor: Revision, compacted: Revision) -> Result<Revision> {
+    if floor >= compacted {
+        return Ok(floor);
+    }
+    let end = compacted.min(floor.saturating_add(MAX_COMPACTED_PER_BATCH as i64));
+    let mut log = txn.open_table(LOG).map_err(db_err)?;
+    log.retain_in((floor.max(0) as u64)..(end.max(0) as u64), |_, _| false)
+        .map_err(db_err)?;
+    Ok(end)
+}
+
+fn read_meta(txn: &WriteTransaction, name: &str) -> Result<Revision> {
+    let meta = txn.open_table(META).map_err(db_err)?;
+    let value = meta.get(name).map_err(db_err)?.map(|v| v.value());
+    Ok(value.unwrap_or(0) as Revision)
+}
+
+fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &WriterSettings) {
+    let mut replies = Vec::with_capacity(batch.len());
+    let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision)> {
+        let txn = shared.db.begin_write().map_err(db_err)?;
+        let mut state = Txn {
+            txn: &txn,
+            revision: read_meta(&txn, META_REVISION)?,
+            compacted: read_meta(&txn, META_COMPACTED)?,
+            events: Vec::new(),
+        };
+        for request in batch {
+            match request {
+                Request::Write {
+                    key,
+                    op,
+                    condition,
+                    reply,
+                } => {
+                    let outcome = state.apply_write(&key, op, condition)?;
+                    replies.push(Reply::Write(reply, Ok(outcome)));
+                }
+                Request::Compact { revision, reply } => {
+                    let outcome = state.compact(revision);
+                    replies.push(Reply::Compact(reply, outcome));
+                }
+            }
+        }
+        if sweep {
+            state.sweep_expired()?;
+        }
+        let auto = state.revision - settings.retained_revisions as Revision;
+        if auto > state.compacted {
+            state.compacted = auto;
+        }
+        let floor = trim_log(&txn, read_meta(&txn, META_LOG_FLOOR)?, state.compacted)?;
+        let (revision, compacted, events) = (state.revision, state.compacted, state.events);
+        {
+            let mut meta = txn.open_table(META).map_err(db_err)?;
+            meta.insert(META_REVISION, revision as u64)
+                .map_err(db_err)?;
+            meta.insert(META_COMPACTED, compacted as u64)
+                .map_err(db_err)?;
+            meta.insert(META_LOG_FLOOR, floor as u64).map_err(db_err)?;
+        }
+        txn.commit().map_err(db_err)?;
+        Ok((events, revision, compacted, floor))
+    })();
+    match result {
+        Ok((events, revision, compacted, floor)) => {
+            shared.current.store(revision, Ordering::Release);
+            shared.compacted.store(compacted, Ordering::Release);
+            shared.log_floor.store(floor, Ordering::Release);
+            if !events.is_empty() {
+                // No receiver simply means nobody watches.
+                let _ = shared.events.send(EventBatch::from(events));
+            }
+            for reply in replies {
+                match reply {
+                    Reply::Write(tx, outcome) => {
+                        let _ = tx.send(outcome);
+                    }
+                    Reply::Compact(tx, outcome) => {
+                        let _ = tx.send(outcome);
+                    }
+                }
+            }
+        }
+        Err(err) => {
+            tracing::error!(error = %err, "embedded storage commit failed");
+            // The transaction was dropped (aborted): nothing was written, so every caller of the
+            // batch fails. Callers whose request was not reached yet see their reply channel
+            // closed, which the backend reports as Unavailable.
+            for reply in replies {
+                match reply {
+                    Reply::Write(tx, _) => {
+                        let _ = tx.send(Err(err.clone()));
+                    }
+                    Reply::Compact(tx, _) => {
+                        let _ = tx.send(Err(err.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
