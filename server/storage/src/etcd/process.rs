@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 /// The environment variable naming an already running etcd client endpoint for tests.
 pub const TEST_ETCD_ENV: &str = "APIARY_TEST_ETCD";
 
+/// The server-side watch progress notification interval of test etcds.
+pub const PROGRESS_NOTIFY_INTERVAL: &str = "100ms";
+
 /// How long [`EtcdProcess`] waits for etcd to report healthy.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -259,6 +262,11 @@ impl EtcdProcess {
             .args(["--initial-cluster", &format!("apiary-test={peer}")])
             .args(["--initial-cluster-state", cluster_state])
             .args(["--logger", "zap", "--log-outputs", "stderr"])
+            // Idle watches get progress notifications quickly, so watch caches over etcd
+            // versions without ordered progress requests (before 3.4.25 / 3.5.8) stay fresh.
+            .arg(format!(
+                "--experimental-watch-progress-notify-interval={PROGRESS_NOTIFY_INTERVAL}"
+            ))
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)

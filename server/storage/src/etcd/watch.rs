@@ -61,6 +61,8 @@ pub(crate) struct WatchTask {
     prefix: String,
     next: Revision,
     progress_interval: Option<Duration>,
+    /// When the last progress item was delivered.
+    last_progress: tokio::time::Instant,
     tx: mpsc::Sender<Result<WatchItem>>,
 }
 
@@ -73,6 +75,7 @@ impl WatchTask {
             prefix: request.prefix,
             next: start,
             progress_interval: request.progress_interval,
+            last_progress: tokio::time::Instant::now(),
             tx,
         };
         tokio::spawn(task.run());
@@ -201,6 +204,14 @@ impl WatchTask {
                 return Ok(false);
             }
             self.next = revision + 1;
+            // etcd may notify more often than asked (its interval is a server setting).
+            let due = self
+                .progress_interval
+                .is_some_and(|interval| self.last_progress.elapsed() >= interval.mul_f32(0.8));
+            if !due {
+                return Ok(false);
+            }
+            self.last_progress = tokio::time::Instant::now();
             self.send(WatchItem::Progress(revision)).await?;
             return Ok(true);
         }
