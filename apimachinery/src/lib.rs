@@ -8,6 +8,7 @@
 pub mod errors;
 pub mod gvk;
 pub mod meta;
+pub mod object;
 pub mod protobuf;
 pub mod resource;
 pub mod scheme;

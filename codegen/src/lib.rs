@@ -6,6 +6,7 @@
 //! for `generated/build.rs` and the `codegen show` command.
 
 pub mod check;
+pub mod convert;
 pub mod diagnostics;
 pub mod emit;
 pub mod model;

@@ -148,6 +148,32 @@ impl VersionModel {
         self.structs.iter().find(|s| s.name == name)
     }
 
+    /// The fields of a struct as they appear in its JSON object: `#[json(inline)]` fields are
+    /// replaced by the fields of the inlined struct, recursively.
+    pub fn json_fields<'a>(&'a self, s: &'a StructModel) -> Vec<&'a FieldModel> {
+        let mut out = Vec::new();
+        self.collect_json_fields(s, &mut out, 0);
+        out
+    }
+
+    fn collect_json_fields<'a>(
+        &'a self,
+        s: &'a StructModel,
+        out: &mut Vec<&'a FieldModel>,
+        depth: usize,
+    ) {
+        for f in &s.fields {
+            match (&f.ty, f.json_inline) {
+                (TypeRef::Struct(n), true) if depth < 8 => {
+                    if let Some(inner) = self.struct_named(n) {
+                        self.collect_json_fields(inner, out, depth + 1);
+                    }
+                }
+                _ => out.push(f),
+            }
+        }
+    }
+
     /// The `apiVersion` string: `v1` for core, `group/version` otherwise.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

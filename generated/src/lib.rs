@@ -1,1 +1,28 @@
-//! Placeholder crate root; filled in by the issue that owns this crate.
+//! The typed API crate, generated from `api-defs/` by `codegen` at build time.
+//!
+//! Every API group is a module (`generated::example_dev`, `generated::core`, …) with one
+//! module per served version (`generated::example_dev::v1::Widget`) plus the internal hub.
+//! [`scheme()`] returns an `apimachinery::Scheme` with every kind and OpenAPI document
+//! registered; [`resources()`] lists every served (group, version, kind).
+
+#![allow(missing_docs)]
+
+pub mod runtime;
+
+include!(concat!(env!("OUT_DIR"), "/apiary_generated.rs"));
+
+/// A scheme with every generated kind and every group version's OpenAPI documents registered.
+pub fn scheme() -> apimachinery::Scheme {
+    let mut scheme = apimachinery::Scheme::new();
+    register_all(&mut scheme);
+    scheme
+}
+
+/// Every served (group, version, kind), groups in registration order, versions in priority order.
+pub fn resources() -> Vec<apimachinery::ResourceInfo> {
+    scheme()
+        .kinds()
+        .iter()
+        .flat_map(|k| k.versions().to_vec())
+        .collect()
+}

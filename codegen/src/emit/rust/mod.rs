@@ -1,31 +1,141 @@
 //! Rust emission: typed structs, conversions, schema walkers and kind registrations.
+//!
+//! Layout of the output, per group `<g>` (module name of the group, such as `example_dev`):
+//!
+//! - `<g>.rs`: `pub mod <version> { … }` per served version and `pub mod internal { … }` for
+//!   the hub, the private `hooks` module (the items of `hooks.rs`), one `<Kind>Ops` per kind
+//!   implementing `apimachinery::KindOps`, and `pub fn register(&mut Scheme)`.
+//! - `apiary_generated.rs`: `pub mod <g>` including each group file, and `register_all`.
+//!
+//! Each version module holds, per struct: the struct (serde as Kubernetes encodes it), its
+//! `apimachinery::schema::Schema` impl, the conversions to and from the hub; per kind: the
+//! `<Kind>List` type and the `<KIND>_RESOURCE` `ResourceInfo`.
 
+pub mod convert;
+pub mod kinds;
+pub mod schema;
+pub mod types;
+pub mod util;
+
+use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::model::{ApiModel, GroupModel};
+use crate::model::{ApiModel, GroupModel, VersionModel};
+use util::{doc_attrs, ident};
 
 /// Formats a token stream as a Rust file with `prettyplease`.
-pub fn format_file(tokens: proc_macro2::TokenStream) -> String {
+pub fn format_file(tokens: TokenStream) -> String {
     match syn::parse2::<syn::File>(tokens.clone()) {
         Ok(file) => prettyplease::unparse(&file),
         Err(_) => tokens.to_string(),
     }
 }
 
-/// The Rust source of one group's module body.
-pub fn group_file(group: &GroupModel) -> String {
-    let _ = group;
-    format_file(quote! {})
+/// The items of one version's module.
+pub fn version_items(group: &GroupModel, version: &VersionModel) -> TokenStream {
+    let mut out = types::emit_types(version);
+    if !version.is_internal {
+        out.extend(schema::emit_schemas(version));
+        out.extend(kinds::emit_resource_infos(version));
+        out.extend(kinds::emit_default_hooks(group, version));
+        out.extend(crate::emit::proto::emit_proto_impls(group, version));
+    }
+    out.extend(convert::emit_conversions(group, version));
+    out
 }
 
-/// The crate-level file that includes every group and registers them.
-pub fn root_file(model: &ApiModel) -> String {
-    let _ = model;
-    format_file(quote! {})
+/// One version's module item.
+fn version_module(group: &GroupModel, version: &VersionModel) -> TokenStream {
+    let name = ident(&version.version);
+    let docs = if version.docs.is_empty() {
+        doc_attrs(&format!("The `{}` version of the group.", version.version))
+    } else {
+        doc_attrs(&version.docs)
+    };
+    let items = version_items(group, version);
+    quote! {
+        #docs
+        #[allow(clippy::all, unused_mut, unused_variables)]
+        pub mod #name {
+            #items
+        }
+    }
+}
+
+/// The tokens of one group's file.
+fn group_tokens(group: &GroupModel) -> TokenStream {
+    let mut out = TokenStream::new();
+    for v in group.versions.iter().chain(group.internal.iter()) {
+        out.extend(version_module(group, v));
+    }
+    if let Some(hooks) = &group.hooks {
+        let mods = group
+            .versions
+            .iter()
+            .chain(group.internal.iter())
+            .map(|v| ident(&v.version));
+        let items = &hooks.items;
+        out.extend(quote! {
+            /// The hand-written hooks of `hooks.rs`.
+            #[allow(dead_code, unused_imports, clippy::all)]
+            mod hooks {
+                use super::{#(#mods),*};
+                use ::apimachinery::errors::FieldError;
+                #(#items)*
+            }
+        });
+    }
+    out.extend(kinds::emit_group_registration(group));
+    out
+}
+
+/// The Rust source of one group's module body.
+pub fn group_file(group: &GroupModel) -> String {
+    format_file(group_tokens(group))
 }
 
 /// The Rust source of one version's module body alone (for `codegen show`).
-pub fn version_file(group: &GroupModel, version: &crate::model::VersionModel) -> String {
-    let _ = (group, version);
-    format_file(quote! {})
+pub fn version_file(group: &GroupModel, version: &VersionModel) -> String {
+    format_file(version_items(group, version))
+}
+
+/// The crate-level file that includes every group and registers them (core first).
+pub fn root_file(model: &ApiModel) -> String {
+    let mut groups: Vec<&GroupModel> = model.groups.iter().collect();
+    groups.sort_by_key(|g| (!g.name.is_empty(), g.name.clone()));
+    let mods = groups.iter().map(|g| {
+        let m = ident(&g.module_name());
+        let file = format!("/{}.rs", g.module_name());
+        let shown = if g.name.is_empty() {
+            "core"
+        } else {
+            g.name.as_str()
+        };
+        let docs = g
+            .versions
+            .first()
+            .map(|v| v.docs.clone())
+            .unwrap_or_default();
+        let doc = doc_attrs(&if docs.is_empty() {
+            format!("The `{shown}` API group.")
+        } else {
+            docs
+        });
+        quote! {
+            #doc
+            pub mod #m { include!(concat!(env!("OUT_DIR"), #file)); }
+        }
+    });
+    let regs = groups.iter().map(|g| {
+        let m = ident(&g.module_name());
+        quote!(#m::register(scheme);)
+    });
+    format_file(quote! {
+        #(#mods)*
+
+        /// Registers every group's kinds and OpenAPI documents, the core group first.
+        pub fn register_all(scheme: &mut ::apimachinery::Scheme) {
+            #(#regs)*
+        }
+    })
 }

@@ -1,0 +1,55 @@
+//! Traits of typed API objects and lists, implemented by `#[derive(macros::Object)]`.
+
+use crate::gvk::GroupVersionKind;
+use crate::meta::{ListMeta, ObjectMeta};
+
+/// A top-level API object of one group, version and kind.
+pub trait Object {
+    /// The API group (empty for core).
+    const GROUP: &'static str;
+    /// The version.
+    const VERSION: &'static str;
+    /// The kind.
+    const KIND: &'static str;
+    /// The `apiVersion` string: `v1` for core, `group/version` otherwise.
+    const API_VERSION: &'static str;
+
+    /// The object's metadata.
+    fn metadata(&self) -> &ObjectMeta;
+
+    /// The object's metadata, mutably.
+    fn metadata_mut(&mut self) -> &mut ObjectMeta;
+
+    /// The group, version and kind.
+    fn gvk() -> GroupVersionKind {
+        GroupVersionKind::new(Self::GROUP, Self::VERSION, Self::KIND)
+    }
+
+    /// A deep copy (Kubernetes' `DeepCopyObject`).
+    fn deep_copy(&self) -> Self
+    where
+        Self: Clone,
+    {
+        self.clone()
+    }
+}
+
+/// A list of API objects (`<Kind>List`).
+pub trait ListObject {
+    /// The item type.
+    type Item;
+    /// The API group (empty for core).
+    const GROUP: &'static str;
+    /// The version.
+    const VERSION: &'static str;
+    /// The list kind, such as `WidgetList`.
+    const KIND: &'static str;
+    /// The `apiVersion` string.
+    const API_VERSION: &'static str;
+
+    /// The list metadata.
+    fn list_metadata(&self) -> &ListMeta;
+
+    /// The items.
+    fn items(&self) -> &[Self::Item];
+}

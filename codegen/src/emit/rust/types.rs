@@ -1,0 +1,149 @@
+//! Typed structs with Kubernetes' JSON encoding, and the `…List` type of every kind.
+//!
+//! Deserialization is derived (every field defaults when absent, `null` reads as empty);
+//! serialization is emitted by hand so that `apiVersion`/`kind` come first on kinds and lists,
+//! `Option`s are left out when `None` and lists/maps when empty unless `#[json(always)]`, and
+//! inline (`#[json(inline)]`) structs are flattened into their parent.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::util::{doc_attrs, ident, rust_type};
+use crate::model::{FieldModel, StructModel, TypeRef, VersionModel};
+
+/// Emits every struct of a version, plus the `…List` types of its kinds.
+pub fn emit_types(version: &VersionModel) -> TokenStream {
+    let mut out = TokenStream::new();
+    for s in &version.structs {
+        out.extend(emit_struct(version, s));
+        if let Some(kind) = &s.kind {
+            out.extend(emit_list(version, &kind.name));
+        }
+    }
+    out
+}
+
+/// Whether a field's serde attributes should read `null` as the empty value.
+fn null_tolerant(f: &FieldModel) -> bool {
+    !matches!(f.ty, TypeRef::Option(_)) && !f.json_inline
+}
+
+/// Emits one struct with its derives and its `Serialize` impl.
+fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
+    let name = ident(&s.name);
+    let docs = doc_attrs(&s.docs);
+    let fields = s.fields.iter().map(|f| {
+        let fname = ident(&f.name);
+        let ty = rust_type(&f.ty);
+        let fdocs = doc_attrs(&f.docs);
+        let json = &f.json_name;
+        let serde_attr = if f.json_inline {
+            quote!(#[serde(flatten)])
+        } else if null_tolerant(f) {
+            quote!(#[serde(rename = #json, deserialize_with = "::apimachinery::serde_util::null_default")])
+        } else {
+            quote!(#[serde(rename = #json)])
+        };
+        quote! { #fdocs #serde_attr pub #fname: #ty, }
+    });
+    let object_derive = match &s.kind {
+        Some(kind) => {
+            let (group, ver, k) = (&version.group, &version.version, &kind.name);
+            quote! {
+                #[derive(::macros::Object)]
+                #[object(group = #group, version = #ver, kind = #k)]
+            }
+        }
+        None => TokenStream::new(),
+    };
+    let header = if s.kind.is_some() {
+        quote! {
+            map.serialize_entry("apiVersion", <Self as ::apimachinery::object::Object>::API_VERSION)?;
+            map.serialize_entry("kind", <Self as ::apimachinery::object::Object>::KIND)?;
+        }
+    } else {
+        TokenStream::new()
+    };
+    let entries = s.fields.iter().map(serialize_entry);
+    quote! {
+        #docs
+        #[derive(Clone, Debug, Default, PartialEq, ::serde::Deserialize)]
+        #object_derive
+        #[serde(default)]
+        pub struct #name { #(#fields)* }
+
+        impl #name {
+            /// Writes this struct's JSON fields into a map being serialized (used for inline
+            /// fields as well as by `Serialize`).
+            #[doc(hidden)]
+            pub fn serialize_fields<M: ::serde::ser::SerializeMap>(&self, map: &mut M) -> ::std::result::Result<(), M::Error> {
+                #header
+                #(#entries)*
+                ::std::result::Result::Ok(())
+            }
+        }
+
+        impl ::serde::Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(::std::option::Option::None)?;
+                self.serialize_fields(&mut map)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// The statement writing one field, honouring omit-empty rules.
+fn serialize_entry(f: &FieldModel) -> TokenStream {
+    let fname = ident(&f.name);
+    let json = &f.json_name;
+    if f.json_inline {
+        return quote! { self.#fname.serialize_fields(map)?; };
+    }
+    if !f.omit_empty() {
+        return quote! { map.serialize_entry(#json, &self.#fname)?; };
+    }
+    match &f.ty {
+        TypeRef::Option(_) => quote! {
+            if let ::std::option::Option::Some(v) = &self.#fname { map.serialize_entry(#json, v)?; }
+        },
+        _ => quote! {
+            if !self.#fname.is_empty() { map.serialize_entry(#json, &self.#fname)?; }
+        },
+    }
+}
+
+/// Emits the `…List` type of a kind.
+fn emit_list(version: &VersionModel, kind: &str) -> TokenStream {
+    let list_name = ident(&format!("{kind}List"));
+    let item = ident(kind);
+    let (group, ver, list_kind) = (&version.group, &version.version, format!("{kind}List"));
+    let doc = format!(" A list of {kind} objects.");
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Debug, Default, PartialEq, ::serde::Deserialize, ::macros::Object)]
+        #[object(group = #group, version = #ver, kind = #list_kind, list)]
+        #[serde(default)]
+        pub struct #list_name {
+            /// Standard list metadata.
+            #[serde(rename = "metadata")]
+            pub metadata: ::apimachinery::meta::ListMeta,
+            /// The objects.
+            #[serde(rename = "items", deserialize_with = "::apimachinery::serde_util::null_default")]
+            pub items: ::std::vec::Vec<#item>,
+        }
+
+        impl ::serde::Serialize for #list_name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(::std::option::Option::Some(4))?;
+                map.serialize_entry("apiVersion", <Self as ::apimachinery::object::ListObject>::API_VERSION)?;
+                map.serialize_entry("kind", <Self as ::apimachinery::object::ListObject>::KIND)?;
+                map.serialize_entry("metadata", &self.metadata)?;
+                map.serialize_entry("items", &self.items)?;
+                map.end()
+            }
+        }
+    }
+}

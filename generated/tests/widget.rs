@@ -1,0 +1,135 @@
+//! Widget through the scheme: decode, default, convert, validate, exactly as the server uses it.
+
+use apimachinery::KindOps;
+use serde_json::{Value, json};
+
+fn widget_ops() -> std::sync::Arc<dyn KindOps> {
+    generated::scheme()
+        .by_kind("example.dev", "Widget")
+        .expect("Widget registered")
+        .clone()
+}
+
+fn messages(errors: &[apimachinery::errors::FieldError]) -> Vec<String> {
+    errors.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn registered_with_resource_info() {
+    let scheme = generated::scheme();
+    let ops = scheme
+        .by_resource("example.dev", "widgets")
+        .expect("by resource");
+    let versions: Vec<&str> = ops.versions().iter().map(|v| v.version).collect();
+    assert_eq!(versions, ["v1", "v1alpha1"]);
+    let v1 = ops.storage_version();
+    assert_eq!(
+        (v1.version, v1.plural, v1.singular, v1.list_kind),
+        ("v1", "widgets", "widget", "WidgetList")
+    );
+    assert_eq!(v1.short_names, ["wd"]);
+    assert_eq!(v1.categories, ["all"]);
+    assert!(v1.status_subresource);
+    assert_eq!(
+        v1.scale.as_ref().map(|s| s.spec_replicas_path),
+        Some(".spec.replicas")
+    );
+    assert_eq!(
+        v1.printer_columns
+            .iter()
+            .map(|c| (c.name, c.priority))
+            .collect::<Vec<_>>(),
+        [("Replicas", 0), ("Color", 1)]
+    );
+    assert!(
+        scheme
+            .openapi()
+            .iter()
+            .any(|d| d.group == "example.dev" && d.version == "v1")
+    );
+}
+
+#[test]
+fn decode_defaults_and_reports_unknown_fields() {
+    let ops = widget_ops();
+    let input = json!({
+        "apiVersion": "example.dev/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default", "labels": {"b": "2", "a": "1"}},
+        "spec": {"color": "blue", "foo": 1},
+        "bogus": true
+    });
+    let decoded = ops.decode("v1", input).expect("decode");
+    assert_eq!(decoded.unknown_fields, ["bogus", "spec.foo"]);
+    assert_eq!(
+        decoded.object,
+        json!({
+            "apiVersion": "example.dev/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default", "labels": {"a": "1", "b": "2"}},
+            "spec": {"replicas": 1, "color": "blue"}
+        })
+    );
+    // Keys come out sorted in maps.
+    let text = serde_json::to_string(&decoded.object).unwrap_or_default();
+    assert!(text.contains(r#""labels":{"a":"1","b":"2"}"#), "{text}");
+    let defaulted = ops
+        .default(
+            "v1",
+            json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "x"}}),
+        )
+        .expect("default");
+    assert_eq!(defaulted["spec"], json!({"replicas": 1}));
+    let zero = ops
+        .default("v1", json!({"spec": {"replicas": 0}}))
+        .expect("default");
+    assert_eq!(zero["spec"]["replicas"], json!(0));
+}
+
+#[test]
+fn converts_between_versions_with_the_hand_written_hook() {
+    let ops = widget_ops();
+    let v1 = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w"},
+                    "spec": {"replicas": 7, "color": "green"}, "status": {"replicas": 3, "selector": "app=w"}});
+    let alpha = ops.convert(v1.clone(), "v1", "v1alpha1").expect("convert");
+    assert_eq!(
+        alpha,
+        json!({"apiVersion": "example.dev/v1alpha1", "kind": "Widget", "metadata": {"name": "w"},
+               "spec": {"size": 7, "color": "green"}, "status": {"replicas": 3, "selector": "app=w"}})
+    );
+    assert_eq!(ops.convert(alpha, "v1alpha1", "v1").expect("back"), v1);
+    assert!(ops.convert(v1, "v1", "v9").is_err());
+}
+
+#[test]
+fn validates_with_kubernetes_messages() {
+    let ops = widget_ops();
+    let bad = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
+                     "spec": {"replicas": -1, "color": "Red"}});
+    assert_eq!(
+        messages(&ops.validate_create("v1", &bad).expect("validate")),
+        [
+            "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+            "spec.color: Invalid value: \"Red\": spec.color in body should match '^[a-z]+$'",
+        ]
+    );
+    let red = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
+                     "spec": {"replicas": 101, "color": "red"}});
+    assert_eq!(
+        messages(&ops.validate_create("v1", &red).expect("validate")),
+        [": Invalid value: \"object\": a red widget may have at most 100 replicas"]
+    );
+    let ok = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
+                    "spec": {"replicas": 100, "color": "red"}});
+    assert_eq!(ops.validate_create("v1", &ok).expect("validate"), []);
+    let renamed: Value = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w2", "namespace": "ns"},
+                    "spec": {"replicas": 1}});
+    assert_eq!(
+        messages(&ops.validate_update("v1", &renamed, &ok).expect("validate")),
+        ["metadata.name: Invalid value: \"w2\": field is immutable"]
+    );
+    let alpha = json!({"apiVersion": "example.dev/v1alpha1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
+                       "spec": {"size": 1001}});
+    assert_eq!(
+        messages(&ops.validate_create("v1alpha1", &alpha).expect("validate")),
+        ["spec.size: Invalid value: 1001: must be less than or equal to 1000"]
+    );
+}
