@@ -1,2 +1,154 @@
-//! The `apiary` binary.
-fn main() {}
+//! The `apiary` binary: serves every group of the generated scheme over HTTPS, with an embedded
+//! store under `--data-dir` (or etcd with `--etcd-servers`), a CA, serving certificate and admin
+//! kubeconfig created on first start and reused afterwards.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use server::genericserver::options::ServerOptions;
+use server::genericserver::runtime_config::RuntimeConfig;
+use server::genericserver::version::{VersionInfo, go_arch};
+use server::genericserver::{self, Config, TlsFiles};
+use server::pki;
+
+/// A Kubernetes-style declarative API server generated from API definitions.
+#[derive(Parser, Debug)]
+#[command(name = "apiary", version)]
+struct Cli {
+    #[command(flatten)]
+    options: ServerOptions,
+}
+
+fn version_info() -> VersionInfo {
+    let commit = env!("APIARY_GIT_COMMIT");
+    VersionInfo {
+        major: "1".into(),
+        minor: "33".into(),
+        git_version: format!("v1.33.0-apiary.{}", env!("CARGO_PKG_VERSION")),
+        git_commit: commit.to_string(),
+        git_tree_state: env!("APIARY_GIT_TREE_STATE").to_string(),
+        build_date: env!("APIARY_BUILD_DATE").to_string(),
+        go_version: env!("APIARY_RUSTC_VERSION").to_string(),
+        compiler: "rustc".into(),
+        platform: format!(
+            "{}/{}",
+            std::env::consts::OS,
+            go_arch(std::env::consts::ARCH)
+        ),
+    }
+}
+
+async fn open_backend(opts: &ServerOptions) -> anyhow::Result<Arc<dyn storage::backend::Backend>> {
+    if opts.etcd_servers.is_empty() {
+        let dir = opts.data_dir.join("store");
+        let backend =
+            storage::embedded::EmbeddedBackend::open(storage::embedded::EmbeddedOptions::new(&dir))
+                .with_context(|| format!("opening the embedded store in {}", dir.display()))?;
+        tracing::info!(dir = %dir.display(), "using the embedded store");
+        Ok(Arc::new(backend))
+    } else {
+        let mut config = storage::etcd::EtcdConfig::new(opts.etcd_servers.clone());
+        config.prefix = opts.etcd_prefix.clone();
+        config.tls = storage::etcd::EtcdTls {
+            ca_file: opts.etcd_cafile.clone(),
+            cert_file: opts.etcd_certfile.clone(),
+            key_file: opts.etcd_keyfile.clone(),
+        };
+        let backend = storage::etcd::EtcdBackend::connect(config)
+            .await
+            .with_context(|| format!("connecting to etcd at {}", opts.etcd_servers.join(",")))?;
+        tracing::info!(servers = %opts.etcd_servers.join(","), "using etcd");
+        Ok(Arc::new(backend))
+    }
+}
+
+async fn run(opts: ServerOptions) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&opts.data_dir)
+        .with_context(|| format!("creating --data-dir {}", opts.data_dir.display()))?;
+    let paths = pki::ensure(
+        &opts.data_dir,
+        opts.bind_address,
+        opts.tls_cert_file.is_none(),
+    )
+    .context("creating the CA and certificates")?;
+    let tls = TlsFiles {
+        cert: opts
+            .tls_cert_file
+            .clone()
+            .unwrap_or_else(|| paths.serving_cert.clone()),
+        key: opts
+            .tls_private_key_file
+            .clone()
+            .unwrap_or_else(|| paths.serving_key.clone()),
+        client_ca: opts
+            .client_ca_file
+            .clone()
+            .unwrap_or_else(|| paths.ca_cert.clone()),
+    };
+    let backend = open_backend(&opts).await?;
+    let config = Config {
+        scheme: Arc::new(generated::scheme()),
+        backend,
+        storage_prefix: opts.etcd_prefix.clone(),
+        bind: SocketAddr::new(opts.bind_address, opts.secure_port),
+        tls,
+        version: version_info(),
+        anonymous_auth: opts.anonymous_auth,
+        request_timeout: opts.request_timeout,
+        min_request_timeout: Duration::from_secs(opts.min_request_timeout),
+        shutdown_delay: opts.shutdown_delay_duration,
+        runtime_config: RuntimeConfig::new(opts.runtime_config_entries()),
+        authenticators: Vec::new(),
+        authorizers: Vec::new(),
+    };
+    let prepared = config.complete().new_server().prepare_run().await?;
+    let port = prepared.local_addr().port();
+    pki::write_kubeconfig(&paths, opts.bind_address, port)
+        .context("writing the admin kubeconfig")?;
+    println!(
+        "kubectl --kubeconfig {} get widgets",
+        paths.kubeconfig.display()
+    );
+    prepared.run(genericserver::shutdown_signal()).await;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    let errors = cli.options.validate();
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("error: {e}");
+        }
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli.options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

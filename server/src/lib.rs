@@ -11,3 +11,6 @@ pub mod patch;
 pub mod registry;
 pub mod table;
 pub mod request_info;
+pub mod filters;
+pub mod genericserver;
+pub mod pki;

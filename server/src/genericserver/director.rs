@@ -1,0 +1,204 @@
+//! The director: sends installed API paths to the REST handlers, the well-known paths to the
+//! non-API mux (health, version, metrics, discovery, OpenAPI), everything else to the next server
+//! in the delegation chain, and finally answers 404 `Status`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use apimachinery::Scheme;
+use apimachinery::status::ApiError;
+use axum::body::Body;
+use http::{HeaderValue, Request, Response, header};
+
+use super::discovery::Discovery;
+use super::health::{self, HealthCheck};
+use super::metrics::Metrics;
+use super::openapi::OpenApi;
+use super::runtime_config::RuntimeConfig;
+use super::version::VersionInfo;
+use crate::endpoints::{self, ApiContext};
+use crate::filters::status_response;
+use crate::request_info::RequestInfo;
+
+/// The result of a delegate: a response, or the request handed back to try the next server.
+pub type DelegateFuture =
+    Pin<Box<dyn Future<Output = Result<Response<Body>, Request<Body>>> + Send>>;
+
+/// A server further down the delegation chain (an aggregated or extension server).
+pub trait Delegate: Send + Sync + 'static {
+    /// Serves the request or hands it back.
+    fn handle(&self, req: Request<Body>) -> DelegateFuture;
+}
+
+/// The health checks of the three endpoints.
+#[derive(Clone, Default)]
+pub struct HealthChecks {
+    /// `/healthz`.
+    pub healthz: Vec<HealthCheck>,
+    /// `/livez`.
+    pub livez: Vec<HealthCheck>,
+    /// `/readyz`.
+    pub readyz: Vec<HealthCheck>,
+}
+
+/// Everything the director routes to.
+pub struct Director {
+    /// The kinds served.
+    pub scheme: Arc<Scheme>,
+    /// The REST handlers.
+    pub api: Arc<ApiContext>,
+    /// Served group versions.
+    pub runtime: RuntimeConfig,
+    /// Discovery documents.
+    pub discovery: Discovery,
+    /// OpenAPI documents.
+    pub openapi: OpenApi,
+    /// `/version`.
+    pub version: VersionInfo,
+    /// Health checks.
+    pub health: HealthChecks,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Next servers, tried in order.
+    pub delegates: Vec<Arc<dyn Delegate>>,
+}
+
+fn json_response(value: &impl serde::Serialize) -> Response<Body> {
+    let mut resp = Response::new(Body::from(serde_json::to_vec(value).unwrap_or_default()));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+impl Director {
+    fn is_installed(&self, info: &RequestInfo) -> bool {
+        info.is_resource_request
+            && self.runtime.enabled(&info.api_group, &info.api_version)
+            && self
+                .scheme
+                .by_resource(&info.api_group, &info.resource)
+                .is_some_and(|k| k.version(&info.api_version).is_some())
+    }
+
+    /// Routes one request.
+    pub async fn route(self: Arc<Self>, req: Request<Body>) -> Response<Body> {
+        let info = req
+            .extensions()
+            .get::<RequestInfo>()
+            .cloned()
+            .unwrap_or_default();
+        if self.is_installed(&info) {
+            return endpoints::serve(Arc::clone(&self.api), req).await;
+        }
+        let head = (
+            req.method().clone(),
+            req.uri().clone(),
+            req.headers().clone(),
+        );
+        if let Some(resp) = self.non_api(&head.0, &head.1, &head.2).await {
+            return resp;
+        }
+        let mut req = req;
+        for d in &self.delegates {
+            match d.handle(req).await {
+                Ok(resp) => return resp,
+                Err(back) => req = back,
+            }
+        }
+        status_response(&ApiError::not_found_path())
+    }
+
+    async fn non_api(
+        &self,
+        method: &http::Method,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+    ) -> Option<Response<Body>> {
+        let path = uri.path();
+        let query = uri.query().unwrap_or("");
+        let read = matches!(*method, http::Method::GET | http::Method::HEAD);
+        for (name, checks) in [
+            ("healthz", &self.health.healthz),
+            ("livez", &self.health.livez),
+            ("readyz", &self.health.readyz),
+        ] {
+            if let Some(rest) = path.strip_prefix('/').and_then(|p| p.strip_prefix(name)) {
+                if rest.is_empty() || rest.starts_with('/') {
+                    if !read {
+                        return Some(method_not_allowed());
+                    }
+                    return Some(health::serve(name, checks, rest, query).await);
+                }
+            }
+        }
+        if !read {
+            return None;
+        }
+        match path.trim_end_matches('/') {
+            "/version" => return Some(json_response(&self.version)),
+            "/metrics" => {
+                let mut resp = Response::new(Body::from(self.metrics.render()));
+                resp.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+                );
+                return Some(resp);
+            }
+            "" => return Some(json_response(&self.root_paths())),
+            _ => {}
+        }
+        if path.starts_with("/openapi/") {
+            return self.openapi.serve(path, query, headers);
+        }
+        if path.starts_with("/api") {
+            return self.discovery.serve(path, headers);
+        }
+        None
+    }
+
+    fn root_paths(&self) -> serde_json::Value {
+        let mut paths: Vec<String> = vec![
+            "/api".into(),
+            "/apis".into(),
+            "/healthz".into(),
+            "/livez".into(),
+            "/metrics".into(),
+            "/openapi/v2".into(),
+            "/openapi/v3".into(),
+            "/openapi/v3/".into(),
+            "/readyz".into(),
+            "/version".into(),
+        ];
+        for kind in self.scheme.kinds() {
+            for r in kind.versions() {
+                if self.runtime.enabled(r.group, r.version) {
+                    if r.group.is_empty() {
+                        paths.push(format!("/api/{}", r.version));
+                    } else {
+                        paths.push(format!("/apis/{}", r.group));
+                        paths.push(format!("/apis/{}/{}", r.group, r.version));
+                    }
+                }
+            }
+        }
+        for c in &self.health.readyz {
+            paths.push(format!("/readyz/{}", c.name));
+        }
+        paths.sort();
+        paths.dedup();
+        serde_json::json!({ "paths": paths })
+    }
+}
+
+fn method_not_allowed() -> Response<Body> {
+    let err = ApiError::new(
+        405,
+        apimachinery::status::StatusReason::MethodNotAllowed,
+        "the server does not allow this method on the requested resource",
+        None,
+    );
+    status_response(&err)
+}

@@ -1,0 +1,478 @@
+//! Discovery documents built once from the scheme: legacy `/api`, `/apis`, `/apis/{g}`,
+//! `/apis/{g}/{v}`, `/api/v1`, and aggregated discovery (`apidiscovery.k8s.io` v2 and v2beta1)
+//! on `/api` and `/apis`, chosen by `Accept`, with `Vary: Accept` and an `ETag`.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use apimachinery::{ResourceInfo, Scheme};
+use axum::body::Body;
+use base64::Engine;
+use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::runtime_config::RuntimeConfig;
+
+/// The media type of aggregated discovery v2.
+pub const AGGREGATED_V2: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+/// The media type of aggregated discovery v2beta1.
+pub const AGGREGATED_V2BETA1: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+
+/// Kubernetes' version ordering: GA before beta before alpha, higher numbers first, then
+/// other strings alphabetically.
+pub fn compare_kube_versions(a: &str, b: &str) -> Ordering {
+    fn key(v: &str) -> Option<(u32, u8, u32)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major: u32 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        if tail.is_empty() {
+            return Some((major, 2, 0));
+        }
+        let (level, num) = if let Some(n) = tail.strip_prefix("beta") {
+            (1, n)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (0, n)
+        } else {
+            return None;
+        };
+        Some((major, level, num.parse().ok()?))
+    }
+    match (key(a), key(b)) {
+        (Some((ma, la, na)), Some((mb, lb, nb))) => lb.cmp(&la).then(mb.cmp(&ma)).then(nb.cmp(&na)),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// `storageVersionHash`: base64 of the first 8 bytes of sha256("group/version/kind").
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    let digest = Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+}
+
+struct Group {
+    name: String,
+    versions: Vec<String>,
+    resources: BTreeMap<String, Vec<(ResourceInfo, ResourceInfo)>>,
+}
+
+/// A rendered document with its ETag.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// JSON bytes.
+    pub body: Vec<u8>,
+    /// The quoted ETag.
+    pub etag: String,
+}
+
+impl Document {
+    fn new(value: &Value) -> Self {
+        let body = serde_json::to_vec(value).unwrap_or_default();
+        let etag = format!("\"{}\"", hex::encode(Sha256::digest(&body)));
+        Self { body, etag }
+    }
+}
+
+/// Every discovery document of the server.
+pub struct Discovery {
+    api_versions: Document,
+    api_group_list: Document,
+    groups: BTreeMap<String, Document>,
+    resource_lists: BTreeMap<(String, String), Document>,
+    aggregated_api: [Document; 2],
+    aggregated_apis: [Document; 2],
+}
+
+fn group_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+fn resource_list_entries(group: &str, items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (r, storage) in items {
+        let mut main = Map::new();
+        main.insert("name".into(), json!(r.plural));
+        main.insert("singularName".into(), json!(r.singular));
+        main.insert("namespaced".into(), json!(r.namespaced()));
+        main.insert("kind".into(), json!(r.kind));
+        main.insert("verbs".into(), json!(r.verbs));
+        if !r.short_names.is_empty() {
+            main.insert("shortNames".into(), json!(r.short_names));
+        }
+        if !r.categories.is_empty() {
+            main.insert("categories".into(), json!(r.categories));
+        }
+        if !r.create_only {
+            main.insert(
+                "storageVersionHash".into(),
+                json!(storage_version_hash(group, storage.version, storage.kind)),
+            );
+        }
+        out.push(Value::Object(main));
+        if r.group.is_empty() && r.plural == "namespaces" {
+            out.push(
+                json!({"name": "namespaces/finalize", "singularName": "", "namespaced": false,
+                "kind": r.kind, "verbs": ["update"]}),
+            );
+        }
+        if r.scale.is_some() {
+            out.push(json!({"name": format!("{}/scale", r.plural), "singularName": "", "namespaced": r.namespaced(),
+                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
+        }
+        if r.status_subresource {
+            out.push(json!({"name": format!("{}/status", r.plural), "singularName": "", "namespaced": r.namespaced(),
+                "kind": r.kind, "verbs": ["get", "patch", "update"]}));
+        }
+    }
+    out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    out
+}
+
+fn aggregated_resources(items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (r, _) in items {
+        let mut entry = Map::new();
+        entry.insert("resource".into(), json!(r.plural));
+        entry.insert(
+            "responseKind".into(),
+            json!({"group": r.group, "version": r.version, "kind": r.kind}),
+        );
+        entry.insert(
+            "scope".into(),
+            json!(if r.namespaced() {
+                "Namespaced"
+            } else {
+                "Cluster"
+            }),
+        );
+        entry.insert("singularResource".into(), json!(r.singular));
+        entry.insert("verbs".into(), json!(r.verbs));
+        if !r.short_names.is_empty() {
+            entry.insert("shortNames".into(), json!(r.short_names));
+        }
+        if !r.categories.is_empty() {
+            entry.insert("categories".into(), json!(r.categories));
+        }
+        let mut subs = Vec::new();
+        if r.group.is_empty() && r.plural == "namespaces" {
+            subs.push(json!({"subresource": "finalize",
+                "responseKind": {"group": r.group, "version": r.version, "kind": r.kind}, "verbs": ["update"]}));
+        }
+        if r.scale.is_some() {
+            subs.push(json!({"subresource": "scale",
+                "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        if r.status_subresource {
+            subs.push(json!({"subresource": "status",
+                "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+                "verbs": ["get", "patch", "update"]}));
+        }
+        if !subs.is_empty() {
+            entry.insert("subresources".into(), Value::Array(subs));
+        }
+        out.push(Value::Object(entry));
+    }
+    out.sort_by(|a, b| a["resource"].as_str().cmp(&b["resource"].as_str()));
+    out
+}
+
+fn aggregated_list(groups: &[&Group], api_version: &str) -> Value {
+    let items: Vec<Value> = groups
+        .iter()
+        .map(|g| {
+            let versions: Vec<Value> = g
+                .versions
+                .iter()
+                .map(|v| {
+                    json!({"version": v, "resources": aggregated_resources(g.resources.get(v).map(Vec::as_slice).unwrap_or(&[])),
+                        "freshness": "Current"})
+                })
+                .collect();
+            let mut metadata = Map::new();
+            if !g.name.is_empty() {
+                metadata.insert("name".into(), json!(g.name));
+            }
+            metadata.insert("creationTimestamp".into(), Value::Null);
+            json!({"metadata": metadata, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": api_version, "metadata": {}, "items": items})
+}
+
+fn api_group(g: &Group) -> Value {
+    let versions: Vec<Value> = g
+        .versions
+        .iter()
+        .map(|v| json!({"groupVersion": group_version(&g.name, v), "version": v}))
+        .collect();
+    let preferred = g
+        .versions
+        .first()
+        .map(|v| json!({"groupVersion": group_version(&g.name, v), "version": v}));
+    json!({"name": g.name, "versions": versions, "preferredVersion": preferred})
+}
+
+impl Discovery {
+    /// Builds every document from the scheme, honouring `--runtime-config`. `server_address` is
+    /// the `host:port` clients reach the server at.
+    pub fn new(scheme: &Scheme, runtime: &RuntimeConfig, server_address: &str) -> Self {
+        let mut groups: Vec<Group> = Vec::new();
+        for group in scheme.groups() {
+            let mut g = Group {
+                name: group.clone(),
+                versions: Vec::new(),
+                resources: BTreeMap::new(),
+            };
+            for kind in scheme.kinds() {
+                let storage = kind.storage_version().clone();
+                for r in kind.versions() {
+                    if r.group != group.as_str() || !runtime.enabled(r.group, r.version) {
+                        continue;
+                    }
+                    if !g.versions.iter().any(|v| v == r.version) {
+                        g.versions.push(r.version.to_string());
+                    }
+                    g.resources
+                        .entry(r.version.to_string())
+                        .or_default()
+                        .push((r.clone(), storage.clone()));
+                }
+            }
+            g.versions.sort_by(|a, b| compare_kube_versions(a, b));
+            if !g.versions.is_empty() {
+                groups.push(g);
+            }
+        }
+        let core: Vec<&Group> = groups.iter().filter(|g| g.name.is_empty()).collect();
+        let named: Vec<&Group> = groups.iter().filter(|g| !g.name.is_empty()).collect();
+
+        let core_versions: Vec<&String> = core.iter().flat_map(|g| g.versions.iter()).collect();
+        let api_versions = Document::new(&json!({"kind": "APIVersions", "versions": core_versions,
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}));
+        let api_group_list = Document::new(&json!({"kind": "APIGroupList", "apiVersion": "v1",
+            "groups": named.iter().map(|g| api_group(g)).collect::<Vec<_>>()}));
+        let mut group_docs = BTreeMap::new();
+        let mut resource_lists = BTreeMap::new();
+        for g in &groups {
+            if !g.name.is_empty() {
+                let mut doc = api_group(g);
+                if let Value::Object(m) = &mut doc {
+                    m.insert("kind".into(), json!("APIGroup"));
+                    m.insert("apiVersion".into(), json!("v1"));
+                }
+                group_docs.insert(g.name.clone(), Document::new(&doc));
+            }
+            for (v, items) in &g.resources {
+                let doc = json!({"kind": "APIResourceList", "apiVersion": "v1",
+                    "groupVersion": group_version(&g.name, v), "resources": resource_list_entries(&g.name, items)});
+                resource_lists.insert((g.name.clone(), v.clone()), Document::new(&doc));
+            }
+        }
+        let agg = |list: &[&Group]| {
+            [
+                Document::new(&aggregated_list(list, "apidiscovery.k8s.io/v2")),
+                Document::new(&aggregated_list(list, "apidiscovery.k8s.io/v2beta1")),
+            ]
+        };
+        Self {
+            api_versions,
+            api_group_list,
+            groups: group_docs,
+            resource_lists,
+            aggregated_api: agg(&core),
+            aggregated_apis: agg(&named),
+        }
+    }
+
+    /// Serves a discovery path, or returns `None` if `path` is not one.
+    pub fn serve(&self, path: &str, headers: &HeaderMap) -> Option<Response<Body>> {
+        let trimmed = path.trim_end_matches('/');
+        let parts: Vec<&str> = trimmed.trim_start_matches('/').split('/').collect();
+        match parts.as_slice() {
+            ["api"] => Some(self.root(headers, &self.api_versions, &self.aggregated_api)),
+            ["apis"] => Some(self.root(headers, &self.api_group_list, &self.aggregated_apis)),
+            ["api", v] => self
+                .resource_lists
+                .get(&(String::new(), v.to_string()))
+                .map(|d| legacy(headers, d)),
+            ["apis", g] => self.groups.get(*g).map(|d| legacy(headers, d)),
+            ["apis", g, v] => self
+                .resource_lists
+                .get(&(g.to_string(), v.to_string()))
+                .map(|d| legacy(headers, d)),
+            _ => None,
+        }
+    }
+
+    fn root(
+        &self,
+        headers: &HeaderMap,
+        legacy_doc: &Document,
+        aggregated: &[Document; 2],
+    ) -> Response<Body> {
+        match choose(headers) {
+            Choice::AggregatedV2 => respond(headers, &aggregated[0], AGGREGATED_V2),
+            Choice::AggregatedV2Beta1 => respond(headers, &aggregated[1], AGGREGATED_V2BETA1),
+            Choice::Legacy => respond(headers, legacy_doc, "application/json"),
+            Choice::None => {
+                crate::filters::status_response(&apimachinery::status::ApiError::not_acceptable(&[
+                    "application/json",
+                    AGGREGATED_V2,
+                    AGGREGATED_V2BETA1,
+                ]))
+            }
+        }
+    }
+}
+
+enum Choice {
+    AggregatedV2,
+    AggregatedV2Beta1,
+    Legacy,
+    None,
+}
+
+/// Picks the response form from `Accept`: the first acceptable entry (by `q`, then order).
+fn choose(headers: &HeaderMap) -> Choice {
+    let accept: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    if accept.is_empty() {
+        return Choice::Legacy;
+    }
+    let mut entries: Vec<(f32, usize, String)> = Vec::new();
+    for (i, entry) in accept.iter().flat_map(|v| v.split(',')).enumerate() {
+        let mut params = entry.split(';').map(str::trim);
+        let media = params.next().unwrap_or("").to_ascii_lowercase();
+        let mut q = 1.0f32;
+        let mut g = None;
+        let mut v = None;
+        let mut as_ = None;
+        for p in params {
+            let (k, val) = p.split_once('=').unwrap_or((p, ""));
+            match k.trim() {
+                "q" => q = val.trim().parse().unwrap_or(1.0),
+                "g" => g = Some(val.trim().to_string()),
+                "v" => v = Some(val.trim().to_string()),
+                "as" => as_ = Some(val.trim().to_string()),
+                _ => {}
+            }
+        }
+        if q <= 0.0 {
+            continue;
+        }
+        let kind = match (media.as_str(), g.as_deref(), v.as_deref(), as_.as_deref()) {
+            (
+                "application/json",
+                Some("apidiscovery.k8s.io"),
+                Some("v2"),
+                Some("APIGroupDiscoveryList"),
+            ) => "v2",
+            (
+                "application/json",
+                Some("apidiscovery.k8s.io"),
+                Some("v2beta1"),
+                Some("APIGroupDiscoveryList"),
+            ) => "v2beta1",
+            ("application/json" | "application/*" | "*/*", None, None, None) => "legacy",
+            _ => continue,
+        };
+        entries.push((q, i, kind.to_string()));
+    }
+    entries.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(Ordering::Equal)
+            .then(a.1.cmp(&b.1))
+    });
+    match entries.first().map(|e| e.2.as_str()) {
+        Some("v2") => Choice::AggregatedV2,
+        Some("v2beta1") => Choice::AggregatedV2Beta1,
+        Some(_) => Choice::Legacy,
+        None => Choice::None,
+    }
+}
+
+fn legacy(headers: &HeaderMap, doc: &Document) -> Response<Body> {
+    respond(headers, doc, "application/json")
+}
+
+fn respond(headers: &HeaderMap, doc: &Document, content_type: &'static str) -> Response<Body> {
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == doc.etag));
+    let mut resp = if not_modified {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        Response::new(Body::from(doc.body.clone()))
+    };
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    if let Ok(v) = HeaderValue::from_str(&doc.etag) {
+        h.insert(header::ETAG, v);
+    }
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_order() {
+        let mut v = vec![
+            "v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo", "v1beta1",
+        ];
+        v.sort_by(|a, b| compare_kube_versions(a, b));
+        assert_eq!(
+            v,
+            vec![
+                "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+            ]
+        );
+    }
+
+    #[test]
+    fn hash_is_8_bytes_base64() {
+        assert_eq!(
+            storage_version_hash("example.dev", "v1", "Widget").len(),
+            12
+        );
+    }
+
+    #[test]
+    fn accept_choice() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static(
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+            ),
+        );
+        assert!(matches!(choose(&h), Choice::AggregatedV2));
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, */*"),
+        );
+        assert!(matches!(choose(&h), Choice::Legacy));
+        h.insert(header::ACCEPT, HeaderValue::from_static("application/yaml"));
+        assert!(matches!(choose(&h), Choice::None));
+    }
+}

@@ -1,0 +1,405 @@
+//! The generic API server, shaped like Kubernetes' `genericapiserver`: [`Config`] →
+//! [`CompletedConfig`] → [`GenericServer`] (add hooks, checks, delegates) → [`PreparedServer`]
+//! (listener bound) → [`PreparedServer::run`] (serves until a stop signal, then shuts down
+//! gracefully: `/readyz` fails, `--shutdown-delay-duration` passes, the listener closes, watches
+//! end, in-flight requests finish).
+
+pub mod director;
+pub mod discovery;
+pub mod duration;
+pub mod gnostic;
+pub mod health;
+pub mod hooks;
+pub mod lifecycle;
+pub mod metrics;
+pub mod openapi;
+pub mod options;
+pub mod runtime_config;
+pub mod serve;
+pub mod tls;
+pub mod version;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apimachinery::Scheme;
+use axum::Router;
+
+use self::director::{Delegate, Director, HealthChecks};
+use self::health::HealthCheck;
+use self::hooks::{HookFn, PostStartHook, PreShutdownHook};
+use self::lifecycle::LifecycleSignals;
+use self::metrics::Metrics;
+use self::options::DEFAULT_MAX_REQUEST_BODY_BYTES;
+use self::runtime_config::RuntimeConfig;
+use self::version::VersionInfo;
+use crate::authn::x509::X509Authenticator;
+use crate::authn::{Authenticator, UnionAuthenticator};
+use crate::authz::{Authorizer, PublicInfoAuthorizer, SystemMastersAuthorizer, UnionAuthorizer};
+use crate::endpoints::ApiContext;
+use crate::filters::{self, ChainConfig};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// TLS material could not be loaded.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    /// The listener could not be bound.
+    #[error("listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Where the serving certificate and client CA come from.
+#[derive(Clone, Debug)]
+pub struct TlsFiles {
+    /// Serving certificate chain (PEM).
+    pub cert: PathBuf,
+    /// Serving key (PEM).
+    pub key: PathBuf,
+    /// Client CA bundle (PEM).
+    pub client_ca: PathBuf,
+}
+
+/// The server's configuration, as assembled by the binary.
+pub struct Config {
+    /// Every kind served.
+    pub scheme: Arc<Scheme>,
+    /// The storage backend.
+    pub backend: Arc<dyn storage::backend::Backend>,
+    /// The key prefix (`--etcd-prefix`).
+    pub storage_prefix: String,
+    /// Listen address.
+    pub bind: SocketAddr,
+    /// TLS files.
+    pub tls: TlsFiles,
+    /// `/version`.
+    pub version: VersionInfo,
+    /// Whether anonymous requests are allowed through authentication.
+    pub anonymous_auth: bool,
+    /// `--request-timeout`.
+    pub request_timeout: Duration,
+    /// `--min-request-timeout`.
+    pub min_request_timeout: Duration,
+    /// `--shutdown-delay-duration`.
+    pub shutdown_delay: Duration,
+    /// `--runtime-config`.
+    pub runtime_config: RuntimeConfig,
+    /// Extra authenticators, tried after x509.
+    pub authenticators: Vec<Box<dyn Authenticator>>,
+    /// Authorizers tried before the built-in ones (system:masters, public info).
+    pub authorizers: Vec<Arc<dyn Authorizer>>,
+}
+
+/// A configuration with every default filled in.
+pub struct CompletedConfig {
+    config: Config,
+    authenticator: Arc<UnionAuthenticator>,
+    authorizer: Arc<dyn Authorizer>,
+}
+
+impl Config {
+    /// Fills in defaults: the authenticator union (x509, then the extra ones, then anonymous)
+    /// and the authorizer union (the extra ones, then `system:masters`, then public info paths).
+    pub fn complete(mut self) -> CompletedConfig {
+        let mut authenticators: Vec<Box<dyn Authenticator>> = vec![Box::new(X509Authenticator)];
+        authenticators.append(&mut self.authenticators);
+        let authenticator = Arc::new(UnionAuthenticator::new(authenticators, self.anonymous_auth));
+        let mut authorizers = std::mem::take(&mut self.authorizers);
+        authorizers.push(Arc::new(SystemMastersAuthorizer));
+        authorizers.push(Arc::new(PublicInfoAuthorizer));
+        let authorizer: Arc<dyn Authorizer> = Arc::new(UnionAuthorizer(authorizers));
+        CompletedConfig {
+            config: self,
+            authenticator,
+            authorizer,
+        }
+    }
+}
+
+/// A server that can still be extended with hooks, checks and delegates.
+pub struct GenericServer {
+    config: CompletedConfig,
+    api: Arc<ApiContext>,
+    signals: LifecycleSignals,
+    post_start: Vec<PostStartHook>,
+    pre_shutdown: Vec<PreShutdownHook>,
+    checks: Vec<HealthCheck>,
+    delegates: Vec<Arc<dyn Delegate>>,
+}
+
+impl CompletedConfig {
+    /// Creates the server with its built-in hook (namespace bootstrap) and checks (ping, log,
+    /// etcd).
+    pub fn new_server(self) -> GenericServer {
+        let c = &self.config;
+        let api = Arc::new(ApiContext::new(
+            Arc::clone(&c.scheme),
+            Arc::clone(&c.backend),
+            c.storage_prefix.clone(),
+        ));
+        let backend = Arc::clone(&c.backend);
+        let etcd = HealthCheck::new("etcd", move || {
+            let backend = Arc::clone(&backend);
+            async move {
+                match tokio::time::timeout(Duration::from_secs(2), backend.current_revision()).await
+                {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(_) => Err("storage did not answer within 2s".to_string()),
+                }
+            }
+        });
+        let mut server = GenericServer {
+            api: Arc::clone(&api),
+            config: self,
+            signals: LifecycleSignals::default(),
+            post_start: Vec::new(),
+            pre_shutdown: Vec::new(),
+            checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
+            delegates: Vec::new(),
+        };
+        let bootstrap_api = Arc::clone(&api);
+        server.add_post_start_hook(
+            "apiary-bootstrap-namespaces",
+            Arc::new(move || {
+                let api = Arc::clone(&bootstrap_api);
+                Box::pin(async move { api.bootstrap().await.map_err(|e| e.to_string()) })
+            }),
+        );
+        server
+    }
+}
+
+impl GenericServer {
+    /// The lifecycle signals.
+    pub fn signals(&self) -> &LifecycleSignals {
+        &self.signals
+    }
+
+    /// The REST handlers' context.
+    pub fn api(&self) -> &Arc<ApiContext> {
+        &self.api
+    }
+
+    /// Adds a post-start hook; it gets a `poststarthook/<name>` check on livez and readyz.
+    pub fn add_post_start_hook(&mut self, name: &str, run: HookFn) {
+        self.post_start.push(PostStartHook::new(name, run));
+    }
+
+    /// Adds a pre-shutdown hook, run after the shutdown delay and before the listener closes.
+    pub fn add_pre_shutdown_hook(&mut self, name: &str, run: HookFn) {
+        self.pre_shutdown.push(PreShutdownHook {
+            name: name.to_string(),
+            run,
+        });
+    }
+
+    /// Adds a health check to healthz, livez and readyz.
+    pub fn add_health_check(&mut self, check: HealthCheck) {
+        self.checks.push(check);
+    }
+
+    /// Appends a server to the delegation chain.
+    pub fn add_delegate(&mut self, delegate: Arc<dyn Delegate>) {
+        self.delegates.push(delegate);
+    }
+
+    /// Builds the handler (director + filter chain) and binds the listener.
+    pub async fn prepare_run(self) -> Result<PreparedServer, ServerError> {
+        let c = &self.config.config;
+        let cert = tls::ReloadingCert::load(c.tls.cert.clone(), c.tls.key.clone())?;
+        let tls_config = Arc::new(tls::server_config(Arc::clone(&cert), &c.tls.client_ca)?);
+        let listener = tokio::net::TcpListener::bind(c.bind)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: c.bind,
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| ServerError::Bind {
+            addr: c.bind,
+            source,
+        })?;
+
+        let mut known = HashSet::new();
+        for kind in c.scheme.kinds() {
+            for r in kind.versions() {
+                known.insert((
+                    r.group.to_string(),
+                    r.version.to_string(),
+                    r.plural.to_string(),
+                ));
+            }
+        }
+        let metrics = Arc::new(Metrics::new(known));
+
+        let mut hook_checks = Vec::new();
+        for hook in &self.post_start {
+            let h = hook.clone();
+            hook_checks.push(HealthCheck::new(
+                format!("poststarthook/{}", hook.name),
+                move || {
+                    let done = h.is_done();
+                    async move {
+                        if done {
+                            Ok(())
+                        } else {
+                            Err("not finished".to_string())
+                        }
+                    }
+                },
+            ));
+        }
+        let shutdown = self.signals.shutdown_initiated.clone();
+        let shutdown_check = HealthCheck::new("shutdown", move || {
+            let down = shutdown.is_signaled();
+            async move {
+                if down {
+                    Err("process is shutting down".to_string())
+                } else {
+                    Ok(())
+                }
+            }
+        });
+        let mut livez = self.checks.clone();
+        livez.extend(hook_checks.iter().cloned());
+        let mut readyz = livez.clone();
+        readyz.push(shutdown_check);
+        let health = HealthChecks {
+            healthz: livez.clone(),
+            livez,
+            readyz,
+        };
+
+        let address = format!("{}:{}", local.ip(), local.port());
+        let director = Arc::new(Director {
+            scheme: Arc::clone(&c.scheme),
+            api: Arc::clone(&self.api),
+            runtime: c.runtime_config.clone(),
+            discovery: discovery::Discovery::new(&c.scheme, &c.runtime_config, &address),
+            openapi: openapi::OpenApi::new(&c.scheme, &c.runtime_config, &c.version.git_version),
+            version: c.version.clone(),
+            health,
+            metrics: Arc::clone(&metrics),
+            delegates: self.delegates.clone(),
+        });
+        let router = Router::new().fallback(move |req: axum::extract::Request| {
+            let d = Arc::clone(&director);
+            async move { d.route(req).await }
+        });
+        let chain = Arc::new(ChainConfig {
+            authenticator: Arc::clone(&self.config.authenticator),
+            authorizer: Arc::clone(&self.config.authorizer),
+            request_timeout: c.request_timeout,
+            min_request_timeout: c.min_request_timeout,
+            max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+            signals: self.signals.clone(),
+            metrics,
+        });
+        let app = filters::build(router, chain);
+        Ok(PreparedServer {
+            server: self,
+            app,
+            listener,
+            local,
+            tls: tls_config,
+            cert,
+        })
+    }
+}
+
+/// A server with its listener bound, ready to run.
+pub struct PreparedServer {
+    server: GenericServer,
+    app: Router,
+    listener: tokio::net::TcpListener,
+    local: SocketAddr,
+    tls: Arc<rustls::ServerConfig>,
+    cert: Arc<tls::ReloadingCert>,
+}
+
+impl PreparedServer {
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The lifecycle signals.
+    pub fn signals(&self) -> &LifecycleSignals {
+        &self.server.signals
+    }
+
+    /// Serves until `stop` completes, then shuts down gracefully.
+    pub async fn run(self, stop: impl Future<Output = ()> + Send) {
+        let PreparedServer {
+            server,
+            app,
+            listener,
+            local,
+            tls,
+            cert,
+        } = self;
+        let signals = server.signals.clone();
+        let watcher = cert.spawn_watcher(Duration::from_secs(5));
+        let drain = server.config.config.request_timeout + Duration::from_secs(5);
+        let serving = tokio::spawn(serve::serve_tls(listener, tls, app, signals.clone(), drain));
+        tracing::info!(address = %local, "serving securely");
+
+        let hooks = server.post_start.clone();
+        let ready = signals.has_been_ready.clone();
+        let hook_task = tokio::spawn(async move {
+            futures::future::join_all(hooks.iter().map(PostStartHook::run_until_done)).await;
+            ready.signal();
+        });
+
+        stop.await;
+        signals.shutdown_initiated.signal();
+        if !server.config.config.shutdown_delay.is_zero() {
+            tracing::info!(delay = ?server.config.config.shutdown_delay, "shutdown delay: still serving, /readyz fails");
+            tokio::time::sleep(server.config.config.shutdown_delay).await;
+        }
+        for hook in &server.pre_shutdown {
+            if let Err(e) = (hook.run)().await {
+                tracing::warn!(hook = %hook.name, error = %e, "pre-shutdown hook failed");
+            }
+        }
+        signals.not_accepting_new_requests.signal();
+        let _ = serving.await;
+        hook_task.abort();
+        watcher.abort();
+        tracing::info!("server stopped");
+    }
+}
+
+/// Completes when SIGTERM or SIGINT arrives.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            futures::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => futures::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = futures::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("received SIGINT"),
+        () = term => tracing::info!("received SIGTERM"),
+    }
+}

@@ -1,0 +1,223 @@
+//! `/openapi/v2` (JSON, or gnostic protobuf by `Accept`) and `/openapi/v3` (an index of
+//! per-group-version documents addressed by content hash), built once from the scheme's
+//! generated documents.
+
+use std::collections::BTreeMap;
+
+use apimachinery::Scheme;
+use axum::body::Body;
+use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha512};
+
+use super::runtime_config::RuntimeConfig;
+use crate::filters::status_response;
+
+/// The protobuf media type of `/openapi/v2`.
+pub const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// The older spelling of the same media type, still sent by some clients.
+pub const V2_PROTOBUF_OLD: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+fn etag(bytes: &[u8]) -> String {
+    format!("{:X}", Sha512::digest(bytes))
+}
+
+/// The OpenAPI documents of the server.
+pub struct OpenApi {
+    v2_json: Vec<u8>,
+    v2_proto: Vec<u8>,
+    v2_etag: String,
+    v3_index: Vec<u8>,
+    v3: BTreeMap<String, (Vec<u8>, String)>,
+}
+
+fn merge_object(into: &mut Map<String, Value>, from: Option<&Value>) {
+    if let Some(Value::Object(m)) = from {
+        for (k, v) in m {
+            into.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+impl OpenApi {
+    /// Builds the documents; group versions disabled by `runtime` are left out. Empty or
+    /// malformed generated documents are skipped with a warning.
+    pub fn new(scheme: &Scheme, runtime: &RuntimeConfig, version: &str) -> Self {
+        let mut paths = Map::new();
+        let mut definitions = Map::new();
+        let mut v3 = BTreeMap::new();
+        for docs in scheme.openapi() {
+            if !runtime.enabled(docs.group, docs.version) {
+                continue;
+            }
+            let key = if docs.group.is_empty() {
+                format!("api/{}", docs.version)
+            } else {
+                format!("apis/{}/{}", docs.group, docs.version)
+            };
+            if !docs.v2.trim().is_empty() {
+                match serde_json::from_str::<Value>(docs.v2) {
+                    Ok(v) => {
+                        merge_object(&mut paths, v.get("paths"));
+                        merge_object(&mut definitions, v.get("definitions"));
+                    }
+                    Err(e) => {
+                        tracing::warn!(group_version = %key, error = %e, "invalid OpenAPI v2 fragment")
+                    }
+                }
+            }
+            if !docs.v3.trim().is_empty() {
+                match serde_json::from_str::<Value>(docs.v3) {
+                    Ok(v) => {
+                        let bytes = serde_json::to_vec(&v).unwrap_or_default();
+                        let hash = etag(&bytes);
+                        v3.insert(key, (bytes, hash));
+                    }
+                    Err(e) => {
+                        tracing::warn!(group_version = %key, error = %e, "invalid OpenAPI v3 document")
+                    }
+                }
+            }
+        }
+        let doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
+            "paths": paths, "definitions": definitions});
+        let v2_json = serde_json::to_vec(&doc).unwrap_or_default();
+        let v2_proto = super::gnostic::encode_document(&doc);
+        let v2_etag = etag(&v2_json);
+        let index_paths: Map<String, Value> = v3
+            .iter()
+            .map(|(k, (_, hash))| {
+                (
+                    k.clone(),
+                    json!({"serverRelativeURL": format!("/openapi/v3/{k}?hash={hash}")}),
+                )
+            })
+            .collect();
+        let v3_index = serde_json::to_vec(&json!({"paths": index_paths})).unwrap_or_default();
+        Self {
+            v2_json,
+            v2_proto,
+            v2_etag,
+            v3_index,
+            v3,
+        }
+    }
+
+    /// Serves `/openapi/...`, or returns `None` for other paths.
+    pub fn serve(&self, path: &str, query: &str, headers: &HeaderMap) -> Option<Response<Body>> {
+        let path = path.trim_end_matches('/');
+        if path == "/openapi/v2" {
+            return Some(self.serve_v2(headers));
+        }
+        if path == "/openapi/v3" {
+            return Some(bytes_response(
+                self.v3_index.clone(),
+                "application/json",
+                None,
+            ));
+        }
+        let key = path.strip_prefix("/openapi/v3/")?;
+        let (bytes, hash) = self.v3.get(key)?;
+        if !accepts(headers, &["application/json"]) {
+            return Some(status_response(
+                &apimachinery::status::ApiError::not_acceptable(&["application/json"]),
+            ));
+        }
+        let requested = crate::request_info::query_param(query, "hash");
+        let mut resp = match requested {
+            Some(h) if &h != hash => {
+                let mut r = Response::new(Body::empty());
+                *r.status_mut() = StatusCode::MOVED_PERMANENTLY;
+                if let Ok(v) = HeaderValue::from_str(&format!("/openapi/v3/{key}?hash={hash}")) {
+                    r.headers_mut().insert(header::LOCATION, v);
+                }
+                return Some(r);
+            }
+            Some(_) => {
+                let mut r = bytes_response(bytes.clone(), "application/json", Some(hash));
+                r.headers_mut().insert(
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("public, immutable"),
+                );
+                r
+            }
+            None => {
+                let mut r = bytes_response(bytes.clone(), "application/json", Some(hash));
+                r.headers_mut().insert(
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("no-cache, private"),
+                );
+                r
+            }
+        };
+        resp.headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("Accept"));
+        Some(resp)
+    }
+
+    fn serve_v2(&self, headers: &HeaderMap) -> Response<Body> {
+        let accept = accept_list(headers);
+        for media in &accept {
+            match media.as_str() {
+                V2_PROTOBUF | V2_PROTOBUF_OLD => {
+                    return bytes_response(self.v2_proto.clone(), V2_PROTOBUF, Some(&self.v2_etag));
+                }
+                "application/json" | "*/*" | "application/*" => {
+                    return bytes_response(
+                        self.v2_json.clone(),
+                        "application/json",
+                        Some(&self.v2_etag),
+                    );
+                }
+                _ => {}
+            }
+        }
+        if accept.is_empty() {
+            return bytes_response(
+                self.v2_json.clone(),
+                "application/json",
+                Some(&self.v2_etag),
+            );
+        }
+        status_response(&apimachinery::status::ApiError::not_acceptable(&[
+            "application/json",
+            V2_PROTOBUF,
+        ]))
+    }
+}
+
+fn accept_list(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter(|e| !e.split(';').any(|p| p.trim() == "q=0"))
+        .map(|e| {
+            e.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
+fn accepts(headers: &HeaderMap, types: &[&str]) -> bool {
+    let list = accept_list(headers);
+    list.is_empty()
+        || list
+            .iter()
+            .any(|m| m == "*/*" || m == "application/*" || types.contains(&m.as_str()))
+}
+
+fn bytes_response(body: Vec<u8>, content_type: &'static str, etag: Option<&str>) -> Response<Body> {
+    let mut resp = Response::new(Body::from(body));
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(&format!("\"{t}\"")).ok()) {
+        resp.headers_mut().insert(header::ETAG, tag);
+    }
+    resp
+}

@@ -1,0 +1,235 @@
+//! Command-line options, named like kube-apiserver's flags, and their validation.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::duration::parse_duration;
+
+/// The maximum request body size (Kubernetes' `MaxRequestBodyBytes`, 3 MiB).
+pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Every option of the server, as flags.
+#[derive(Args, Debug, Clone)]
+pub struct ServerOptions {
+    /// Directory of the embedded store and of the generated CA, certificates and admin kubeconfig.
+    #[arg(long, default_value = "./apiary-data")]
+    pub data_dir: PathBuf,
+    /// The port to serve HTTPS on (0 picks a free port).
+    #[arg(long, default_value_t = 6443)]
+    pub secure_port: u16,
+    /// The IP address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind_address: IpAddr,
+    /// File with the serving certificate (PEM, leaf first). Generated under --data-dir if unset.
+    #[arg(long)]
+    pub tls_cert_file: Option<PathBuf>,
+    /// File with the serving certificate's private key (PEM).
+    #[arg(long)]
+    pub tls_private_key_file: Option<PathBuf>,
+    /// CA bundle (PEM) that client certificates are verified against. Defaults to the generated CA.
+    #[arg(long)]
+    pub client_ca_file: Option<PathBuf>,
+    /// Whether requests without credentials are served as `system:anonymous`.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub anonymous_auth: bool,
+    /// Comma-separated etcd endpoints; when empty the embedded store under --data-dir is used.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// The key prefix of every object in storage.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// CA bundle to verify etcd's serving certificate.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd.
+    #[arg(long)]
+    pub etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd.
+    #[arg(long)]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// EncryptionConfiguration file for encryption at rest.
+    #[arg(long)]
+    pub encryption_provider_config: Option<PathBuf>,
+    /// How long to keep serving (with /readyz failing) after a termination signal, such as `10s`.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_delay_duration: Duration,
+    /// The longest a non-long-running request may take before it gets 504, such as `1m0s`.
+    #[arg(long, default_value = "1m0s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// The minimum timeout (seconds) of long-running requests such as watches; the default watch
+    /// timeout is a random duration between this and twice this.
+    #[arg(long, default_value_t = 1800)]
+    pub min_request_timeout: u64,
+    /// Group versions to enable or disable, such as `example.dev/v1alpha1=false,api/all=true`.
+    #[arg(long, value_delimiter = ',')]
+    pub runtime_config: Vec<String>,
+    /// The maximum number of non-mutating requests in flight (0 means unlimited).
+    #[arg(long, default_value_t = 400)]
+    pub max_requests_inflight: u32,
+    /// The maximum number of mutating requests in flight (0 means unlimited).
+    #[arg(long, default_value_t = 200)]
+    pub max_mutating_requests_inflight: u32,
+}
+
+/// A problem with the options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    /// Exactly one of a certificate/key pair was given.
+    #[error("--tls-cert-file and --tls-private-key-file must be given together")]
+    TlsPair,
+    /// etcd client certificate without key or the reverse.
+    #[error("--etcd-certfile and --etcd-keyfile must be given together")]
+    EtcdPair,
+    /// A flag names a file that does not exist.
+    #[error("{flag}: file {path} does not exist")]
+    MissingFile {
+        /// The flag.
+        flag: &'static str,
+        /// The path given.
+        path: String,
+    },
+    /// An etcd endpoint is not a URL.
+    #[error("--etcd-servers: {0:?} is not an http:// or https:// URL")]
+    EtcdUrl(String),
+    /// The storage prefix is empty or relative.
+    #[error("--etcd-prefix: {0:?} must start with '/'")]
+    EtcdPrefix(String),
+    /// The request timeout is zero.
+    #[error("--request-timeout must be greater than 0")]
+    RequestTimeout,
+    /// The minimum request timeout is zero.
+    #[error("--min-request-timeout must be greater than 0")]
+    MinRequestTimeout,
+    /// A `--runtime-config` entry is malformed.
+    #[error(
+        "--runtime-config: {0:?} is not of the form <group>/<version>=true|false, api/all=true|false or api/ga|beta|alpha=true|false"
+    )]
+    RuntimeConfig(String),
+}
+
+impl ServerOptions {
+    /// Checks the options; every problem found is returned.
+    pub fn validate(&self) -> Vec<OptionsError> {
+        let mut errs = Vec::new();
+        if self.tls_cert_file.is_some() != self.tls_private_key_file.is_some() {
+            errs.push(OptionsError::TlsPair);
+        }
+        if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
+            errs.push(OptionsError::EtcdPair);
+        }
+        let files: [(&'static str, &Option<PathBuf>); 7] = [
+            ("--tls-cert-file", &self.tls_cert_file),
+            ("--tls-private-key-file", &self.tls_private_key_file),
+            ("--client-ca-file", &self.client_ca_file),
+            ("--etcd-cafile", &self.etcd_cafile),
+            ("--etcd-certfile", &self.etcd_certfile),
+            ("--etcd-keyfile", &self.etcd_keyfile),
+            (
+                "--encryption-provider-config",
+                &self.encryption_provider_config,
+            ),
+        ];
+        for (flag, path) in files {
+            if let Some(p) = path {
+                if !p.exists() {
+                    errs.push(OptionsError::MissingFile {
+                        flag,
+                        path: p.display().to_string(),
+                    });
+                }
+            }
+        }
+        for url in &self.etcd_servers {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                errs.push(OptionsError::EtcdUrl(url.clone()));
+            }
+        }
+        if !self.etcd_prefix.starts_with('/') {
+            errs.push(OptionsError::EtcdPrefix(self.etcd_prefix.clone()));
+        }
+        if self.request_timeout.is_zero() {
+            errs.push(OptionsError::RequestTimeout);
+        }
+        if self.min_request_timeout == 0 {
+            errs.push(OptionsError::MinRequestTimeout);
+        }
+        for entry in &self.runtime_config {
+            if parse_runtime_config_entry(entry).is_none() {
+                errs.push(OptionsError::RuntimeConfig(entry.clone()));
+            }
+        }
+        errs
+    }
+
+    /// The parsed `--runtime-config` entries: (`group/version` or `api/all|ga|beta|alpha`, enabled).
+    pub fn runtime_config_entries(&self) -> Vec<(String, bool)> {
+        self.runtime_config
+            .iter()
+            .filter_map(|e| parse_runtime_config_entry(e))
+            .collect()
+    }
+}
+
+fn parse_runtime_config_entry(entry: &str) -> Option<(String, bool)> {
+    let (key, value) = entry.split_once('=').unwrap_or((entry, "true"));
+    let enabled = match value {
+        "true" | "" => true,
+        "false" => false,
+        _ => return None,
+    };
+    let key = key.trim();
+    if key.is_empty() || key.split('/').count() > 2 || key.split('/').any(str::is_empty) {
+        return None;
+    }
+    // The core group is written `v1` or `api/v1`.
+    let key = if key == "v1" {
+        "api/v1".to_string()
+    } else {
+        key.to_string()
+    };
+    Some((key, enabled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        opts: ServerOptions,
+    }
+
+    #[test]
+    fn defaults_and_validation() {
+        let cli = Cli::try_parse_from(["apiary"]).map_err(|e| e.to_string());
+        let opts = cli.map(|c| c.opts).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(opts.secure_port, 6443);
+        assert_eq!(opts.request_timeout, Duration::from_secs(60));
+        assert!(opts.validate().is_empty());
+
+        let cli = Cli::try_parse_from([
+            "apiary",
+            "--tls-cert-file=/nonexistent",
+            "--etcd-servers=localhost:2379",
+            "--etcd-prefix=registry",
+            "--runtime-config=example.dev/v1=maybe",
+        ]);
+        let opts = cli.map(|c| c.opts).unwrap_or_else(|e| panic!("{e}"));
+        let errs = opts.validate();
+        assert!(errs.contains(&OptionsError::TlsPair));
+        assert!(errs.contains(&OptionsError::EtcdUrl("localhost:2379".into())));
+        assert!(errs.contains(&OptionsError::EtcdPrefix("registry".into())));
+        assert!(errs.contains(&OptionsError::RuntimeConfig("example.dev/v1=maybe".into())));
+        assert_eq!(errs.len(), 5);
+    }
+
+    #[test]
+    fn bad_duration_is_a_parse_error() {
+        assert!(Cli::try_parse_from(["apiary", "--request-timeout=10"]).is_err());
+    }
+}

@@ -1,0 +1,97 @@
+//! The secure listener: accepts TCP connections, completes TLS, records the client's certificate
+//! chain on each request and serves HTTP/1.1 or h2 with hyper; stops accepting when the
+//! lifecycle says so and lets open connections finish.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tower::ServiceExt;
+
+use super::lifecycle::LifecycleSignals;
+use crate::authn::PeerCertificates;
+
+/// How long a TLS handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `app` on `listener` until `signals.not_accepting_new_requests` fires, then waits up to
+/// `drain_timeout` for open connections and fires `listener_stopped` and `in_flight_drained`.
+pub async fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    app: Router,
+    signals: LifecycleSignals,
+    drain_timeout: Duration,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    let graceful = GracefulShutdown::new();
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder.http2().max_concurrent_streams(1000);
+    let builder = Arc::new(builder);
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            () = signals.not_accepting_new_requests.wait() => break,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let app = app.clone();
+        let builder = Arc::clone(&builder);
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let certs = PeerCertificates(Arc::new(
+                tls.get_ref()
+                    .1
+                    .peer_certificates()
+                    .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
+                    .unwrap_or_default(),
+            ));
+            let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+                let mut req = req.map(Body::new);
+                req.extensions_mut().insert(certs.clone());
+                app.clone().oneshot(req)
+            });
+            let conn = builder
+                .serve_connection_with_upgrades(TokioIo::new(tls), service)
+                .into_owned();
+            if let Err(e) = watcher.watch(conn).await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    signals.listener_stopped.signal();
+    if tokio::time::timeout(drain_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("in-flight requests did not finish within {drain_timeout:?}");
+    }
+    signals.in_flight_drained.signal();
+}

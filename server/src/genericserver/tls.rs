@@ -1,0 +1,180 @@
+//! TLS for the secure port: TLS 1.2 and 1.3, ALPN `h2` and `http/1.1`, client certificates
+//! verified against the client CA but optional (requests without one are anonymous), and a
+//! serving certificate that is reloaded when its files change.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use parking_lot::RwLock;
+use rustls::RootCertStore;
+use rustls::server::danger::ClientCertVerifier;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
+use rustls::sign::CertifiedKey;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+/// Why the TLS configuration could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file held no usable PEM item.
+    #[error("{path}: {what}")]
+    Pem {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        what: String,
+    },
+    /// rustls refused the material.
+    #[error("tls: {0}")]
+    Rustls(#[from] rustls::Error),
+    /// The client verifier could not be built.
+    #[error("client CA: {0}")]
+    Verifier(String),
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, TlsError> {
+    fs::read(path).map_err(|source| TlsError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Reads every certificate of a PEM file.
+pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let pem = read_file(path)?;
+    let certs: Result<Vec<_>, _> = rustls_pemfile::certs(&mut pem.as_slice()).collect();
+    let certs = certs.map_err(|e| TlsError::Pem {
+        path: path.display().to_string(),
+        what: e.to_string(),
+    })?;
+    if certs.is_empty() {
+        return Err(TlsError::Pem {
+            path: path.display().to_string(),
+            what: "no certificate found".into(),
+        });
+    }
+    Ok(certs)
+}
+
+/// Reads the first private key of a PEM file.
+pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    let pem = read_file(path)?;
+    rustls_pemfile::private_key(&mut pem.as_slice())
+        .map_err(|e| TlsError::Pem {
+            path: path.display().to_string(),
+            what: e.to_string(),
+        })?
+        .ok_or_else(|| TlsError::Pem {
+            path: path.display().to_string(),
+            what: "no private key found".into(),
+        })
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn certified_key(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
+    let chain = load_certs(cert)?;
+    let key = load_key(key)?;
+    Ok(CertifiedKey::from_der(chain, key, &provider())?)
+}
+
+/// A serving certificate that follows its files: [`ReloadingCert::spawn_watcher`] polls their
+/// modification times and swaps in the new pair when both parse.
+#[derive(Debug)]
+pub struct ReloadingCert {
+    cert_path: PathBuf,
+    key_path: PathBuf,
+    current: RwLock<(Arc<CertifiedKey>, Option<SystemTime>)>,
+}
+
+fn mtime(cert: &Path, key: &Path) -> Option<SystemTime> {
+    let a = fs::metadata(cert).and_then(|m| m.modified()).ok()?;
+    let b = fs::metadata(key).and_then(|m| m.modified()).ok()?;
+    Some(a.max(b))
+}
+
+impl ReloadingCert {
+    /// Loads the pair.
+    pub fn load(cert_path: PathBuf, key_path: PathBuf) -> Result<Arc<Self>, TlsError> {
+        let ck = certified_key(&cert_path, &key_path)?;
+        let stamp = mtime(&cert_path, &key_path);
+        Ok(Arc::new(Self {
+            cert_path,
+            key_path,
+            current: RwLock::new((Arc::new(ck), stamp)),
+        }))
+    }
+
+    /// Reloads if the files changed; returns whether a new pair was installed.
+    pub fn reload_if_changed(&self) -> bool {
+        let stamp = mtime(&self.cert_path, &self.key_path);
+        if stamp.is_none() || stamp == self.current.read().1 {
+            return false;
+        }
+        match certified_key(&self.cert_path, &self.key_path) {
+            Ok(ck) => {
+                *self.current.write() = (Arc::new(ck), stamp);
+                tracing::info!(cert = %self.cert_path.display(), "reloaded serving certificate");
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "serving certificate changed but could not be loaded; keeping the old one");
+                false
+            }
+        }
+    }
+
+    /// Polls the files every `interval` until the returned task is aborted.
+    pub fn spawn_watcher(self: &Arc<Self>, interval: Duration) -> tokio::task::JoinHandle<()> {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                me.reload_if_changed();
+            }
+        })
+    }
+}
+
+impl ResolvesServerCert for ReloadingCert {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(Arc::clone(&self.current.read().0))
+    }
+}
+
+/// Builds the client verifier: certificates are checked against `client_ca`, but a client may
+/// present none.
+pub fn client_verifier(client_ca: &Path) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+    let mut roots = RootCertStore::empty();
+    for cert in load_certs(client_ca)? {
+        roots.add(cert)?;
+    }
+    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| TlsError::Verifier(e.to_string()))
+}
+
+/// Builds the server configuration.
+pub fn server_config(
+    cert: Arc<ReloadingCert>,
+    client_ca: &Path,
+) -> Result<rustls::ServerConfig, TlsError> {
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
+        .with_client_cert_verifier(client_verifier(client_ca)?)
+        .with_cert_resolver(cert);
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}

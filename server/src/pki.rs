@@ -1,0 +1,245 @@
+//! The credentials apiary creates on first start under `--data-dir`: a self-signed CA, a
+//! serving certificate for the loopback names and the bind address, an admin client
+//! certificate (CN `admin`, O `system:masters`) and `admin.kubeconfig`. Later starts reuse them.
+
+use std::fs;
+use std::io;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, SanType,
+};
+
+/// Why credentials could not be created or read.
+#[derive(Debug, thiserror::Error)]
+pub enum PkiError {
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: io::Error,
+    },
+    /// Certificate generation or parsing failed.
+    #[error("certificate {what}: {source}")]
+    Cert {
+        /// Which certificate.
+        what: &'static str,
+        /// The cause.
+        source: rcgen::Error,
+    },
+}
+
+/// Paths of the generated credentials.
+#[derive(Debug, Clone)]
+pub struct PkiPaths {
+    /// The CA certificate.
+    pub ca_cert: PathBuf,
+    /// The CA key.
+    pub ca_key: PathBuf,
+    /// The serving certificate.
+    pub serving_cert: PathBuf,
+    /// The serving key.
+    pub serving_key: PathBuf,
+    /// The admin client certificate.
+    pub admin_cert: PathBuf,
+    /// The admin client key.
+    pub admin_key: PathBuf,
+    /// The admin kubeconfig.
+    pub kubeconfig: PathBuf,
+}
+
+impl PkiPaths {
+    /// The layout under a data directory.
+    pub fn new(data_dir: &Path) -> Self {
+        let pki = data_dir.join("pki");
+        Self {
+            ca_cert: pki.join("ca.crt"),
+            ca_key: pki.join("ca.key"),
+            serving_cert: pki.join("apiserver.crt"),
+            serving_key: pki.join("apiserver.key"),
+            admin_cert: pki.join("admin.crt"),
+            admin_key: pki.join("admin.key"),
+            kubeconfig: data_dir.join("admin.kubeconfig"),
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<String, PkiError> {
+    fs::read_to_string(path).map_err(|source| PkiError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn write(path: &Path, contents: &str, private: bool) -> Result<(), PkiError> {
+    let io_err = |source| PkiError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io_err)?;
+    }
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, contents).map_err(io_err)?;
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o600)).map_err(io_err)?;
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    fs::rename(&tmp, path).map_err(io_err)
+}
+
+fn cert_err(what: &'static str) -> impl Fn(rcgen::Error) -> PkiError {
+    move |source| PkiError::Cert { what, source }
+}
+
+/// Ensures the CA, serving (when `generate_serving`) and admin credentials exist, creating what
+/// is missing. Returns their paths.
+pub fn ensure(data_dir: &Path, bind: IpAddr, generate_serving: bool) -> Result<PkiPaths, PkiError> {
+    let paths = PkiPaths::new(data_dir);
+    let (ca_pem, ca_key) = if paths.ca_cert.exists() && paths.ca_key.exists() {
+        let key = KeyPair::from_pem(&read(&paths.ca_key)?).map_err(cert_err("ca key"))?;
+        (read(&paths.ca_cert)?, key)
+    } else {
+        let key = KeyPair::generate().map_err(cert_err("ca key"))?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(cert_err("ca"))?;
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "apiary-ca");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let cert = params.self_signed(&key).map_err(cert_err("ca"))?;
+        write(&paths.ca_key, &key.serialize_pem(), true)?;
+        write(&paths.ca_cert, &cert.pem(), false)?;
+        // A new CA invalidates everything it signed before.
+        for p in [
+            &paths.serving_cert,
+            &paths.serving_key,
+            &paths.admin_cert,
+            &paths.admin_key,
+        ] {
+            let _ = fs::remove_file(p);
+        }
+        (cert.pem(), key)
+    };
+    let issuer = Issuer::from_ca_cert_pem(&ca_pem, &ca_key).map_err(cert_err("ca"))?;
+
+    if generate_serving && !(paths.serving_cert.exists() && paths.serving_key.exists()) {
+        let key = KeyPair::generate().map_err(cert_err("serving key"))?;
+        let mut params =
+            CertificateParams::new(vec!["localhost".to_string()]).map_err(cert_err("serving"))?;
+        params.distinguished_name.push(DnType::CommonName, "apiary");
+        let mut ips: Vec<IpAddr> = vec![
+            IpAddr::from([127, 0, 0, 1]),
+            IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
+        ];
+        if !bind.is_unspecified() && !ips.contains(&bind) {
+            ips.push(bind);
+        }
+        params
+            .subject_alt_names
+            .extend(ips.into_iter().map(SanType::IpAddress));
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let cert = params
+            .signed_by(&key, &issuer)
+            .map_err(cert_err("serving"))?;
+        write(&paths.serving_key, &key.serialize_pem(), true)?;
+        write(
+            &paths.serving_cert,
+            &format!("{}{}", cert.pem(), ca_pem),
+            false,
+        )?;
+    }
+
+    if !(paths.admin_cert.exists() && paths.admin_key.exists()) {
+        let key = KeyPair::generate().map_err(cert_err("admin key"))?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(cert_err("admin"))?;
+        params.distinguished_name.push(DnType::CommonName, "admin");
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "system:masters");
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params.signed_by(&key, &issuer).map_err(cert_err("admin"))?;
+        write(&paths.admin_key, &key.serialize_pem(), true)?;
+        write(&paths.admin_cert, &cert.pem(), false)?;
+    }
+
+    Ok(paths)
+}
+
+/// Writes the admin kubeconfig for `https://127.0.0.1:<port>` (or the bind address when it is
+/// not a wildcard) with the CA and the admin credentials embedded.
+pub fn write_kubeconfig(paths: &PkiPaths, bind: IpAddr, port: u16) -> Result<(), PkiError> {
+    let host = if bind.is_unspecified() {
+        "127.0.0.1".to_string()
+    } else if bind.is_ipv6() {
+        format!("[{bind}]")
+    } else {
+        bind.to_string()
+    };
+    let kubeconfig = kubeconfig(
+        &format!("https://{host}:{port}"),
+        &read(&paths.ca_cert)?,
+        &read(&paths.admin_cert)?,
+        &read(&paths.admin_key)?,
+    );
+    write(&paths.kubeconfig, &kubeconfig, true)
+}
+
+/// Renders a kubeconfig with one cluster, user and context named `apiary`.
+pub fn kubeconfig(server: &str, ca_pem: &str, cert_pem: &str, key_pem: &str) -> String {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: apiary\n  cluster:\n    server: {server}\n    certificate-authority-data: {}\nusers:\n- name: admin\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\ncontexts:\n- name: apiary\n  context:\n    cluster: apiary\n    user: admin\n    namespace: default\ncurrent-context: apiary\npreferences: {{}}\n",
+        b64(ca_pem),
+        b64(cert_pem),
+        b64(key_pem),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_then_reuses() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let bind = IpAddr::from([127, 0, 0, 1]);
+        let first = ensure(dir.path(), bind, true).unwrap_or_else(|e| panic!("{e}"));
+        let ca1 = fs::read(&first.ca_cert).unwrap_or_default();
+        let admin1 = fs::read(&first.admin_cert).unwrap_or_default();
+        let second = ensure(dir.path(), bind, true).unwrap_or_else(|e| panic!("{e}"));
+        write_kubeconfig(&second, bind, 6443).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(fs::read(&second.ca_cert).unwrap_or_default(), ca1);
+        assert_eq!(fs::read(&second.admin_cert).unwrap_or_default(), admin1);
+        let der = rustls_pemfile::certs(&mut admin1.as_slice()).next();
+        let der = der
+            .and_then(Result::ok)
+            .map(|c| c.to_vec())
+            .unwrap_or_default();
+        let user = crate::authn::x509::user_from_certificate(&der).unwrap_or_default();
+        assert_eq!(user.name, "admin");
+        assert_eq!(user.groups, vec!["system:masters".to_string()]);
+        let kc = fs::read_to_string(&second.kubeconfig).unwrap_or_default();
+        assert!(kc.contains("server: https://127.0.0.1:6443"));
+    }
+}
