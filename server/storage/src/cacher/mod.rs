@@ -173,6 +173,13 @@ impl Cacher {
         self.shared.watchers.lock().len()
     }
 
+    /// Discards the cached history at or below `revision`, so watches from older revisions get
+    /// 410 `Expired`. The server's compactor calls it with the revision it compacted the backend
+    /// at; without it the cache keeps serving watches from its ring (which is also valid).
+    pub fn compact(&self, revision: Revision) {
+        self.shared.state.write().compact(revision);
+    }
+
     /// Waits until the initial list is loaded; false on timeout.
     pub async fn wait_ready(&self, timeout: Duration) -> bool {
         self.wait_for(0, timeout).await

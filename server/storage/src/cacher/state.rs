@@ -105,6 +105,15 @@ impl CacheState {
         }
     }
 
+    /// Forgets the events at or below `revision`: watches from older revisions then get
+    /// `Expired`, as they would from a compacted backend.
+    pub(crate) fn compact(&mut self, revision: Revision) {
+        while self.events.front().is_some_and(|e| e.revision <= revision) {
+            self.events.pop_front();
+        }
+        self.ring_start = self.ring_start.max(revision.min(self.revision));
+    }
+
     /// The events with a revision greater than `after`, or `None` when some were evicted.
     pub(crate) fn events_after(&self, after: Revision) -> Option<Vec<Arc<CachedEvent>>> {
         if after < self.ring_start {
