@@ -1,11 +1,526 @@
 //! Whole-model checks: everything the parser cannot see in one attribute.
 //!
-//! Each check records every problem in [`Diagnostics`] with a location and the fix.
+//! Each check records every problem in [`Diagnostics`] with a location and the fix, so one
+//! build reports all mistakes at once.
 
-use crate::diagnostics::Diagnostics;
-use crate::model::ApiModel;
+use std::collections::BTreeMap;
+
+use crate::convert::{hook_names, is_hub, plan};
+use crate::diagnostics::{Diagnostics, suggestion};
+use crate::model::{
+    ApiModel, FieldModel, GroupModel, ListType, Loc, StructModel, TypeRef, VersionModel,
+};
 
 /// Checks the whole model; problems are added to `diags`.
 pub fn check(model: &ApiModel, diags: &mut Diagnostics) {
-    let _ = (model, diags);
+    for group in &model.groups {
+        check_group(group, diags);
+        for v in group.versions.iter().chain(group.internal.iter()) {
+            check_version(v, diags);
+        }
+    }
+}
+
+/// Group-level rules: one storage version, kinds consistent across versions, hub coverage and
+/// conversion hooks.
+fn check_group(group: &GroupModel, diags: &mut Diagnostics) {
+    let storage: Vec<&VersionModel> = group.versions.iter().filter(|v| v.storage).collect();
+    match storage.as_slice() {
+        [] => {
+            if let Some(first) = group.versions.first() {
+                diags.push(
+                    first.loc.clone(),
+                    format!(
+                        "group `{}` has no storage version: add `#![storage]` to exactly one version file (such as this one)",
+                        display_group(&group.name)
+                    ),
+                );
+            }
+        }
+        [_] => {}
+        [_, rest @ ..] => {
+            for v in rest {
+                diags.push(
+                    v.loc.clone(),
+                    format!(
+                        "group `{}` has more than one storage version: remove `#![storage]` from all but one file",
+                        display_group(&group.name)
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(internal) = &group.internal {
+        if internal.storage {
+            diags.push(internal.loc.clone(), "the internal hub is never stored: remove `#![storage]` from internal.rs and put it on a served version");
+        }
+    }
+    // Kinds keep their resource names and scope across versions.
+    let mut seen: BTreeMap<&str, (&VersionModel, &StructModel)> = BTreeMap::new();
+    for v in &group.versions {
+        for s in v.kinds() {
+            let Some(k) = &s.kind else { continue };
+            match seen.get(k.name.as_str()) {
+                None => {
+                    seen.insert(&k.name, (v, s));
+                }
+                Some((pv, ps)) => {
+                    let Some(pk) = &ps.kind else { continue };
+                    if pk.plural != k.plural || pk.singular != k.singular || pk.scope != k.scope {
+                        diags.push(
+                            k.loc.clone(),
+                            format!(
+                                "kind `{}` must have the same plural, singular and scope in every version; {} has plural `{}`, scope {:?}",
+                                k.name,
+                                pv.version,
+                                pk.plural,
+                                pk.scope
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for (kind, (v, s)) in &seen {
+        if let Some(st) = storage.first() {
+            if st
+                .struct_named(kind)
+                .and_then(|s| s.kind.as_ref())
+                .is_none()
+            {
+                diags.push(
+                    s.loc.clone(),
+                    format!("kind `{kind}` (served by {}) is missing from the storage version {}: define it there too", v.version, st.version),
+                );
+            }
+        }
+    }
+    check_conversions(group, diags);
+}
+
+/// Every kind of every version converts through the hub; mismatched fields need hooks.
+fn check_conversions(group: &GroupModel, diags: &mut Diagnostics) {
+    let Some(hub) = group.hub() else { return };
+    let hooks_file = group.dir.join("hooks.rs");
+    for v in &group.versions {
+        if is_hub(group, v) {
+            continue;
+        }
+        for s in v.kinds() {
+            if hub.struct_named(&s.name).is_none() {
+                diags.push(
+                    s.loc.clone(),
+                    format!(
+                        "kind `{}` has no struct of the same name in the hub version `{}` ({}): define it there",
+                        s.name,
+                        hub.version,
+                        hub.file.display()
+                    ),
+                );
+            }
+        }
+        for p in plan(v, hub) {
+            if !p.needs_hooks() {
+                continue;
+            }
+            let (to, from) = hook_names(&v.version, &hub.version, &p.from.name);
+            let has = |name: &str| group.hooks.as_ref().is_some_and(|h| h.has(name));
+            let mut missing = Vec::new();
+            if !has(&to) {
+                missing.push(format!(
+                    "pub fn {to}(src: &{}::{s}, dst: &mut {}::{s}) {{ … }}",
+                    v.version,
+                    hub.version,
+                    s = p.from.name
+                ));
+            }
+            if !has(&from) {
+                missing.push(format!(
+                    "pub fn {from}(src: &{}::{s}, dst: &mut {}::{s}) {{ … }}",
+                    hub.version,
+                    v.version,
+                    s = p.from.name
+                ));
+            }
+            if missing.is_empty() {
+                continue;
+            }
+            let (loc, what) = match p.version_only.first().and_then(|n| p.from.field(n)) {
+                Some(f) => (
+                    f.loc.clone(),
+                    format!("field `{}` of `{}`", f.name, p.from.name),
+                ),
+                None => {
+                    let name = p.hub_only.first().copied().unwrap_or_default();
+                    (
+                        p.from.loc.clone(),
+                        format!("hub field `{name}` of `{}`", p.from.name),
+                    )
+                }
+            };
+            diags.push(
+                loc,
+                format!(
+                    "{what} in {} has no matching field (same name and type) in the hub version `{}`, so it needs a hand-written conversion; write in {}:\n    {}",
+                    v.api_version(),
+                    hub.version,
+                    hooks_file.display(),
+                    missing.join("\n    ")
+                ),
+            );
+        }
+    }
+}
+
+/// `core` for the empty group name.
+fn display_group(name: &str) -> &str {
+    if name.is_empty() { "core" } else { name }
+}
+
+/// Per-file rules: names, types, markers that fit their field types, paths of kinds.
+fn check_version(v: &VersionModel, diags: &mut Diagnostics) {
+    if !v.is_internal && !valid_version_name(&v.version) {
+        diags.push(
+            v.loc.clone(),
+            format!(
+                "version `{}` is not a Kubernetes version name: use `v1`, `v1beta1`, `v2alpha3`, …",
+                v.version
+            ),
+        );
+    }
+    let names: Vec<&str> = v.structs.iter().map(|s| s.name.as_str()).collect();
+    for (i, s) in v.structs.iter().enumerate() {
+        if names[..i].contains(&s.name.as_str()) {
+            diags.push(
+                s.loc.clone(),
+                format!("struct `{}` is defined twice in this file", s.name),
+            );
+        }
+        check_struct(v, s, &names, diags);
+    }
+}
+
+/// Whether a version name has Kubernetes' shape.
+fn valid_version_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || rest.starts_with('0') {
+        return false;
+    }
+    let tail = &rest[digits..];
+    tail.is_empty()
+        || ["alpha", "beta"].iter().any(|p| {
+            tail.strip_prefix(p).is_some_and(|n| {
+                !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && !n.starts_with('0')
+            })
+        })
+}
+
+/// Checks one struct and its fields.
+fn check_struct(v: &VersionModel, s: &StructModel, names: &[&str], diags: &mut Diagnostics) {
+    if let Some(k) = &s.kind {
+        match s.field("metadata") {
+            Some(f) if f.ty == TypeRef::Meta(crate::model::MetaType::ObjectMeta) => {}
+            Some(f) => diags.push(
+                f.loc.clone(),
+                "the `metadata` of a kind is `ObjectMeta`: write `pub metadata: ObjectMeta`",
+            ),
+            None => diags.push(
+                k.loc.clone(),
+                format!("kind `{}` needs a field `pub metadata: ObjectMeta`", k.name),
+            ),
+        }
+        if let Some(scale) = &k.scale {
+            for path in [
+                &scale.spec_replicas,
+                &scale.status_replicas,
+                &scale.selector,
+            ] {
+                if !path.is_empty() {
+                    check_json_path(v, s, path, &k.loc, diags);
+                }
+            }
+        }
+        for c in &k.print_columns {
+            check_json_path(v, s, &c.json_path, &k.loc, diags);
+        }
+        if k.status && s.field("status").is_none() {
+            diags.push(
+                k.loc.clone(),
+                "`status` needs a field `pub status: Option<…Status>` on the kind",
+            );
+        }
+        for other in v.structs.iter() {
+            if other.name == k.list_name() {
+                diags.push(
+                    other.loc.clone(),
+                    format!(
+                        "`{}` is generated for kind `{}`; rename this struct",
+                        other.name, k.name
+                    ),
+                );
+            }
+        }
+    }
+    let fields = v.json_fields(s);
+    let mut json_names: BTreeMap<&str, &FieldModel> = BTreeMap::new();
+    for f in &fields {
+        if let Some(prev) = json_names.insert(&f.json_name, f) {
+            if !std::ptr::eq(prev, *f) {
+                diags.push(
+                    f.loc.clone(),
+                    format!(
+                        "JSON name `{}` is used twice in `{}`; set `#[json(name = \"…\")]`",
+                        f.json_name, s.name
+                    ),
+                );
+            }
+        }
+    }
+    let mut protos: BTreeMap<u32, &str> = BTreeMap::new();
+    for f in &s.fields {
+        if let Some(n) = f.proto {
+            if let Some(prev) = protos.insert(n, &f.name) {
+                diags.push(
+                    f.loc.clone(),
+                    format!(
+                        "protobuf field number {n} is already used by `{prev}`; pick another number"
+                    ),
+                );
+            }
+        }
+        check_field(v, s, f, names, diags);
+    }
+}
+
+/// Checks that a JSONPath such as `.spec.replicas` names fields of the kind.
+fn check_json_path(
+    v: &VersionModel,
+    s: &StructModel,
+    path: &str,
+    loc: &Loc,
+    diags: &mut Diagnostics,
+) {
+    let Some(rest) = path.strip_prefix('.') else {
+        diags.push(
+            loc.clone(),
+            format!("JSONPath `{path}` must start with `.`, such as `.spec.replicas`"),
+        );
+        return;
+    };
+    let mut current = Some(s);
+    for segment in rest.split('.') {
+        let Some(st) = current else { return };
+        let fields = v.json_fields(st);
+        let Some(f) = fields.iter().find(|f| f.json_name == segment) else {
+            let hint = suggestion(segment, fields.iter().map(|f| f.json_name.as_str()));
+            diags.push(
+                loc.clone(),
+                format!(
+                    "JSONPath `{path}`: `{}` has no field `{segment}`{hint}",
+                    st.name
+                ),
+            );
+            return;
+        };
+        current = match f.ty.unwrap_option() {
+            TypeRef::Struct(n) => v.struct_named(n),
+            _ => None,
+        };
+        if matches!(f.ty.unwrap_option(), TypeRef::Meta(_)) {
+            return;
+        }
+    }
+}
+
+/// Checks one field's type references and markers.
+fn check_field(
+    v: &VersionModel,
+    s: &StructModel,
+    f: &FieldModel,
+    names: &[&str],
+    diags: &mut Diagnostics,
+) {
+    check_type_refs(&f.ty, f, names, diags);
+    let base = f.ty.unwrap_option();
+    let leaf = match base {
+        TypeRef::Vec(i) | TypeRef::Map(i) => i.as_ref(),
+        other => other,
+    };
+    let numeric = matches!(leaf, TypeRef::I32 | TypeRef::I64 | TypeRef::F64);
+    let string = matches!(leaf, TypeRef::String);
+    let val = &f.validation;
+    let ty_name = type_display(&f.ty);
+    let mut wrong = |marker: &str, wants: &str| {
+        diags.push(f.loc.clone(), format!("`{marker}` applies to {wants}, not to `{ty_name}`; remove it or change the field type"));
+    };
+    if !numeric {
+        for (name, set) in [
+            ("minimum", val.minimum.is_some()),
+            ("maximum", val.maximum.is_some()),
+            ("exclusive_minimum", val.exclusive_minimum.is_some()),
+            ("exclusive_maximum", val.exclusive_maximum.is_some()),
+        ] {
+            if set {
+                wrong(name, "numbers (`i32`, `i64`, `f64`)");
+            }
+        }
+    }
+    if !string {
+        for (name, set) in [
+            ("pattern", val.pattern.is_some()),
+            ("min_length", val.min_length.is_some()),
+            ("max_length", val.max_length.is_some()),
+            ("enum", !val.enum_values.is_empty()),
+            ("format", val.format.is_some()),
+        ] {
+            if set {
+                wrong(name, "strings (`String`)");
+            }
+        }
+    }
+    if !matches!(base, TypeRef::Vec(_)) {
+        if val.min_items.is_some() {
+            wrong("min_items", "lists (`Vec<T>`)");
+        }
+        if val.max_items.is_some() {
+            wrong("max_items", "lists (`Vec<T>`)");
+        }
+        if f.list.is_some() {
+            wrong("#[list]", "lists (`Vec<T>`)");
+        }
+    }
+    if !matches!(base, TypeRef::Map(_)) {
+        if val.min_properties.is_some() {
+            wrong("min_properties", "maps (`BTreeMap<String, T>`)");
+        }
+        if val.max_properties.is_some() {
+            wrong("max_properties", "maps (`BTreeMap<String, T>`)");
+        }
+    }
+    if f.map.is_some() && !matches!(base, TypeRef::Map(_) | TypeRef::Struct(_)) {
+        wrong("#[map]", "maps (`BTreeMap<String, T>`) and structs");
+    }
+    if f.json_inline && !matches!(f.ty, TypeRef::Struct(_)) {
+        wrong("#[json(inline)]", "struct fields");
+    }
+    if let Some(l) = &f.list {
+        if l.type_ == ListType::Map {
+            match leaf {
+                TypeRef::Struct(n) => {
+                    if let Some(item) = v.struct_named(n) {
+                        let keys: Vec<&str> = v
+                            .json_fields(item)
+                            .iter()
+                            .map(|f| f.json_name.as_str())
+                            .collect();
+                        for key in &l.map_keys {
+                            if !keys.contains(&key.as_str()) {
+                                diags.push(
+                                    f.loc.clone(),
+                                    format!(
+                                        "map key `{key}` is not a JSON field of `{n}`{}",
+                                        suggestion(key, keys.iter().copied())
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
+                _ => wrong("#[list(type = \"map\")]", "lists of structs"),
+            }
+        }
+    }
+    if let Some(d) = &f.default {
+        if !default_fits(d, base) {
+            diags.push(
+                f.loc.clone(),
+                format!(
+                    "default `{d}` does not fit `{ty_name}`; write a {} literal",
+                    literal_kind(base)
+                ),
+            );
+        }
+    }
+    let _ = s;
+}
+
+/// Reports struct names that do not exist in the file.
+fn check_type_refs(t: &TypeRef, f: &FieldModel, names: &[&str], diags: &mut Diagnostics) {
+    match t {
+        TypeRef::Struct(n) if !names.contains(&n.as_str()) => {
+            let candidates = names
+                .iter()
+                .copied()
+                .chain(crate::model::MetaType::ALL.iter().map(|(_, n)| *n))
+                .chain(crate::model::SCALAR_TYPE_NAMES);
+            diags.push(
+                f.loc.clone(),
+                format!("unknown type `{n}`{}; define `pub struct {n} {{ … }}` in this file or use a known type", suggestion(n, candidates)),
+            );
+        }
+        TypeRef::Option(i) | TypeRef::Vec(i) | TypeRef::Map(i) => {
+            check_type_refs(i, f, names, diags)
+        }
+        _ => {}
+    }
+}
+
+/// Whether a default literal fits a type.
+fn default_fits(d: &serde_json::Value, t: &TypeRef) -> bool {
+    match (t, d) {
+        (TypeRef::Bool, serde_json::Value::Bool(_)) => true,
+        (TypeRef::I32 | TypeRef::I64, serde_json::Value::Number(n)) => n.is_i64() || n.is_u64(),
+        (TypeRef::F64, serde_json::Value::Number(_)) => true,
+        (
+            TypeRef::String | TypeRef::Quantity | TypeRef::Time | TypeRef::MicroTime,
+            serde_json::Value::String(_),
+        ) => true,
+        (TypeRef::IntOrString, serde_json::Value::String(_) | serde_json::Value::Number(_)) => true,
+        (TypeRef::Quantity, serde_json::Value::Number(_)) => true,
+        (TypeRef::Vec(i), serde_json::Value::Array(items)) => {
+            items.iter().all(|x| default_fits(x, i))
+        }
+        (TypeRef::Option(i), _) => default_fits(d, i),
+        (TypeRef::Json | TypeRef::RawExtension, _) => true,
+        _ => false,
+    }
+}
+
+/// The kind of literal a type takes, for messages.
+fn literal_kind(t: &TypeRef) -> &'static str {
+    match t {
+        TypeRef::Bool => "boolean",
+        TypeRef::I32 | TypeRef::I64 => "integer",
+        TypeRef::F64 => "number",
+        TypeRef::Vec(_) => "list (`[…]`)",
+        TypeRef::Option(i) => literal_kind(i),
+        _ => "string",
+    }
+}
+
+/// A type as written in definitions.
+fn type_display(t: &TypeRef) -> String {
+    match t {
+        TypeRef::Bool => "bool".into(),
+        TypeRef::I32 => "i32".into(),
+        TypeRef::I64 => "i64".into(),
+        TypeRef::F64 => "f64".into(),
+        TypeRef::String => "String".into(),
+        TypeRef::Bytes => "Bytes".into(),
+        TypeRef::Time => "Time".into(),
+        TypeRef::MicroTime => "MicroTime".into(),
+        TypeRef::Quantity => "Quantity".into(),
+        TypeRef::IntOrString => "IntOrString".into(),
+        TypeRef::RawExtension => "RawExtension".into(),
+        TypeRef::Json => "Value".into(),
+        TypeRef::Meta(m) => m.name().into(),
+        TypeRef::Struct(n) => n.clone(),
+        TypeRef::Option(i) => format!("Option<{}>", type_display(i)),
+        TypeRef::Vec(i) => format!("Vec<{}>", type_display(i)),
+        TypeRef::Map(i) => format!("BTreeMap<String, {}>", type_display(i)),
+    }
 }

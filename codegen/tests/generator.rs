@@ -1,0 +1,221 @@
+//! The generator as a library, on temporary copies of `api-defs`.
+
+use std::path::{Path, PathBuf};
+
+use codegen::{Error, Generator};
+
+/// Copies the shipped definitions into a temporary directory.
+fn copy_api_defs() -> tempfile::TempDir {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&src, dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        let target = to.join(path.file_name().expect("name"));
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
+}
+
+fn diagnostics(result: Result<impl std::fmt::Debug, Error>) -> Vec<codegen::Diagnostic> {
+    match result {
+        Err(Error::Definitions(d)) => d.errors,
+        other => panic!("expected definition errors, got {other:?}"),
+    }
+}
+
+const TOY: &str = r#"//! Toys.
+#![group = "toys.example"]
+#![version = "v1"]
+#![storage]
+
+/// A Toy is something to play with.
+#[kind(cluster, short_names = ["ty"])]
+#[print_column(name = "Color", type = "string", json_path = ".spec.color")]
+pub struct Toy {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The toy.
+    #[proto(2)]
+    pub spec: ToySpec,
+}
+
+/// What the toy is like.
+pub struct ToySpec {
+    /// Its color.
+    #[proto(1)]
+    #[validate(enum = ["red", "blue"])]
+    #[default("red")]
+    pub color: String,
+}
+"#;
+
+#[test]
+fn a_new_kind_file_yields_type_registration_openapi_and_route() {
+    let defs = copy_api_defs();
+    std::fs::create_dir_all(defs.path().join("toys.example")).expect("mkdir");
+    std::fs::write(defs.path().join("toys.example/v1.rs"), TOY).expect("write");
+    let out = tempfile::tempdir().expect("out");
+    let generated = Generator::new(defs.path())
+        .generate(out.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        generated
+            .inputs
+            .iter()
+            .any(|p| p.ends_with("toys.example/v1.rs"))
+    );
+    let group = std::fs::read_to_string(out.path().join("toys_example.rs")).expect("group file");
+    assert!(group.contains("pub struct Toy {"), "type");
+    assert!(group.contains("pub struct ToyList {"), "list type");
+    assert!(
+        group.contains("scheme.add_kind(::std::sync::Arc::new(ToyOps))"),
+        "registration"
+    );
+    assert!(
+        group.contains("pub const TOY_RESOURCE: ::apimachinery::ResourceInfo"),
+        "route entry"
+    );
+    assert!(group.contains("plural: \"toys\""), "plural via heck");
+    assert!(group.contains("scope: ::apimachinery::Scope::Cluster"));
+    let root = std::fs::read_to_string(out.path().join("apiary_generated.rs")).expect("root");
+    assert!(root.contains("pub mod toys_example"));
+    assert!(root.contains("toys_example::register(scheme);"));
+    let v3 = out.path().join("openapi/toys_example_v1.v3.json");
+    let v3: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(v3).expect("openapi v3")).expect("json");
+    assert!(v3.is_object());
+    if let Some(schemas) = v3
+        .pointer("/components/schemas")
+        .and_then(|s| s.as_object())
+    {
+        assert!(
+            schemas.keys().any(|k| k.ends_with(".Toy")),
+            "OpenAPI schema of Toy: {:?}",
+            schemas.keys().collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn generation_is_deterministic() {
+    let defs = copy_api_defs();
+    let (a, b) = (
+        tempfile::tempdir().expect("a"),
+        tempfile::tempdir().expect("b"),
+    );
+    let ga = Generator::new(defs.path()).generate(a.path()).expect("a");
+    let gb = Generator::new(defs.path()).generate(b.path()).expect("b");
+    assert_eq!(ga.outputs, gb.outputs);
+    for f in &ga.outputs {
+        let read = |d: &Path| std::fs::read(d.join(f)).expect("read");
+        assert_eq!(read(a.path()), read(b.path()), "{f} differs between runs");
+    }
+}
+
+#[test]
+fn a_misspelt_marker_is_a_spanned_error_with_a_suggestion() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("example.dev/v1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let text = text.replacen(
+        "#[validate(minimum = 0, maximum = 1000)]",
+        "#[valdiate(minimum = 0, maximum = 1000)]",
+        1,
+    );
+    let text = text.replacen(
+        "#[kind(namespaced, status,",
+        "#[kind(namespaced, stauts,",
+        1,
+    );
+    std::fs::write(&file, &text).expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    let line_of = |needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1)
+            .expect("line")
+    };
+    let rendered: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors.len(), 2, "{rendered:#?}");
+    assert_eq!(
+        errors[0].message,
+        "unknown key `stauts` in `#[kind]`; did you mean `status`?"
+    );
+    assert_eq!(
+        (errors[0].loc.line, errors[0].loc.column),
+        (line_of("stauts"), 20)
+    );
+    assert_eq!(
+        errors[1].message,
+        "unknown marker `valdiate`; did you mean `validate`?"
+    );
+    assert_eq!(
+        (errors[1].loc.line, errors[1].loc.column),
+        (line_of("valdiate"), 7)
+    );
+    assert!(
+        rendered[1].ends_with(&format!("{}:{}:7", file.display(), line_of("valdiate"))),
+        "{}",
+        rendered[1]
+    );
+}
+
+#[test]
+fn a_missing_conversion_hook_names_the_field_and_the_signature() {
+    let defs = copy_api_defs();
+    std::fs::remove_file(defs.path().join("example.dev/hooks.rs")).expect("rm hooks");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let e = &errors[0];
+    assert!(e.loc.file.ends_with("example.dev/v1alpha1.rs"));
+    assert!(
+        e.message.starts_with(
+            "field `size` of `WidgetSpec` in example.dev/v1alpha1 has no matching field"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains(
+        "pub fn v1alpha1_widget_spec_to_internal(src: &v1alpha1::WidgetSpec, dst: &mut internal::WidgetSpec) { … }"
+    ));
+    assert!(e.message.contains(
+        "pub fn internal_widget_spec_to_v1alpha1(src: &internal::WidgetSpec, dst: &mut v1alpha1::WidgetSpec) { … }"
+    ));
+}
+
+#[test]
+fn type_and_marker_mistakes_are_all_reported_at_once() {
+    let defs = copy_api_defs();
+    let dir: PathBuf = defs.path().join("toys.example");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let bad = TOY
+        .replace("pub color: String,", "pub color: Strng,\n    #[validate(pattern = \"^a\")]\n    pub size: i32,\n    pub map: HashMap<String, String>,")
+        .replace("#![storage]\n", "");
+    std::fs::write(dir.join("v1.rs"), bad).expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("group `toys.example` has no storage version")),
+        "{messages:#?}"
+    );
+    assert!(messages.contains(&"unknown type `Strng`; did you mean `String`?; define `pub struct Strng { … }` in this file or use a known type"), "{messages:#?}");
+    assert!(messages.contains(&"`pattern` applies to strings (`String`), not to `i32`; remove it or change the field type"), "{messages:#?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("write `BTreeMap<String, T>`")),
+        "{messages:#?}"
+    );
+}
