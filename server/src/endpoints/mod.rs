@@ -5,20 +5,39 @@
 //! [`ApiContext::bootstrap`] as a post-start hook, and hands every request whose `RequestInfo`
 //! extension has `is_resource_request == true` to [`serve`]. Requests arrive authenticated and
 //! authorized: the extensions `crate::request_info::RequestInfo`, `crate::authn::UserInfo` and
-//! `crate::authz::AuthorizerRef` are always present; bodies are already limited to 3 MiB (reading
-//! past it yields an error whose response must be the 413 `Status` built by
-//! `crate::filters::body_limit::too_large()`). A resource the scheme does not serve answers 404
-//! `Status` so the chain can fall through.
-//!
-//! The REST engineer replaces the bodies here (keeping these signatures).
+//! `crate::authz::AuthorizerRef` are present (missing ones are treated as anonymous / deny).
+//! A resource the scheme does not serve answers 404 `Status` so the chain can fall through.
 
+mod delete;
+mod params;
+mod read;
+mod request;
+mod response;
+mod review;
+mod scale;
+mod watch;
+mod write;
+
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
-use apimachinery::Scheme;
 use apimachinery::status::ApiError;
+use apimachinery::{KindOps, Scheme};
 use axum::body::Body;
+use parking_lot::RwLock;
+use serde_json::{Value, json};
+use storage::cacher::{Cacher, CacherConfig};
+use storage::keys::ResourceKeys;
+use storage::store::{Store, StoreConfig};
 
-/// Everything the REST handlers share: the scheme and the storage underneath.
+use crate::patch::SchemaNode;
+use crate::registry::ResourceStore;
+use crate::registry::codec::JsonObjectCodec;
+pub use request::RequestContext;
+
+/// Everything the REST handlers share: the scheme, the storage underneath and the per-resource
+/// stores built on it (each a storage `Store` behind a watch cache).
 pub struct ApiContext {
     /// Every kind served.
     pub scheme: Arc<Scheme>,
@@ -26,6 +45,11 @@ pub struct ApiContext {
     pub backend: Arc<dyn storage::backend::Backend>,
     /// The key prefix of every resource (`--etcd-prefix`, `/registry` by default).
     pub prefix: String,
+    /// `--min-request-timeout`: watches last this long times a random factor in [1, 2) unless
+    /// the client asks for `timeoutSeconds`.
+    pub min_request_timeout: Duration,
+    stores: RwLock<HashMap<(String, String), Arc<ResourceStore>>>,
+    schemas: RwLock<HashMap<(String, String, String), SchemaNode>>,
 }
 
 impl ApiContext {
@@ -39,23 +63,158 @@ impl ApiContext {
             scheme,
             backend,
             prefix,
+            min_request_timeout: Duration::from_secs(1800),
+            stores: RwLock::new(HashMap::new()),
+            schemas: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// Sets `--min-request-timeout`.
+    pub fn with_min_request_timeout(mut self, timeout: Duration) -> Self {
+        self.min_request_timeout = timeout;
+        self
+    }
+
+    /// The store of a kind (created, with its watch cache, on first use).
+    pub fn store(&self, ops: &Arc<dyn KindOps>) -> Result<Arc<ResourceStore>, ApiError> {
+        let info = ops.storage_version();
+        let id = (info.group.to_string(), info.plural.to_string());
+        if let Some(s) = self.stores.read().get(&id) {
+            return Ok(s.clone());
+        }
+        let mut stores = self.stores.write();
+        if let Some(s) = stores.get(&id) {
+            return Ok(s.clone());
+        }
+        let keys =
+            ResourceKeys::new(&self.prefix, info.group, info.plural).map_err(ApiError::internal)?;
+        let mut fields: Vec<String> = info.field_selectors.iter().map(|s| s.to_string()).collect();
+        fields.sort();
+        let codec = Arc::new(JsonObjectCodec {
+            field_selectors: fields,
+        });
+        let store = Store::new(
+            self.backend.clone(),
+            StoreConfig::new(keys.resource_prefix(), codec.clone()),
+        );
+        let cacher = Cacher::new(
+            Arc::new(store),
+            CacherConfig::new(keys.resource_prefix(), codec.clone()),
+        );
+        let rs = Arc::new(
+            ResourceStore::new(ops.clone(), Arc::new(cacher.clone()), keys, codec)
+                .with_cacher(cacher),
+        );
+        stores.insert(id, rs.clone());
+        Ok(rs)
+    }
+
+    /// The schema of a kind at a version, from the scheme's OpenAPI v3 documents.
+    pub fn schema(&self, group: &str, version: &str, kind: &str) -> SchemaNode {
+        let id = (group.to_string(), version.to_string(), kind.to_string());
+        if let Some(s) = self.schemas.read().get(&id) {
+            return s.clone();
+        }
+        let doc = self
+            .scheme
+            .openapi()
+            .iter()
+            .find(|d| d.group == group && d.version == version)
+            .and_then(|d| serde_json::from_str::<Value>(d.v3).ok());
+        let node = doc
+            .map(|d| SchemaNode::for_kind(&d, group, version, kind))
+            .unwrap_or_else(SchemaNode::untyped);
+        self.schemas.write().insert(id, node.clone());
+        node
     }
 
     /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`) if they
     /// are missing. Idempotent; run as the `apiary-bootstrap-namespaces` post-start hook.
     pub async fn bootstrap(&self) -> Result<(), ApiError> {
+        let Some(ops) = self.scheme.by_resource("", "namespaces").cloned() else {
+            return Ok(());
+        };
+        let store = self.store(&ops)?;
+        let version = ops.storage_version().version;
+        for name in ["default", "kube-system", "kube-public"] {
+            if store.try_get("", name).await?.is_some() {
+                continue;
+            }
+            let mut obj = json!({"apiVersion": ops.storage_version().api_version(), "kind": "Namespace", "metadata": {"name": name}});
+            obj = ops
+                .default(version, obj)
+                .map_err(|e| ApiError::internal(e))?;
+            crate::registry::meta::prepare_create(&mut obj);
+            crate::registry::namespace::prepare_namespace_create(&mut obj);
+            crate::apply::record_update(
+                None,
+                &mut obj,
+                "apiary",
+                &ops.storage_version().api_version(),
+                "",
+                true,
+                &SchemaNode::untyped(),
+            );
+            match store.create("", obj, false, None).await {
+                Ok(_) => {}
+                Err(e) if e.code() == 409 => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 }
 
 /// Serves one resource request (the `RequestInfo` extension says which).
 pub async fn serve(ctx: Arc<ApiContext>, req: http::Request<Body>) -> http::Response<Body> {
-    let _ = (&ctx, &req);
-    let err = ApiError::not_found_path();
-    http::Response::builder()
-        .status(err.code())
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Body::from(err.to_status_bytes()))
-        .unwrap_or_default()
+    match dispatch(ctx, req).await {
+        Ok(resp) => resp,
+        Err(err) => response::error(&err),
+    }
+}
+
+async fn dispatch(
+    ctx: Arc<ApiContext>,
+    req: http::Request<Body>,
+) -> Result<http::Response<Body>, ApiError> {
+    let rc = RequestContext::from_request(&ctx, req).await?;
+    let verb = rc.info.verb.clone();
+    let sub = rc.info.subresource.clone();
+    if rc.version_info.create_only {
+        return match (verb.as_str(), sub.as_str()) {
+            ("create", "") => review::create(&ctx, rc).await,
+            _ => Err(ApiError::method_not_supported(&rc.store.resource, &verb)),
+        };
+    }
+    match sub.as_str() {
+        "" => {}
+        "status" if rc.version_info.status_subresource => {
+            return match verb.as_str() {
+                "get" => read::get(&ctx, rc).await,
+                "update" => write::update(&ctx, rc).await,
+                "patch" => write::patch(&ctx, rc).await,
+                _ => Err(ApiError::method_not_supported(&rc.store.resource, &verb)),
+            };
+        }
+        "scale" if rc.version_info.scale.is_some() => {
+            return match verb.as_str() {
+                "get" => scale::get(&ctx, rc).await,
+                "update" => scale::update(&ctx, rc).await,
+                "patch" => scale::patch(&ctx, rc).await,
+                _ => Err(ApiError::method_not_supported(&rc.store.resource, &verb)),
+            };
+        }
+        _ => return Err(ApiError::not_found_path()),
+    }
+    match verb.as_str() {
+        "get" => read::get(&ctx, rc).await,
+        "list" => read::list(&ctx, rc).await,
+        "watch" => watch::watch(&ctx, rc).await,
+        "create" => write::create(&ctx, rc).await,
+        "update" => write::update(&ctx, rc).await,
+        "patch" => write::patch(&ctx, rc).await,
+        "delete" => delete::delete(&ctx, rc).await,
+        "deletecollection" => delete::delete_collection(&ctx, rc).await,
+        _ => Err(ApiError::method_not_supported(&rc.store.resource, &verb)),
+    }
 }

@@ -5,6 +5,7 @@ pub mod codec;
 pub mod errors;
 pub mod generate_name;
 pub mod meta;
+pub mod namespace;
 pub mod store;
 
 pub use store::{DeleteOptions, DeleteOutcome, ResourceStore};

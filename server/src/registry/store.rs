@@ -9,6 +9,7 @@ use apimachinery::{GroupResource, KindOps, ResourceInfo};
 use bytes::Bytes;
 use parking_lot::Mutex;
 use serde_json::Value;
+use storage::cacher::Cacher;
 use storage::interface::{
     GetOptions, Interface, ListOptions, ListResult, Preconditions, StoredObject, Update, UpdateFn,
     WatchEventStream,
@@ -56,6 +57,7 @@ pub struct ResourceStore {
     /// The attribute extractor shared with storage.
     pub codec: Arc<JsonObjectCodec>,
     keys: ResourceKeys,
+    cacher: Option<Cacher>,
 }
 
 type UpdateClosure<'a> = Box<dyn FnMut(Option<Value>) -> Result<Value, ApiError> + Send + 'a>;
@@ -77,7 +79,19 @@ impl ResourceStore {
             storage,
             codec,
             keys,
+            cacher: None,
         }
+    }
+
+    /// Records the watch cache `storage` is, so watches can use its encoding memos.
+    pub fn with_cacher(mut self, cacher: Cacher) -> Self {
+        self.cacher = Some(cacher);
+        self
+    }
+
+    /// The watch cache, if the store has one.
+    pub fn cacher(&self) -> Option<&Cacher> {
+        self.cacher.as_ref()
     }
 
     /// The storage key of one object.
@@ -290,7 +304,7 @@ impl ResourceStore {
             .map_err(|e| self.err(e, name))?;
         let obj = self.decode(&stored)?;
         let was_created = *created.lock();
-        if is_deleting(&obj) && finalizers(&obj).is_empty() {
+        if is_deleting(&obj) && !self.has_pending_finalizers(&obj) {
             let pre = Preconditions {
                 uid: None,
                 resource_version: Some(stored.resource_version.to_string()),
@@ -302,6 +316,19 @@ impl ResourceStore {
             }
         }
         Ok((obj, was_created))
+    }
+
+    /// Whether an object still has finalizers to run (`metadata.finalizers`, and for
+    /// namespaces `spec.finalizers`).
+    pub fn has_pending_finalizers(&self, object: &Value) -> bool {
+        if !finalizers(object).is_empty() {
+            return true;
+        }
+        self.info.kind == "Namespace"
+            && object
+                .pointer("/spec/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
     }
 
     /// Deletes one object, honouring preconditions and finalizers.

@@ -1,0 +1,203 @@
+//! Encoding responses: objects, lists, Tables, metadata-only forms and `Status` errors in the
+//! negotiated media type, with `Warning` headers.
+
+use apimachinery::status::ApiError;
+use axum::body::Body;
+use http::{HeaderValue, Response, StatusCode, header};
+use serde_json::{Map, Value, json};
+
+use super::request::RequestContext;
+use crate::negotiate::{Negotiated, OutputFormat, Transform, negotiate_output};
+use crate::table::{self, IncludeObject};
+
+/// Renders an API error as its `Status` JSON response (with `Retry-After` when set).
+pub fn error(err: &ApiError) -> Response<Body> {
+    let mut b = Response::builder()
+        .status(StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header(header::CONTENT_TYPE, "application/json");
+    if let Some(s) = err.retry_after_seconds() {
+        b = b.header(header::RETRY_AFTER, s.to_string());
+    }
+    b.body(Body::from(err.to_status_bytes()))
+        .unwrap_or_default()
+}
+
+/// Formats one `Warning` header value (code 299, agent `-`).
+pub fn warning_header(text: &str) -> String {
+    format!(
+        "299 - \"{}\"",
+        text.replace('\\', "\\\\").replace('"', "\\\"")
+    )
+}
+
+fn build(
+    status: StatusCode,
+    content_type: &str,
+    body: Vec<u8>,
+    warnings: &[String],
+) -> Result<Response<Body>, ApiError> {
+    let mut b = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type);
+    for w in warnings {
+        if let Ok(v) = HeaderValue::from_str(&warning_header(w)) {
+            b = b.header(header::WARNING, v);
+        }
+    }
+    b.body(Body::from(body)).map_err(ApiError::internal)
+}
+
+/// Serializes a JSON value as JSON or YAML.
+pub fn encode_text(format: OutputFormat, value: &Value) -> Result<Vec<u8>, ApiError> {
+    match format {
+        OutputFormat::Yaml => serde_yaml_ng::to_string(value)
+            .map(String::into_bytes)
+            .map_err(ApiError::internal),
+        _ => serde_json::to_vec(value).map_err(ApiError::internal),
+    }
+}
+
+/// Encodes an object of the requested version as protobuf in the `k8s\0` envelope.
+pub fn encode_protobuf_object(rc: &RequestContext, object: &Value) -> Result<Vec<u8>, ApiError> {
+    let raw = rc
+        .ops
+        .encode_protobuf(rc.version(), object)
+        .map_err(ApiError::internal)?;
+    Ok(apimachinery::protobuf::encode_envelope(
+        &rc.version_info.api_version(),
+        rc.version_info.kind,
+        &raw,
+    ))
+}
+
+/// Sends one object (of the requested version) with the negotiated encoding and transform.
+pub fn object(
+    rc: &RequestContext,
+    status: StatusCode,
+    object: Value,
+    warnings: &[String],
+) -> Result<Response<Body>, ApiError> {
+    let n = negotiate_output(rc.header("accept"), false, rc.protobuf())?;
+    let body = match &n.transform {
+        Transform::Table(v) => {
+            let include = IncludeObject::parse(rc.q("includeObject"))?;
+            let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::from(""))});
+            table::table(
+                std::slice::from_ref(&object),
+                rc.version_info.printer_columns,
+                include,
+                v,
+                meta,
+                true,
+            )
+        }
+        Transform::PartialObjectMetadata(v) => table::partial_metadata(&object, v),
+        Transform::PartialObjectMetadataList(_) | Transform::None => object,
+    };
+    send(rc, &n, status, &body, false, warnings)
+}
+
+fn send(
+    rc: &RequestContext,
+    n: &Negotiated,
+    status: StatusCode,
+    body: &Value,
+    list: bool,
+    warnings: &[String],
+) -> Result<Response<Body>, ApiError> {
+    if n.format == OutputFormat::Protobuf && n.transform == Transform::None {
+        let raw = if list {
+            rc.ops.encode_protobuf_list(rc.version(), body)
+        } else {
+            rc.ops.encode_protobuf(rc.version(), body)
+        };
+        if let Ok(raw) = raw {
+            let kind = if list {
+                rc.version_info.list_kind
+            } else {
+                rc.version_info.kind
+            };
+            let bytes =
+                apimachinery::protobuf::encode_envelope(&rc.version_info.api_version(), kind, &raw);
+            return build(status, n.content_type().as_str(), bytes, warnings);
+        }
+        // A kind whose protobuf encoding fails is served as JSON, which clients always accept.
+        return build(
+            status,
+            "application/json",
+            encode_text(OutputFormat::Json, body)?,
+            warnings,
+        );
+    }
+    build(
+        status,
+        &n.content_type(),
+        encode_text(n.format, body)?,
+        warnings,
+    )
+}
+
+/// Sends a list of objects (of the requested version) with its list metadata.
+pub fn list(
+    rc: &RequestContext,
+    items: Vec<Value>,
+    list_meta: Value,
+) -> Result<Response<Body>, ApiError> {
+    let n = negotiate_output(rc.header("accept"), true, rc.protobuf())?;
+    let body = match &n.transform {
+        Transform::Table(v) => {
+            let include = IncludeObject::parse(rc.q("includeObject"))?;
+            table::table(
+                &items,
+                rc.version_info.printer_columns,
+                include,
+                v,
+                list_meta,
+                true,
+            )
+        }
+        Transform::PartialObjectMetadataList(v) => {
+            let items: Vec<Value> = items
+                .iter()
+                .map(|o| table::partial_metadata(o, v))
+                .collect();
+            json!({"kind": "PartialObjectMetadataList", "apiVersion": format!("meta.k8s.io/{v}"), "metadata": list_meta, "items": items})
+        }
+        Transform::PartialObjectMetadata(_) | Transform::None => {
+            let mut m = Map::new();
+            m.insert("kind".into(), Value::from(rc.version_info.list_kind));
+            m.insert(
+                "apiVersion".into(),
+                Value::from(rc.version_info.api_version()),
+            );
+            m.insert("metadata".into(), list_meta);
+            m.insert("items".into(), Value::Array(items));
+            Value::Object(m)
+        }
+    };
+    send(rc, &n, StatusCode::OK, &body, true, &[])
+}
+
+/// Sends a `Status` of success (delete).
+pub fn success(details: Value) -> Result<Response<Body>, ApiError> {
+    let body = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details});
+    build(
+        StatusCode::OK,
+        "application/json",
+        encode_text(OutputFormat::Json, &body)?,
+        &[],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warning_format() {
+        assert_eq!(
+            warning_header("unknown field \"spec.foo\""),
+            "299 - \"unknown field \\\"spec.foo\\\"\""
+        );
+    }
+}

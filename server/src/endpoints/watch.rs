@@ -1,0 +1,228 @@
+//! `watch`: a chunked stream of `WatchEvent`s as JSON lines or length-prefixed protobuf frames,
+//! optionally as Tables (`kubectl get -w`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apimachinery::protobuf::ProtoMessage;
+use apimachinery::selectors::{FieldOperator, FieldRequirement};
+use apimachinery::status::ApiError;
+use axum::body::{Body, Bytes};
+use futures::StreamExt;
+use http::{Response, StatusCode, header};
+use rand::Rng;
+use serde_json::{Value, json};
+use storage::cacher::{EncodingKey, MemoHandle};
+use storage::interface::WatchEvent;
+
+use super::ApiContext;
+use super::params::ListParams;
+use super::read::field_labels;
+use super::request::RequestContext;
+use crate::negotiate::{Negotiated, OutputFormat, Transform, negotiate_watch};
+use crate::registry::errors::storage_error;
+use crate::table::{self, IncludeObject};
+
+/// The annotation on the bookmark that ends `sendInitialEvents`.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// Encodes watch events for one watcher.
+struct Encoder {
+    rc: Arc<RequestContext>,
+    negotiated: Negotiated,
+    include: IncludeObject,
+    first_table: bool,
+    key: EncodingKey,
+}
+
+impl Encoder {
+    fn frame(&self, event_type: &str, object: &Value) -> Result<Vec<u8>, ApiError> {
+        match self.negotiated.format {
+            OutputFormat::Protobuf => {
+                let enveloped = if object.get("kind").and_then(Value::as_str) == Some("Status") {
+                    let status: apimachinery::meta::Status =
+                        serde_json::from_value(object.clone()).map_err(ApiError::internal)?;
+                    apimachinery::protobuf::encode_envelope("v1", "Status", &status.encode_to_vec())
+                } else {
+                    super::response::encode_protobuf_object(&self.rc, object)?
+                };
+                Ok(apimachinery::protobuf::encode_watch_frame(
+                    event_type, &enveloped,
+                ))
+            }
+            _ => {
+                let mut line = serde_json::to_vec(&json!({"type": event_type, "object": object}))
+                    .map_err(ApiError::internal)?;
+                line.push(b'\n');
+                Ok(line)
+            }
+        }
+    }
+
+    fn transform(&mut self, object: Value) -> Value {
+        match &self.negotiated.transform {
+            Transform::Table(v) => {
+                let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::from(""))});
+                let t = table::table(
+                    std::slice::from_ref(&object),
+                    self.rc.version_info.printer_columns,
+                    self.include,
+                    v,
+                    meta,
+                    self.first_table,
+                );
+                self.first_table = false;
+                t
+            }
+            Transform::PartialObjectMetadata(v) => table::partial_metadata(&object, v),
+            _ => object,
+        }
+    }
+
+    fn object_event(
+        &mut self,
+        event_type: &str,
+        stored: &storage::interface::StoredObject,
+        memo: Option<&MemoHandle>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let memoizable = self.negotiated.transform == Transform::None;
+        if let (true, Some(memo)) = (memoizable, memo) {
+            let mut failed = None;
+            let key = self.key.clone();
+            let bytes = memo.encoded(&key, || {
+                match self.encode_object_event(event_type, stored) {
+                    Ok(b) => Bytes::from(b),
+                    Err(e) => {
+                        failed = Some(e);
+                        Bytes::new()
+                    }
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            return Ok(bytes.to_vec());
+        }
+        self.encode_object_event(event_type, stored)
+    }
+
+    fn encode_object_event(
+        &mut self,
+        event_type: &str,
+        stored: &storage::interface::StoredObject,
+    ) -> Result<Vec<u8>, ApiError> {
+        let obj = self.rc.store.decode(stored)?;
+        let obj = self.rc.to_request_version(obj)?;
+        let obj = self.transform(obj);
+        self.frame(event_type, &obj)
+    }
+
+    fn bookmark(
+        &self,
+        resource_version: i64,
+        initial_events_end: bool,
+    ) -> Result<Vec<u8>, ApiError> {
+        let mut meta = json!({"resourceVersion": resource_version.to_string()});
+        if initial_events_end {
+            meta["annotations"] = json!({INITIAL_EVENTS_END: "true"});
+        }
+        let obj = json!({"kind": self.rc.version_info.kind, "apiVersion": self.rc.version_info.api_version(), "metadata": meta});
+        self.frame("BOOKMARK", &obj)
+    }
+
+    /// Encodes one event; `None` ends the stream after an error event.
+    fn event(&mut self, event: &WatchEvent, memo: Option<&MemoHandle>) -> (Option<Vec<u8>>, bool) {
+        let result = match event {
+            WatchEvent::Added(o) => self.object_event("ADDED", o, memo),
+            WatchEvent::Modified { object, .. } => self.object_event("MODIFIED", object, memo),
+            WatchEvent::Deleted(o) => self.object_event("DELETED", o, memo),
+            WatchEvent::Bookmark {
+                resource_version,
+                initial_events_end,
+            } => self.bookmark(*resource_version, *initial_events_end),
+            WatchEvent::Error(e) => {
+                let status = storage_error(e.clone(), &self.rc.store.resource, "").to_status_json();
+                return (self.frame("ERROR", &status).ok(), true);
+            }
+        };
+        match result {
+            Ok(b) => (Some(b), false),
+            Err(e) => (self.frame("ERROR", &e.to_status_json()).ok(), true),
+        }
+    }
+}
+
+/// `GET ...?watch=true` (or `/watch/...`).
+pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
+    let labels = field_labels(&rc);
+    let mut params = ListParams::parse(&|k: &str| rc.q(k).map(str::to_string), true, &labels)?;
+    // `/watch/namespaces/ns/widgets/name` watches one object.
+    if rc.info.parts.len() >= 2
+        && !rc.info.name.is_empty()
+        && params.fields.exact("metadata.name").is_none()
+    {
+        params.fields.requirements.push(FieldRequirement {
+            field: "metadata.name".into(),
+            operator: FieldOperator::Equals,
+            value: rc.info.name.clone(),
+        });
+    }
+    let negotiated = negotiate_watch(rc.header("accept"), rc.protobuf())?;
+    let include = IncludeObject::parse(rc.q("includeObject"))?;
+    let timeout = match params.timeout_seconds {
+        Some(s) if s > 0 => Duration::from_secs(s),
+        _ => {
+            let factor: f64 = rand::rng().random_range(1.0..2.0);
+            ctx.min_request_timeout.mul_f64(factor)
+        }
+    };
+    let key = rc.store.collection_key(rc.namespace())?;
+    let opts = params.storage_options();
+    let content_type = match negotiated.format {
+        OutputFormat::Protobuf => apimachinery::protobuf::WATCH_MEDIA_TYPE.to_string(),
+        _ => match &negotiated.transform {
+            Transform::None => "application/json".to_string(),
+            _ => negotiated.content_type(),
+        },
+    };
+    let encoding_key = EncodingKey::new(format!(
+        "{}|{}",
+        negotiated.content_type(),
+        rc.version_info.api_version()
+    ));
+    let events: futures::stream::BoxStream<'static, (WatchEvent, Option<MemoHandle>)> =
+        match rc.store.cacher() {
+            Some(c) => c
+                .watch_memoized(&key, opts)
+                .await
+                .map_err(|e| storage_error(e, &rc.store.resource, ""))?
+                .map(|m| (m.event, m.memo))
+                .boxed(),
+            None => rc.store.watch(&key, opts).await?.map(|e| (e, None)).boxed(),
+        };
+    let mut encoder = Encoder {
+        rc: Arc::new(rc),
+        negotiated,
+        include,
+        first_table: true,
+        key: encoding_key,
+    };
+    let body_stream = events
+        .scan(false, move |done, (event, memo)| {
+            if *done {
+                return futures::future::ready(None);
+            }
+            let (bytes, end) = encoder.event(&event, memo.as_ref());
+            *done = end;
+            futures::future::ready(Some(bytes))
+        })
+        .filter_map(futures::future::ready)
+        .map(|b| Ok::<_, std::convert::Infallible>(Bytes::from(b)))
+        .take_until(tokio::time::sleep(timeout));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::CACHE_CONTROL, "no-cache, private")
+        .body(Body::from_stream(body_stream))
+        .map_err(ApiError::internal)
+}
