@@ -4,6 +4,13 @@
 //! object is passed as context and authenticated by the AEAD providers, so a value copied to
 //! another key does not decrypt.
 
+mod chain;
+mod config;
+mod providers;
+
+pub use chain::{ENCRYPTED_PREFIX, PrefixChain};
+pub use config::{EncryptionConfig, EncryptionConfigError};
+
 use crate::errors::Result;
 
 /// The result of reading a stored value.
