@@ -1,0 +1,74 @@
+//! `codegen show <group>/<version> [--proto | --openapi | --openapi-v2]`: prints what the
+//! generator emits for one group version (the Rust by default), for reading generated code.
+//!
+//! `--api-defs <dir>` selects the definitions directory (default: the workspace's `api-defs`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: codegen show <group>/<version> [--proto | --openapi | --openapi-v2] [--api-defs <dir>]
+  <group>/<version>: example.dev/v1, rbac.authorization.k8s.io/v1, v1 (core), or a group alone
+  (default output: the generated Rust module)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What to print.
+enum View {
+    Rust,
+    Proto,
+    OpenApiV3,
+    OpenApiV2,
+}
+
+fn run(args: &[String]) -> Result<String, String> {
+    let mut api_defs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let mut view = View::Rust;
+    let mut target = None;
+    let mut command = None;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--proto" => view = View::Proto,
+            "--openapi" => view = View::OpenApiV3,
+            "--openapi-v2" => view = View::OpenApiV2,
+            "--api-defs" => api_defs = iter.next().map(PathBuf::from).ok_or(USAGE)?,
+            "-h" | "--help" => return Ok(format!("{USAGE}\n")),
+            other if command.is_none() => command = Some(other.to_string()),
+            other if target.is_none() => target = Some(other.to_string()),
+            other => return Err(format!("unexpected argument `{other}`\n{USAGE}")),
+        }
+    }
+    if command.as_deref() != Some("show") {
+        return Err(USAGE.to_string());
+    }
+    let target = target.ok_or(USAGE)?;
+    let generator = codegen::Generator::new(api_defs);
+    match view {
+        View::Rust => generator.show_rust(&target).map_err(|e| e.to_string()),
+        View::Proto => {
+            let (g, v) = generator.group_version(&target).map_err(|e| e.to_string())?;
+            Ok(codegen::emit::proto::emit_proto(&g, &v))
+        }
+        View::OpenApiV3 | View::OpenApiV2 => {
+            let (g, v) = generator.group_version(&target).map_err(|e| e.to_string())?;
+            let doc = if matches!(view, View::OpenApiV3) {
+                codegen::emit::openapi::emit_openapi_v3(&g, &v)
+            } else {
+                codegen::emit::openapi::emit_openapi_v2(&g, &v)
+            };
+            serde_json::to_string_pretty(&doc).map(|s| s + "\n").map_err(|e| e.to_string())
+        }
+    }
+}
