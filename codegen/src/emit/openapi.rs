@@ -6,26 +6,129 @@
 //!   `/openapi/v3/apis/<group>/<version>` (`/openapi/v3/api/v1` for core): `openapi`, `info`,
 //!   `paths` (the operations the server serves for each kind, with
 //!   `x-kubernetes-group-version-kind` and the PATCH operation's `fieldValidation` parameter and
-//!   patch media types) and `components.schemas` keyed by Kubernetes-style definition names.
+//!   patch media types) and `components.schemas` keyed by Kubernetes-style definition names
+//!   (`io.k8s.api.core.v1.ConfigMap`, `dev.example.v1.Widget`), including every shared schema
+//!   (`io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`, …) the document references.
 //! - [`emit_openapi_v2`] returns an object `{"definitions": {…}, "paths": {…}}` for this group
 //!   version, which the server merges into `/openapi/v2`.
 //!
 //! The generator serializes both to `OUT_DIR/openapi/<group-module>_<version>.v3.json` and
 //! `.v2.json` and registers them in `generated::scheme()` as `apimachinery::scheme::OpenApiDocs`.
-//! `Value::Null` is written as an empty object `{}`.
+//! The internal hub version is never served and yields `Value::Null` (written as `{}`).
 
-use serde_json::Value;
+mod meta;
+mod paths;
+mod schema;
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+pub use meta::definition_name as meta_definition_name;
+pub use paths::api_root;
+pub use schema::{definition_name, definition_prefix};
 
 use crate::model::{GroupModel, VersionModel};
 
-/// Returns the OpenAPI v3 document of one group version (`Null` until emitted).
-pub fn emit_openapi_v3(group: &GroupModel, version: &VersionModel) -> Value {
-    let _ = (group, version);
-    Value::Null
+/// The two OpenAPI dialects: they differ in where definitions live and how bodies and
+/// parameters are described.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// Swagger 2.0 (`/openapi/v2`): `#/definitions/…`, body parameters, `consumes`/`produces`.
+    V2,
+    /// OpenAPI 3.0 (`/openapi/v3/…`): `#/components/schemas/…`, `requestBody`, `content`.
+    V3,
 }
 
-/// Returns the OpenAPI v2 `{definitions, paths}` of one group version (`Null` until emitted).
+impl Dialect {
+    /// The `$ref` prefix of definitions.
+    pub fn ref_prefix(self) -> &'static str {
+        match self {
+            Dialect::V2 => "#/definitions/",
+            Dialect::V3 => "#/components/schemas/",
+        }
+    }
+}
+
+/// Collects the definition names referenced (`$ref`) anywhere in `value`.
+fn collect_refs(value: &Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                if key == "$ref" {
+                    if let Some(name) = v.as_str().and_then(|s| s.strip_prefix(prefix)) {
+                        out.insert(name.to_string());
+                    }
+                } else {
+                    collect_refs(v, prefix, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, prefix, out)),
+        _ => {}
+    }
+}
+
+/// The version's schemas plus every shared schema they (or the paths) reference,
+/// transitively, sorted by name.
+fn schemas_and_paths(
+    dialect: Dialect,
+    version: &VersionModel,
+) -> (Map<String, Value>, Map<String, Value>) {
+    let mut schemas = schema::version_schemas(dialect, version);
+    let paths = paths::version_paths(dialect, version);
+    let shared = meta::shared_schemas(dialect);
+    let prefix = dialect.ref_prefix();
+    let mut pending = BTreeSet::new();
+    collect_refs(&Value::Object(schemas.clone()), prefix, &mut pending);
+    collect_refs(&Value::Object(paths.clone()), prefix, &mut pending);
+    while let Some(name) = pending.pop_first() {
+        if schemas.contains_key(&name) {
+            continue;
+        }
+        if let Some(schema) = shared.get(&name) {
+            collect_refs(schema, prefix, &mut pending);
+            schemas.insert(name, schema.clone());
+        }
+    }
+    let mut sorted: Vec<(String, Value)> = schemas.into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    (sorted.into_iter().collect(), paths)
+}
+
+/// Returns the OpenAPI v3 document of one group version (`Null` for the internal version).
+pub fn emit_openapi_v3(group: &GroupModel, version: &VersionModel) -> Value {
+    let _ = group;
+    if version.is_internal {
+        return Value::Null;
+    }
+    let (schemas, paths) = schemas_and_paths(Dialect::V3, version);
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "apiary", "version": version.api_version()},
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {
+                "BearerToken": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "authorization",
+                    "description": "A bearer token: `Authorization: Bearer <token>`."
+                }
+            }
+        },
+        "security": [{"BearerToken": []}]
+    })
+}
+
+/// Returns the OpenAPI v2 `{definitions, paths}` of one group version (`Null` for the internal
+/// version).
 pub fn emit_openapi_v2(group: &GroupModel, version: &VersionModel) -> Value {
-    let _ = (group, version);
-    Value::Null
+    let _ = group;
+    if version.is_internal {
+        return Value::Null;
+    }
+    let (definitions, paths) = schemas_and_paths(Dialect::V2, version);
+    json!({ "definitions": definitions, "paths": paths })
 }

@@ -71,8 +71,14 @@ fn string_map(description: &str) -> Value {
 }
 
 fn type_meta(props: &mut Map<String, Value>) {
-    props.insert("apiVersion".into(), s("The versioned schema of this representation of an object."));
-    props.insert("kind".into(), s("The REST resource type this object represents, in CamelCase."));
+    props.insert(
+        "apiVersion".into(),
+        s("The versioned schema of this representation of an object."),
+    );
+    props.insert(
+        "kind".into(),
+        s("The REST resource type this object represents, in CamelCase."),
+    );
 }
 
 fn object(description: &str, props: Map<String, Value>) -> Map<String, Value> {
@@ -84,7 +90,10 @@ fn object(description: &str, props: Map<String, Value>) -> Map<String, Value> {
 }
 
 fn props(entries: Vec<(&str, Value)>) -> Map<String, Value> {
-    entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    entries
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
 }
 
 /// Every shared schema, keyed by definition name.
@@ -117,7 +126,10 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
     );
     add(
         "RawExtension",
-        json!({"type": "object", "description": "An embedded object of any kind."}).as_object().cloned().unwrap_or_default(),
+        json!({"type": "object", "description": "An embedded object of any kind."})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
     );
     add(
         "Patch",
@@ -125,28 +137,53 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
             .as_object().cloned().unwrap_or_default(),
     );
     let quantity = match dialect {
-        Dialect::V3 => json!({"description": "A fixed-point amount with an optional unit suffix, such as 100m, 2 or 1Gi.", "oneOf": [{"type": "string"}, {"type": "number"}]}),
-        Dialect::V2 => json!({"description": "A fixed-point amount with an optional unit suffix, such as 100m, 2 or 1Gi.", "type": "string"}),
+        Dialect::V3 => {
+            json!({"description": "A fixed-point amount with an optional unit suffix, such as 100m, 2 or 1Gi.", "oneOf": [{"type": "string"}, {"type": "number"}]})
+        }
+        Dialect::V2 => {
+            json!({"description": "A fixed-point amount with an optional unit suffix, such as 100m, 2 or 1Gi.", "type": "string"})
+        }
     };
-    add("Quantity", quantity.as_object().cloned().unwrap_or_default());
+    add(
+        "Quantity",
+        quantity.as_object().cloned().unwrap_or_default(),
+    );
     let int_or_string = match dialect {
-        Dialect::V3 => json!({"description": "A value that is either a 32-bit integer or a string.", "format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]}),
-        Dialect::V2 => json!({"description": "A value that is either a 32-bit integer or a string.", "format": "int-or-string", "type": "string"}),
+        Dialect::V3 => {
+            json!({"description": "A value that is either a 32-bit integer or a string.", "format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]})
+        }
+        Dialect::V2 => {
+            json!({"description": "A value that is either a 32-bit integer or a string.", "format": "int-or-string", "type": "string"})
+        }
     };
-    add("IntOrString", int_or_string.as_object().cloned().unwrap_or_default());
+    add(
+        "IntOrString",
+        int_or_string.as_object().cloned().unwrap_or_default(),
+    );
 
     let mut owner = object(
         "A reference to an object that owns this one, in the same namespace (or at cluster scope).",
         props(vec![
             ("apiVersion", s("The apiVersion of the owner.")),
-            ("blockOwnerDeletion", boolean("When true, and the owner is deleted in the foreground, the owner waits until this object is gone.")),
-            ("controller", boolean("Whether the owner is the managing controller; at most one owner may be.")),
+            (
+                "blockOwnerDeletion",
+                boolean(
+                    "When true, and the owner is deleted in the foreground, the owner waits until this object is gone.",
+                ),
+            ),
+            (
+                "controller",
+                boolean("Whether the owner is the managing controller; at most one owner may be."),
+            ),
             ("kind", s("The kind of the owner.")),
             ("name", s("The name of the owner.")),
             ("uid", s("The uid of the owner.")),
         ]),
     );
-    owner.insert("required".into(), json!(["apiVersion", "kind", "name", "uid"]));
+    owner.insert(
+        "required".into(),
+        json!(["apiVersion", "kind", "name", "uid"]),
+    );
     owner.insert("x-kubernetes-map-type".into(), json!("atomic"));
     add("OwnerReference", owner);
 
@@ -155,12 +192,24 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
         object(
             "The fields one manager owns, and how it last wrote them.",
             props(vec![
-                ("apiVersion", s("The apiVersion the field set is expressed in.")),
-                ("fieldsType", s("The format of fieldsV1; only FieldsV1 exists.")),
+                (
+                    "apiVersion",
+                    s("The apiVersion the field set is expressed in."),
+                ),
+                (
+                    "fieldsType",
+                    s("The format of fieldsV1; only FieldsV1 exists."),
+                ),
                 ("fieldsV1", b.rd("FieldsV1", "The set of fields.")),
                 ("manager", s("The name of the manager.")),
-                ("operation", s("The operation that wrote the fields: Apply or Update.")),
-                ("subresource", s("The subresource the fields were written through, if any.")),
+                (
+                    "operation",
+                    s("The operation that wrote the fields: Apply or Update."),
+                ),
+                (
+                    "subresource",
+                    s("The subresource the fields were written through, if any."),
+                ),
                 ("time", b.rd("Time", "When the entry last changed.")),
             ]),
         ),
@@ -202,9 +251,22 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
         object(
             "The metadata of a list.",
             props(vec![
-                ("continue", s("A token to request the next page of a chunked list; empty on the last page.")),
-                ("remainingItemCount", int64("How many items follow this page, when the server knows.")),
-                ("resourceVersion", s("The resourceVersion the list was read at; watch from it to see later changes.")),
+                (
+                    "continue",
+                    s(
+                        "A token to request the next page of a chunked list; empty on the last page.",
+                    ),
+                ),
+                (
+                    "remainingItemCount",
+                    int64("How many items follow this page, when the server knows."),
+                ),
+                (
+                    "resourceVersion",
+                    s(
+                        "The resourceVersion the list was read at; watch from it to see later changes.",
+                    ),
+                ),
                 ("selfLink", s("Deprecated; never set.")),
             ]),
         ),
@@ -214,10 +276,16 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
         "One requirement of a label selector: a key, an operator and values.",
         props(vec![
             ("key", s("The label key.")),
-            ("operator", s("How the key relates to the values: In, NotIn, Exists or DoesNotExist.")),
-            ("values", json!({"type": "array", "items": {"type": "string"},
+            (
+                "operator",
+                s("How the key relates to the values: In, NotIn, Exists or DoesNotExist."),
+            ),
+            (
+                "values",
+                json!({"type": "array", "items": {"type": "string"},
                 "description": "The values; not empty for In and NotIn, empty for Exists and DoesNotExist.",
-                "x-kubernetes-list-type": "atomic"})),
+                "x-kubernetes-list-type": "atomic"}),
+            ),
         ]),
     );
     requirement.insert("required".into(), json!(["key", "operator"]));
@@ -225,9 +293,15 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
     let mut selector = object(
         "A label query; all requirements must hold. An empty selector matches everything, a missing one nothing.",
         props(vec![
-            ("matchExpressions", json!({"type": "array", "items": b.r("LabelSelectorRequirement"),
-                "description": "Set-based requirements.", "x-kubernetes-list-type": "atomic"})),
-            ("matchLabels", string_map("Labels that must have exactly these values.")),
+            (
+                "matchExpressions",
+                json!({"type": "array", "items": b.r("LabelSelectorRequirement"),
+                "description": "Set-based requirements.", "x-kubernetes-list-type": "atomic"}),
+            ),
+            (
+                "matchLabels",
+                string_map("Labels that must have exactly these values."),
+            ),
         ]),
     );
     selector.insert("x-kubernetes-map-type".into(), json!("atomic"));
@@ -236,15 +310,24 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
     let mut condition = object(
         "One aspect of an object's observed state.",
         props(vec![
-            ("lastTransitionTime", b.rd("Time", "When the status last changed.")),
+            (
+                "lastTransitionTime",
+                b.rd("Time", "When the status last changed."),
+            ),
             ("message", s("A human-readable explanation.")),
-            ("observedGeneration", int64("The metadata.generation the condition was computed for.")),
+            (
+                "observedGeneration",
+                int64("The metadata.generation the condition was computed for."),
+            ),
             ("reason", s("A CamelCase reason for the last transition.")),
             ("status", s("True, False or Unknown.")),
             ("type", s("The condition type, in CamelCase.")),
         ]),
     );
-    condition.insert("required".into(), json!(["type", "status", "lastTransitionTime", "reason", "message"]));
+    condition.insert(
+        "required".into(),
+        json!(["type", "status", "lastTransitionTime", "reason", "message"]),
+    );
     add("Condition", condition);
 
     add(
@@ -252,9 +335,15 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
         object(
             "One cause of a failure.",
             props(vec![
-                ("field", s("The field the cause is about, such as spec.replicas.")),
+                (
+                    "field",
+                    s("The field the cause is about, such as spec.replicas."),
+                ),
                 ("message", s("A human-readable description.")),
-                ("reason", s("A machine-readable cause, such as FieldValueInvalid.")),
+                (
+                    "reason",
+                    s("A machine-readable cause, such as FieldValueInvalid."),
+                ),
             ]),
         ),
     );
@@ -263,49 +352,98 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
         object(
             "Extra facts about a failure.",
             props(vec![
-                ("causes", json!({"type": "array", "items": b.r("StatusCause"), "description": "The individual causes.",
-                    "x-kubernetes-list-type": "atomic"})),
+                (
+                    "causes",
+                    json!({"type": "array", "items": b.r("StatusCause"), "description": "The individual causes.",
+                    "x-kubernetes-list-type": "atomic"}),
+                ),
                 ("group", s("The group of the object concerned.")),
                 ("kind", s("The kind (or resource) of the object concerned.")),
                 ("name", s("The name of the object concerned.")),
-                ("retryAfterSeconds", int32("Seconds to wait before retrying.")),
+                (
+                    "retryAfterSeconds",
+                    int32("Seconds to wait before retrying."),
+                ),
                 ("uid", s("The uid of the object concerned.")),
             ]),
         ),
     );
     let mut status_props = props(vec![
         ("code", int32("The HTTP status code.")),
-        ("details", b.rd("StatusDetails", "Extra facts about the reason.")),
+        (
+            "details",
+            b.rd("StatusDetails", "Extra facts about the reason."),
+        ),
         ("message", s("A human-readable description.")),
         ("metadata", b.rd("ListMeta", "Standard list metadata.")),
         ("reason", s("A machine-readable reason, such as NotFound.")),
         ("status", s("Success or Failure.")),
     ]);
     type_meta(&mut status_props);
-    let mut status = object("The result of an operation that returns no object, and of every failure.", status_props);
-    status.insert("x-kubernetes-group-version-kind".into(), json!([{"group": "", "kind": "Status", "version": "v1"}]));
+    let mut status = object(
+        "The result of an operation that returns no object, and of every failure.",
+        status_props,
+    );
+    status.insert(
+        "x-kubernetes-group-version-kind".into(),
+        json!([{"group": "", "kind": "Status", "version": "v1"}]),
+    );
     add("Status", status);
 
     add(
         "Preconditions",
         object(
             "Conditions an object must meet for a delete to proceed.",
-            props(vec![("resourceVersion", s("The object's resourceVersion must be this.")), ("uid", s("The object's uid must be this."))]),
+            props(vec![
+                (
+                    "resourceVersion",
+                    s("The object's resourceVersion must be this."),
+                ),
+                ("uid", s("The object's uid must be this.")),
+            ]),
         ),
     );
     let mut delete_props = props(vec![
-        ("dryRun", json!({"type": "array", "items": {"type": "string"},
+        (
+            "dryRun",
+            json!({"type": "array", "items": {"type": "string"},
             "description": "When present, the deletion is checked but not persisted; the only valid value is All.",
-            "x-kubernetes-list-type": "atomic"})),
-        ("gracePeriodSeconds", int64("Seconds before the object is deleted; zero deletes immediately.")),
-        ("ignoreStoreReadErrorWithClusterBreakingPotential", boolean("Deletes an object that cannot be read from storage (for example, undecryptable). Dangerous.")),
-        ("orphanDependents", boolean("Deprecated: use propagationPolicy.")),
-        ("preconditions", b.rd("Preconditions", "Conditions that must hold for the deletion to proceed.")),
-        ("propagationPolicy", s("Whether and how dependents are garbage collected: Orphan, Background or Foreground.")),
+            "x-kubernetes-list-type": "atomic"}),
+        ),
+        (
+            "gracePeriodSeconds",
+            int64("Seconds before the object is deleted; zero deletes immediately."),
+        ),
+        (
+            "ignoreStoreReadErrorWithClusterBreakingPotential",
+            boolean(
+                "Deletes an object that cannot be read from storage (for example, undecryptable). Dangerous.",
+            ),
+        ),
+        (
+            "orphanDependents",
+            boolean("Deprecated: use propagationPolicy."),
+        ),
+        (
+            "preconditions",
+            b.rd(
+                "Preconditions",
+                "Conditions that must hold for the deletion to proceed.",
+            ),
+        ),
+        (
+            "propagationPolicy",
+            s(
+                "Whether and how dependents are garbage collected: Orphan, Background or Foreground.",
+            ),
+        ),
     ]);
     type_meta(&mut delete_props);
     let mut delete = object("Options of a DELETE request.", delete_props);
-    delete.insert("x-kubernetes-group-version-kind".into(), json!([{"group": "", "kind": "DeleteOptions", "version": "v1"}]));
+    delete.insert(
+        "x-kubernetes-group-version-kind".into(),
+        json!([{"group": "", "kind": "DeleteOptions", "version": "v1"}]),
+    );
     add("DeleteOptions", delete);
 
     let mut event = object(
@@ -316,51 +454,99 @@ pub fn shared_schemas(dialect: Dialect) -> Map<String, Value> {
         ]),
     );
     event.insert("required".into(), json!(["type", "object"]));
-    event.insert("x-kubernetes-group-version-kind".into(), json!([{"group": "", "kind": "WatchEvent", "version": "v1"}]));
+    event.insert(
+        "x-kubernetes-group-version-kind".into(),
+        json!([{"group": "", "kind": "WatchEvent", "version": "v1"}]),
+    );
     add("WatchEvent", event);
 
     let mut resource = object(
         "One resource of a group version, as discovery lists it.",
         props(vec![
-            ("categories", json!({"type": "array", "items": {"type": "string"}, "description": "Groups of resources this one belongs to, such as all.", "x-kubernetes-list-type": "atomic"})),
-            ("group", s("The group of a subresource whose kind lives in another group.")),
+            (
+                "categories",
+                json!({"type": "array", "items": {"type": "string"}, "description": "Groups of resources this one belongs to, such as all.", "x-kubernetes-list-type": "atomic"}),
+            ),
+            (
+                "group",
+                s("The group of a subresource whose kind lives in another group."),
+            ),
             ("kind", s("The kind of the resource.")),
-            ("name", s("The plural resource name, or resource/subresource.")),
+            (
+                "name",
+                s("The plural resource name, or resource/subresource."),
+            ),
             ("namespaced", boolean("Whether objects live in namespaces.")),
-            ("shortNames", json!({"type": "array", "items": {"type": "string"}, "description": "Short names kubectl accepts.", "x-kubernetes-list-type": "atomic"})),
+            (
+                "shortNames",
+                json!({"type": "array", "items": {"type": "string"}, "description": "Short names kubectl accepts.", "x-kubernetes-list-type": "atomic"}),
+            ),
             ("singularName", s("The singular resource name.")),
-            ("storageVersionHash", s("A hash of the storage version, which changes when it does.")),
-            ("verbs", json!({"type": "array", "items": {"type": "string"}, "description": "The verbs served.", "x-kubernetes-list-type": "atomic"})),
-            ("version", s("The version of a subresource whose kind lives in another version.")),
+            (
+                "storageVersionHash",
+                s("A hash of the storage version, which changes when it does."),
+            ),
+            (
+                "verbs",
+                json!({"type": "array", "items": {"type": "string"}, "description": "The verbs served.", "x-kubernetes-list-type": "atomic"}),
+            ),
+            (
+                "version",
+                s("The version of a subresource whose kind lives in another version."),
+            ),
         ]),
     );
-    resource.insert("required".into(), json!(["name", "singularName", "namespaced", "kind", "verbs"]));
+    resource.insert(
+        "required".into(),
+        json!(["name", "singularName", "namespaced", "kind", "verbs"]),
+    );
     add("APIResource", resource);
     let mut resource_list_props = props(vec![
         ("groupVersion", s("The group version listed.")),
-        ("resources", json!({"type": "array", "items": b.r("APIResource"), "description": "The resources.", "x-kubernetes-list-type": "atomic"})),
+        (
+            "resources",
+            json!({"type": "array", "items": b.r("APIResource"), "description": "The resources.", "x-kubernetes-list-type": "atomic"}),
+        ),
     ]);
     type_meta(&mut resource_list_props);
     let mut resource_list = object("The resources of one group version.", resource_list_props);
     resource_list.insert("required".into(), json!(["groupVersion", "resources"]));
-    resource_list.insert("x-kubernetes-group-version-kind".into(), json!([{"group": "", "kind": "APIResourceList", "version": "v1"}]));
+    resource_list.insert(
+        "x-kubernetes-group-version-kind".into(),
+        json!([{"group": "", "kind": "APIResourceList", "version": "v1"}]),
+    );
     add("APIResourceList", resource_list);
 
     let mut scale_props = props(vec![
         ("metadata", b.rd("ObjectMeta", "Standard object metadata.")),
         ("spec", b.rd("ScaleSpec", "The desired scale.")),
-        ("status", b.rd("ScaleStatus", "The observed scale. Read-only.")),
+        (
+            "status",
+            b.rd("ScaleStatus", "The observed scale. Read-only."),
+        ),
     ]);
     type_meta(&mut scale_props);
     let mut scale = object("The scale subresource of a scalable object.", scale_props);
-    scale.insert("x-kubernetes-group-version-kind".into(), json!([{"group": "autoscaling", "kind": "Scale", "version": "v1"}]));
+    scale.insert(
+        "x-kubernetes-group-version-kind".into(),
+        json!([{"group": "autoscaling", "kind": "Scale", "version": "v1"}]),
+    );
     add("Scale", scale);
-    add("ScaleSpec", object("The desired scale.", props(vec![("replicas", int32("The desired number of replicas."))])));
+    add(
+        "ScaleSpec",
+        object(
+            "The desired scale.",
+            props(vec![("replicas", int32("The desired number of replicas."))]),
+        ),
+    );
     let mut scale_status = object(
         "The observed scale.",
         props(vec![
             ("replicas", int32("The observed number of replicas.")),
-            ("selector", s("The label selector of the replicas, in query-parameter form.")),
+            (
+                "selector",
+                s("The label selector of the replicas, in query-parameter form."),
+            ),
         ]),
     );
     scale_status.insert("required".into(), json!(["replicas"]));

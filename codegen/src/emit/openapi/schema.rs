@@ -27,6 +27,23 @@ pub fn definition_name(version: &VersionModel, name: &str) -> String {
     format!("{}.{name}", definition_prefix(version))
 }
 
+/// An OpenAPI description from a doc comment: lines of a paragraph joined with spaces,
+/// paragraphs separated by a blank line, as Kubernetes' descriptions read.
+pub fn description(docs: &str) -> String {
+    docs.split("\n\n")
+        .map(|paragraph| {
+            paragraph
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// A `$ref` schema to a definition.
 pub fn reference(dialect: Dialect, name: &str) -> Value {
     json!({ "$ref": format!("{}{name}", dialect.ref_prefix()) })
@@ -50,8 +67,12 @@ pub fn type_schema(dialect: Dialect, version: &VersionModel, ty: &TypeRef) -> Va
         TypeRef::Meta(m) => reference(dialect, &meta_definition_name(m.name())),
         TypeRef::Struct(name) => reference(dialect, &definition_name(version, name)),
         TypeRef::Option(inner) => type_schema(dialect, version, inner),
-        TypeRef::Vec(inner) => json!({"type": "array", "items": type_schema(dialect, version, inner)}),
-        TypeRef::Map(inner) => json!({"type": "object", "additionalProperties": type_schema(dialect, version, inner)}),
+        TypeRef::Vec(inner) => {
+            json!({"type": "array", "items": type_schema(dialect, version, inner)})
+        }
+        TypeRef::Map(inner) => {
+            json!({"type": "object", "additionalProperties": type_schema(dialect, version, inner)})
+        }
     }
 }
 
@@ -60,7 +81,10 @@ fn add_rules(schema: &mut Map<String, Value>, rules: &[CelRule]) {
     if rules.is_empty() {
         return;
     }
-    let list: Vec<Value> = rules.iter().map(|r| json!({"rule": r.cel, "message": r.message})).collect();
+    let list: Vec<Value> = rules
+        .iter()
+        .map(|r| json!({"rule": r.cel, "message": r.message}))
+        .collect();
     schema.insert("x-kubernetes-validations".into(), Value::Array(list));
 }
 
@@ -84,7 +108,10 @@ fn add_validation(schema: &mut Map<String, Value>, v: &Validation) {
         schema.insert("pattern".into(), Value::String(p.clone()));
     }
     if !v.enum_values.is_empty() {
-        schema.insert("enum".into(), Value::Array(v.enum_values.iter().cloned().map(Value::String).collect()));
+        schema.insert(
+            "enum".into(),
+            Value::Array(v.enum_values.iter().cloned().map(Value::String).collect()),
+        );
     }
     for (key, value) in [
         ("minLength", v.min_length),
@@ -117,7 +144,7 @@ pub fn field_schema(dialect: Dialect, version: &VersionModel, f: &FieldModel) ->
     let base = type_schema(dialect, version, &f.ty);
     let mut extra = Map::new();
     if !f.docs.is_empty() {
-        extra.insert("description".into(), Value::String(f.docs.clone()));
+        extra.insert("description".into(), Value::String(description(&f.docs)));
     }
     if let Some(d) = &f.default {
         extra.insert("default".into(), d.clone());
@@ -125,7 +152,10 @@ pub fn field_schema(dialect: Dialect, version: &VersionModel, f: &FieldModel) ->
     add_rules(&mut extra, &f.rules);
     add_validation(&mut extra, &f.validation);
     if let Some(list) = &f.list {
-        extra.insert("x-kubernetes-list-type".into(), Value::String(list.type_.as_str().into()));
+        extra.insert(
+            "x-kubernetes-list-type".into(),
+            Value::String(list.type_.as_str().into()),
+        );
         if !list.map_keys.is_empty() {
             extra.insert(
                 "x-kubernetes-list-map-keys".into(),
@@ -134,13 +164,22 @@ pub fn field_schema(dialect: Dialect, version: &VersionModel, f: &FieldModel) ->
         }
     }
     if let Some(map) = &f.map {
-        extra.insert("x-kubernetes-map-type".into(), Value::String(map.type_.as_str().into()));
+        extra.insert(
+            "x-kubernetes-map-type".into(),
+            Value::String(map.type_.as_str().into()),
+        );
     }
     if let Some(patch) = &f.patch {
         if let Some(key) = &patch.merge_key {
-            extra.insert("x-kubernetes-patch-merge-key".into(), Value::String(key.clone()));
+            extra.insert(
+                "x-kubernetes-patch-merge-key".into(),
+                Value::String(key.clone()),
+            );
         }
-        extra.insert("x-kubernetes-patch-strategy".into(), Value::String(patch.strategy.clone()));
+        extra.insert(
+            "x-kubernetes-patch-strategy".into(),
+            Value::String(patch.strategy.clone()),
+        );
     }
     merge_into_schema(dialect, base, extra)
 }
@@ -149,7 +188,9 @@ pub fn field_schema(dialect: Dialect, version: &VersionModel, f: &FieldModel) ->
 /// OpenAPI v3, so there it is wrapped as `allOf: [{$ref}]` (as Kubernetes does); Swagger 2.0
 /// documents of Kubernetes put `description` next to `$ref`, and so does this.
 fn merge_into_schema(dialect: Dialect, base: Value, extra: Map<String, Value>) -> Value {
-    let Value::Object(mut base) = base else { return base };
+    let Value::Object(mut base) = base else {
+        return base;
+    };
     if extra.is_empty() {
         return Value::Object(base);
     }
@@ -191,14 +232,20 @@ fn add_fields(
     depth: usize,
 ) {
     for f in &s.fields {
-        if f.json_inline {
-            let inner = f.ty.unwrap_option();
-            if let (TypeRef::Struct(name), true) = (inner, depth < 8) {
-                if let Some(inner_struct) = version.struct_named(name) {
-                    add_fields(dialect, version, inner_struct, properties, required, depth + 1);
-                    continue;
-                }
-            }
+        if f.json_inline
+            && depth < 8
+            && let TypeRef::Struct(name) = f.ty.unwrap_option()
+            && let Some(inner_struct) = version.struct_named(name)
+        {
+            add_fields(
+                dialect,
+                version,
+                inner_struct,
+                properties,
+                required,
+                depth + 1,
+            );
+            continue;
         }
         properties.insert(f.json_name.clone(), field_schema(dialect, version, f));
         if f.required() {
@@ -216,7 +263,7 @@ pub fn gvk_list(version: &VersionModel, kind: &str) -> Value {
 pub fn struct_schema(dialect: Dialect, version: &VersionModel, s: &StructModel) -> Value {
     let mut schema = Map::new();
     if !s.docs.is_empty() {
-        schema.insert("description".into(), Value::String(s.docs.clone()));
+        schema.insert("description".into(), Value::String(description(&s.docs)));
     }
     schema.insert("type".into(), Value::String("object".into()));
     let mut properties = Map::new();
@@ -231,7 +278,10 @@ pub fn struct_schema(dialect: Dialect, version: &VersionModel, s: &StructModel) 
     }
     add_rules(&mut schema, &s.rules);
     if let Some(kind) = &s.kind {
-        schema.insert("x-kubernetes-group-version-kind".into(), gvk_list(version, &kind.name));
+        schema.insert(
+            "x-kubernetes-group-version-kind".into(),
+            gvk_list(version, &kind.name),
+        );
     }
     Value::Object(schema)
 }
@@ -248,7 +298,12 @@ pub fn list_schema(dialect: Dialect, version: &VersionModel, kind: &str) -> Valu
     let metadata = merge_into_schema(
         dialect,
         reference(dialect, &meta_definition_name("ListMeta")),
-        [("description".to_string(), Value::String("Standard list metadata.".into()))].into_iter().collect(),
+        [(
+            "description".to_string(),
+            Value::String("Standard list metadata.".into()),
+        )]
+        .into_iter()
+        .collect(),
     );
     properties.insert("metadata".into(), metadata);
     json!({
@@ -264,9 +319,15 @@ pub fn list_schema(dialect: Dialect, version: &VersionModel, kind: &str) -> Valu
 pub fn version_schemas(dialect: Dialect, version: &VersionModel) -> Map<String, Value> {
     let mut out = Map::new();
     for s in &version.structs {
-        out.insert(definition_name(version, &s.name), struct_schema(dialect, version, s));
+        out.insert(
+            definition_name(version, &s.name),
+            struct_schema(dialect, version, s),
+        );
         if let Some(kind) = &s.kind {
-            out.insert(definition_name(version, &kind.list_name()), list_schema(dialect, version, &kind.name));
+            out.insert(
+                definition_name(version, &kind.list_name()),
+                list_schema(dialect, version, &kind.name),
+            );
         }
     }
     out
