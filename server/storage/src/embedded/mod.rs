@@ -85,7 +85,20 @@ pub(crate) struct Shared {
 pub struct EmbeddedBackend {
     shared: Arc<Shared>,
     requests: std::sync::mpsc::Sender<Request>,
+    writer: Option<std::thread::JoinHandle<()>>,
     path: PathBuf,
+}
+
+impl Drop for EmbeddedBackend {
+    /// Stops the writer after it commits what is queued. The database file closes once the
+    /// last open watch is dropped as well.
+    fn drop(&mut self) {
+        let (closed, _) = std::sync::mpsc::channel();
+        drop(std::mem::replace(&mut self.requests, closed));
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
 }
 
 impl std::fmt::Debug for EmbeddedBackend {
@@ -125,13 +138,14 @@ impl EmbeddedBackend {
             retained_revisions: options.retained_revisions.max(1),
         };
         let writer_shared = Arc::clone(&shared);
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("storage-writer".to_string())
             .spawn(move || writer::run(writer_shared, rx, settings))
             .map_err(|e| StorageError::internal(format!("cannot start writer thread: {e}")))?;
         Ok(Self {
             shared,
             requests,
+            writer: Some(writer),
             path,
         })
     }
