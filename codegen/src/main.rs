@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: codegen show <group>/<version> [--proto | --openapi | --openapi-v2] [--api-defs <dir>]
+const USAGE: &str =
+    "usage: codegen show <group>/<version> [--proto | --openapi | --openapi-v2] [--api-defs <dir>]
   <group>/<version>: example.dev/v1, rbac.authorization.k8s.io/v1, v1 (core), or a group alone
   (default output: the generated Rust module)";
 
@@ -58,17 +59,23 @@ fn run(args: &[String]) -> Result<String, String> {
     match view {
         View::Rust => generator.show_rust(&target).map_err(|e| e.to_string()),
         View::Proto => {
-            let (g, v) = generator.group_version(&target).map_err(|e| e.to_string())?;
+            let (g, v) = generator
+                .group_version(&target)
+                .map_err(|e| e.to_string())?;
             Ok(codegen::emit::proto::emit_proto(&g, &v))
         }
         View::OpenApiV3 | View::OpenApiV2 => {
-            let (g, v) = generator.group_version(&target).map_err(|e| e.to_string())?;
+            let (g, v) = generator
+                .group_version(&target)
+                .map_err(|e| e.to_string())?;
             let doc = if matches!(view, View::OpenApiV3) {
                 codegen::emit::openapi::emit_openapi_v3(&g, &v)
             } else {
                 codegen::emit::openapi::emit_openapi_v2(&g, &v)
             };
-            serde_json::to_string_pretty(&doc).map(|s| s + "\n").map_err(|e| e.to_string())
+            serde_json::to_string_pretty(&doc)
+                .map(|s| s + "\n")
+                .map_err(|e| e.to_string())
         }
     }
 }

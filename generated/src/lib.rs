@@ -7,6 +7,8 @@
 
 #![allow(missing_docs)]
 
+#[cfg(feature = "kube")]
+pub mod kube;
 pub mod runtime;
 
 include!(concat!(env!("OUT_DIR"), "/apiary_generated.rs"));

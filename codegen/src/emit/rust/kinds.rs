@@ -23,8 +23,8 @@ pub fn resource_const(kind: &str) -> proc_macro2::Ident {
 pub fn emit_resource_infos(version: &VersionModel) -> TokenStream {
     version
         .kinds()
-        .filter_map(|s| s.kind.as_ref().map(|k| (s, k)))
-        .map(|(_, k)| {
+        .filter_map(|s| s.kind.as_ref())
+        .map(|k| {
             let name = resource_const(&k.name);
             let info = resource_info(version, k);
             let doc = format!(
@@ -32,7 +32,22 @@ pub fn emit_resource_infos(version: &VersionModel) -> TokenStream {
                 k.name,
                 version.api_version()
             );
-            quote! { #[doc = #doc] pub const #name: ::apimachinery::ResourceInfo = #info; }
+            let kind = ident(&k.name);
+            let plural = &k.plural;
+            let scope = match k.scope {
+                Scope::Namespaced => quote!(::k8s_openapi::NamespaceResourceScope),
+                Scope::Cluster => quote!(::k8s_openapi::ClusterResourceScope),
+            };
+            quote! {
+                #[doc = #doc]
+                pub const #name: ::apimachinery::ResourceInfo = #info;
+
+                #[cfg(feature = "kube")]
+                impl crate::kube::KubeKind for #kind {
+                    type Scope = #scope;
+                    const PLURAL: &'static str = #plural;
+                }
+            }
         })
         .collect()
 }
