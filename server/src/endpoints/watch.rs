@@ -190,15 +190,27 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
         negotiated.content_type(),
         rc.version_info.api_version()
     ));
+    let started = match rc.store.cacher() {
+        Some(c) => c
+            .watch_memoized(&key, opts)
+            .await
+            .map(|s| s.map(|m| (m.event, m.memo)).boxed()),
+        None => rc
+            .store
+            .storage
+            .watch(&key, opts)
+            .await
+            .map(|s| s.map(|e| (e, None)).boxed()),
+    };
+    // As kube-apiserver, a watch from a compacted revision is accepted and then ends with an
+    // `ERROR` event carrying the 410 `Expired` Status.
     let events: futures::stream::BoxStream<'static, (WatchEvent, Option<MemoHandle>)> =
-        match rc.store.cacher() {
-            Some(c) => c
-                .watch_memoized(&key, opts)
-                .await
-                .map_err(|e| storage_error(e, &rc.store.resource, ""))?
-                .map(|m| (m.event, m.memo))
-                .boxed(),
-            None => rc.store.watch(&key, opts).await?.map(|e| (e, None)).boxed(),
+        match started {
+            Ok(s) => s,
+            Err(e) if e.is_expired() => {
+                futures::stream::iter([(WatchEvent::Error(e), None)]).boxed()
+            }
+            Err(e) => return Err(storage_error(e, &rc.store.resource, "")),
         };
     let mut encoder = Encoder {
         rc: Arc::new(rc),
