@@ -34,6 +34,9 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// protoc rejected the emitted `.proto` files (a generator bug, not a definition mistake).
+    #[error(transparent)]
+    Protoc(#[from] emit::proto::ProtocError),
     /// `show` was asked for a group version that does not exist.
     #[error("no definition for {0}; known group versions: {1}")]
     UnknownGroupVersion(String, String),
@@ -99,6 +102,22 @@ impl Generator {
                 std::fs::write(&path, &file.contents).map_err(write_err)?;
             }
             outputs.push(file.path.clone());
+        }
+        // The top-level `.proto` files (one per group version) must compile with protoc.
+        let protos: Vec<PathBuf> = output
+            .files
+            .iter()
+            .filter_map(|f| f.path.strip_prefix("proto/"))
+            .filter(|p| !p.contains('/'))
+            .map(PathBuf::from)
+            .collect();
+        if !protos.is_empty() {
+            let proto_dir = out_dir.join("proto");
+            emit::proto::check_with_protoc(
+                &proto_dir,
+                &protos,
+                &out_dir.join("descriptor_set.pb"),
+            )?;
         }
         Ok(Generated { inputs, outputs })
     }

@@ -82,6 +82,12 @@ pub fn emit(model: &ApiModel) -> Output {
             }
         }
     }
+    for (path, contents) in proto::support_files() {
+        out.files.push(OutputFile {
+            path: format!("proto/{path}"),
+            contents: contents.to_string(),
+        });
+    }
     out.files.push(OutputFile {
         path: "apiary_generated.rs".to_string(),
         contents: rust::root_file(model),
