@@ -447,6 +447,20 @@ macro_rules! varint_type {
             }
         }
 
+        impl ProtoMapValue for $ty {
+            fn encode_map_value(&self, buf: &mut Vec<u8>) {
+                self.encode_field(2, buf);
+            }
+
+            fn merge_map_value(
+                &mut self,
+                wire: WireType,
+                dec: &mut Decoder<'_>,
+            ) -> Result<(), ProtoError> {
+                self.merge_field_value(2, wire, dec)
+            }
+        }
+
         impl ProtoRepeated for $ty {
             fn encode_element(&self, field: u32, buf: &mut Vec<u8>) {
                 self.encode_field(field, buf);
