@@ -17,16 +17,19 @@ pub struct ObjectAttrs {
     pub list: bool,
     /// The span to blame for missing keys.
     pub span: proc_macro2::Span,
+    /// Whether an `#[object]` attribute was present.
+    pub seen: bool,
 }
 
-/// Parses every `#[object]` attribute, collecting all errors.
-pub fn parse(input: &syn::DeriveInput) -> syn::Result<ObjectAttrs> {
+/// Parses every `#[object]` attribute; returns what was understood and every error found.
+pub fn parse(input: &syn::DeriveInput) -> (ObjectAttrs, Option<syn::Error>) {
     let mut out = ObjectAttrs {
         group: None,
         version: None,
         kind: None,
         list: false,
         span: input.ident.span(),
+        seen: false,
     };
     let mut errors: Option<syn::Error> = None;
     let push = |e: syn::Error, errors: &mut Option<syn::Error>| match errors {
@@ -38,16 +41,23 @@ pub fn parse(input: &syn::DeriveInput) -> syn::Result<ObjectAttrs> {
         seen = true;
         out.span = attr.span();
         let result = attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             match key.as_str() {
                 "group" => out.group = Some(meta.value()?.parse()?),
                 "version" => out.version = Some(meta.value()?.parse()?),
                 "kind" => out.kind = Some(meta.value()?.parse()?),
                 "list" => out.list = true,
                 _ => {
-                    let hint = closest(&key).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
+                    let fix = match closest(&key) {
+                        Some(k) => format!("; did you mean `{k}`?"),
+                        None => "; expected one of `group`, `version`, `kind`, `list`".to_string(),
+                    };
                     push(
-                        meta.error(format!("unknown key `{key}` in `#[object]`{hint}; expected one of `group`, `version`, `kind`, `list`")),
+                        meta.error(format!("unknown key `{key}` in `#[object]`{fix}")),
                         &mut errors,
                     );
                     if meta.input.peek(syn::Token![=]) {
@@ -61,6 +71,7 @@ pub fn parse(input: &syn::DeriveInput) -> syn::Result<ObjectAttrs> {
             push(e, &mut errors);
         }
     }
+    out.seen = seen;
     if !seen {
         push(
             syn::Error::new(
@@ -70,10 +81,7 @@ pub fn parse(input: &syn::DeriveInput) -> syn::Result<ObjectAttrs> {
             &mut errors,
         );
     }
-    match errors {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
+    (out, errors)
 }
 
 /// The key closest to a misspelt one.

@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 
 /// Expands the derive, or returns every error found.
 pub fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
-    let attrs = attr::parse(input)?;
-    let model = model::build(input, attrs)?;
+    let (attrs, attr_errors) = attr::parse(input);
+    let model = model::build(input, attrs, attr_errors)?;
     Ok(emit::emit(&model))
 }

@@ -20,23 +20,31 @@ pub struct ObjectModel {
     pub list_item: Option<syn::Type>,
 }
 
-/// Checks the input against the attributes and builds the model; all errors at once.
-pub fn build(input: &syn::DeriveInput, attrs: ObjectAttrs) -> syn::Result<ObjectModel> {
-    let mut errors: Vec<syn::Error> = Vec::new();
+/// Checks the input against the attributes and builds the model; all errors at once,
+/// including those found while parsing the attributes (`attr_errors`).
+pub fn build(
+    input: &syn::DeriveInput,
+    attrs: ObjectAttrs,
+    attr_errors: Option<syn::Error>,
+) -> syn::Result<ObjectModel> {
+    let mut errors: Vec<syn::Error> = attr_errors.into_iter().collect();
+    let attr_seen = attrs.seen;
     let missing = |key: &str| {
         syn::Error::new(
             attrs.span,
             format!("`#[object]` is missing `{key} = \"…\"`"),
         )
     };
-    if attrs.group.is_none() {
-        errors.push(missing("group"));
-    }
-    if attrs.version.as_ref().is_none_or(|v| v.value().is_empty()) {
-        errors.push(missing("version"));
-    }
-    if attrs.kind.as_ref().is_none_or(|v| v.value().is_empty()) {
-        errors.push(missing("kind"));
+    if attr_seen {
+        if attrs.group.is_none() {
+            errors.push(missing("group"));
+        }
+        if attrs.version.as_ref().is_none_or(|v| v.value().is_empty()) {
+            errors.push(missing("version"));
+        }
+        if attrs.kind.as_ref().is_none_or(|v| v.value().is_empty()) {
+            errors.push(missing("kind"));
+        }
     }
     if let Some(kind) = &attrs.kind {
         let k = kind.value();

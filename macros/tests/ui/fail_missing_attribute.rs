@@ -1,0 +1,6 @@
+#[derive(macros::Object)]
+pub struct Widget {
+    pub metadata: apimachinery::meta::ObjectMeta,
+}
+
+fn main() {}
