@@ -1,0 +1,104 @@
+//! Defaulting of the shipped Kubernetes kinds, as kube-apiserver defaults them (markers plus
+//! the hand-written hooks of `api-defs/<group>/hooks.rs`).
+
+use serde_json::{Value, json};
+
+fn default(group: &str, kind: &str, value: Value) -> Value {
+    let scheme = generated::scheme();
+    let ops = scheme
+        .by_kind(group, kind)
+        .unwrap_or_else(|| panic!("{kind} registered"));
+    ops.default("v1", value)
+        .unwrap_or_else(|e| panic!("{kind}: {e}"))
+}
+
+#[test]
+fn webhook_defaults() {
+    let out = default(
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "m"},
+            "webhooks": [{"name": "a.example.dev", "clientConfig": {"service": {"namespace": "ns", "name": "svc"}},
+                "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+                "sideEffects": "None", "admissionReviewVersions": ["v1"]}]}),
+    );
+    let hook = &out["webhooks"][0];
+    assert_eq!(hook["failurePolicy"], "Fail");
+    assert_eq!(hook["matchPolicy"], "Equivalent");
+    assert_eq!(hook["timeoutSeconds"], 10);
+    assert_eq!(hook["reinvocationPolicy"], "Never");
+    assert_eq!(hook["namespaceSelector"], json!({}));
+    assert_eq!(hook["objectSelector"], json!({}));
+    assert_eq!(hook["rules"][0]["scope"], "*");
+    assert_eq!(hook["clientConfig"]["service"]["port"], 443);
+
+    let validating = default(
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "v"},
+            "webhooks": [{"name": "b.example.dev", "clientConfig": {"url": "https://example.dev/v"},
+                "sideEffects": "None", "admissionReviewVersions": ["v1"], "failurePolicy": "Ignore"}]}),
+    );
+    let hook = &validating["webhooks"][0];
+    assert_eq!(hook["failurePolicy"], "Ignore", "an explicit value is kept");
+    assert_eq!(hook["timeoutSeconds"], 10);
+    assert!(
+        hook.get("reinvocationPolicy").is_none(),
+        "validating webhooks have no reinvocation"
+    );
+}
+
+#[test]
+fn namespace_and_secret_defaults() {
+    let ns = default(
+        "",
+        "Namespace",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}),
+    );
+    assert_eq!(
+        ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
+        "team-a"
+    );
+    assert_eq!(ns["status"]["phase"], "Active");
+
+    let secret = default(
+        "",
+        "Secret",
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"},
+            "data": {"a": "b2xk", "keep": "aw=="}, "stringData": {"a": "new", "b": "two"}}),
+    );
+    assert_eq!(secret["type"], "Opaque");
+    assert_eq!(
+        secret["data"],
+        json!({"a": "bmV3", "b": "dHdv", "keep": "aw=="})
+    );
+    assert!(
+        secret.get("stringData").is_none(),
+        "stringData is write-only"
+    );
+}
+
+#[test]
+fn rbac_defaults() {
+    let binding = default(
+        "rbac.authorization.k8s.io",
+        "RoleBinding",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "b", "namespace": "ns"},
+            "subjects": [{"kind": "User", "name": "alice"}, {"kind": "Group", "name": "devs"},
+                {"kind": "ServiceAccount", "name": "default", "namespace": "ns"}],
+            "roleRef": {"kind": "Role", "name": "r"}}),
+    );
+    assert_eq!(
+        binding["subjects"][0]["apiGroup"],
+        "rbac.authorization.k8s.io"
+    );
+    assert_eq!(
+        binding["subjects"][1]["apiGroup"],
+        "rbac.authorization.k8s.io"
+    );
+    assert!(binding["subjects"][2].get("apiGroup").is_none());
+    assert_eq!(binding["roleRef"]["apiGroup"], "rbac.authorization.k8s.io");
+}
