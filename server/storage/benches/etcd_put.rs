@@ -1,0 +1,171 @@
+//! Write throughput on etcd at 1, 16 and 64 concurrent writers: raw `etcd-client` puts, raw
+//! create transactions (`create_revision == 0` compare, put with `prev_kv`, else get: what the
+//! backend sends), and `Store::create` on the etcd backend.
+//!
+//! Starts its own etcd (`/usr/bin/etcd`, fails if missing). Run:
+//! `cargo bench -p storage --bench etcd_put -- --warm-up-time 1 --measurement-time 5`
+
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
+use storage::backend::Backend;
+use storage::etcd::process::EtcdProcess;
+use storage::etcd::{EtcdBackend, EtcdConfig};
+use storage::interface::{Interface, ObjectAttrs, ObjectCodec};
+use storage::store::{Store, StoreConfig};
+
+const WRITERS: [u64; 3] = [1, 16, 64];
+const PREFIX: &str = "/registry/example.dev/widgets/";
+
+/// Benchmark objects are opaque.
+struct OpaqueCodec;
+
+impl ObjectCodec for OpaqueCodec {
+    fn attrs(&self, _data: &[u8]) -> storage::Result<ObjectAttrs> {
+        Ok(ObjectAttrs::default())
+    }
+}
+
+/// A ~300-byte value, about the size of a small encoded object.
+fn value() -> Bytes {
+    Bytes::from(vec![b'x'; 300])
+}
+
+/// Runs `total` operations spread over `writers` tasks and returns the elapsed time.
+async fn run_concurrently<F, Fut>(writers: u64, total: u64, op: F) -> Duration
+where
+    F: Fn(u64) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..writers {
+        let next = Arc::clone(&next);
+        let op = op.clone();
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= total {
+                    break;
+                }
+                op(i).await;
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("writer task");
+    }
+    started.elapsed()
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let etcd = EtcdProcess::start().expect("etcd must be installed and start");
+    let backend = runtime
+        .block_on(EtcdBackend::connect(EtcdConfig::new([etcd.endpoint()])))
+        .expect("connect");
+    let client = backend.client();
+    let store = Arc::new(Store::new(
+        Arc::new(backend) as Arc<dyn Backend>,
+        StoreConfig::new(PREFIX, Arc::new(OpaqueCodec)),
+    ));
+    let round = Arc::new(AtomicU64::new(0));
+
+    let mut group = c.benchmark_group("etcd_write");
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(10);
+    for writers in WRITERS {
+        group.bench_with_input(
+            BenchmarkId::new("raw_put", writers),
+            &writers,
+            |b, &writers| {
+                b.to_async(&runtime).iter_custom(|iters| {
+                    let client = client.clone();
+                    let round = round.fetch_add(1, Ordering::Relaxed);
+                    async move {
+                        run_concurrently(writers, iters, move |i| {
+                            let mut client = client.clone();
+                            async move {
+                                client
+                                    .put(format!("/raw/{round}/{i}"), value().to_vec(), None)
+                                    .await
+                                    .expect("put");
+                            }
+                        })
+                        .await
+                    }
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("raw_txn_create", writers),
+            &writers,
+            |b, &writers| {
+                b.to_async(&runtime).iter_custom(|iters| {
+                    let client = client.clone();
+                    let round = round.fetch_add(1, Ordering::Relaxed);
+                    async move {
+                        run_concurrently(writers, iters, move |i| {
+                            let mut client = client.clone();
+                            async move {
+                                let key = format!("/rawtxn/{round}/{i}");
+                                let txn = Txn::new()
+                                    .when(vec![Compare::create_revision(
+                                        key.clone(),
+                                        CompareOp::Equal,
+                                        0,
+                                    )])
+                                    .and_then(vec![TxnOp::put(
+                                        key.clone(),
+                                        value().to_vec(),
+                                        Some(PutOptions::new().with_prev_key()),
+                                    )])
+                                    .or_else(vec![TxnOp::get(key, None)]);
+                                client.txn(txn).await.expect("txn");
+                            }
+                        })
+                        .await
+                    }
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("store_create", writers),
+            &writers,
+            |b, &writers| {
+                b.to_async(&runtime).iter_custom(|iters| {
+                    let store = Arc::clone(&store);
+                    let round = round.fetch_add(1, Ordering::Relaxed);
+                    async move {
+                        run_concurrently(writers, iters, move |i| {
+                            let store = Arc::clone(&store);
+                            async move {
+                                store
+                                    .create(&format!("{PREFIX}ns/r{round}-{i}"), value(), None)
+                                    .await
+                                    .expect("create");
+                            }
+                        })
+                        .await
+                    }
+                })
+            },
+        );
+    }
+    group.finish();
+    drop(etcd);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
