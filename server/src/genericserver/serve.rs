@@ -20,9 +20,44 @@ use crate::authn::PeerCertificates;
 
 /// How long a TLS handshake may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long connections may take to close once no request is in flight (h2 waits for the
+/// client to acknowledge GOAWAY; an unresponsive client must not hold the process).
+const CONNECTION_CLOSE_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves `app` on `listener` until `signals.not_accepting_new_requests` fires, then waits up to
-/// `drain_timeout` for open connections and fires `listener_stopped` and `in_flight_drained`.
+/// Counts requests whose handler has not answered yet.
+#[derive(Clone, Default)]
+struct InFlight(Arc<(std::sync::atomic::AtomicUsize, tokio::sync::Notify)>);
+
+impl InFlight {
+    fn enter(&self) -> InFlightGuard {
+        self.0.0.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        InFlightGuard(self.clone())
+    }
+
+    async fn drained(&self) {
+        loop {
+            let notified = self.0.1.notified();
+            if self.0.0.load(std::sync::atomic::Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+struct InFlightGuard(InFlight);
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if self.0.0.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            self.0.0.1.notify_waiters();
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `signals.not_accepting_new_requests` fires; then closes the
+/// listener (`listener_stopped`), waits up to `drain_timeout` for in-flight requests
+/// (`in_flight_drained`) and gives open connections a short grace to close.
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
@@ -35,6 +70,7 @@ pub async fn serve_tls(
     let mut builder = Builder::new(TokioExecutor::new());
     builder.http2().max_concurrent_streams(1000);
     let builder = Arc::new(builder);
+    let in_flight = InFlight::default();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -53,6 +89,7 @@ pub async fn serve_tls(
         let app = app.clone();
         let builder = Arc::clone(&builder);
         let watcher = graceful.watcher();
+        let in_flight = in_flight.clone();
         tokio::spawn(async move {
             let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
@@ -75,7 +112,13 @@ pub async fn serve_tls(
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
                 req.extensions_mut().insert(certs.clone());
-                app.clone().oneshot(req)
+                let guard = in_flight.enter();
+                let app = app.clone();
+                async move {
+                    let resp = app.oneshot(req).await;
+                    drop(guard);
+                    resp
+                }
             });
             let conn = builder
                 .serve_connection_with_upgrades(TokioIo::new(tls), service)

@@ -1,0 +1,236 @@
+//! Shared harness of the integration tests: starts the real `apiary` binary on a free loopback
+//! port with a temporary `--data-dir`, and builds clients from the kubeconfig it writes.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A running `apiary` process.
+pub struct Server {
+    child: Option<Child>,
+    /// The data directory (kept when the server stops, for restarts).
+    pub data_dir: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+    /// `https://127.0.0.1:<port>`.
+    pub base: String,
+    /// Lines the server printed on stdout.
+    pub stdout: Vec<String>,
+}
+
+fn server_from_kubeconfig(path: &Path) -> String {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no server in {}", path.display()))
+}
+
+impl Server {
+    /// Starts a server in a fresh temporary data directory.
+    pub fn start(args: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let dir = tmp.path().join("data");
+        let mut s = Self::start_in(&dir, args);
+        s._tmp = Some(tmp);
+        s
+    }
+
+    /// Starts a server on `data_dir` (reused across restarts).
+    pub fn start_in(data_dir: &Path, args: &[&str]) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_apiary"));
+        cmd.arg("--data-dir")
+            .arg(data_dir)
+            .arg("--secure-port=0")
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting apiary: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|e| panic!("apiary printed nothing within 120s: {e}"));
+        let kubeconfig = data_dir.join("admin.kubeconfig");
+        let base = server_from_kubeconfig(&kubeconfig);
+        let server = Server {
+            child: Some(child),
+            data_dir: data_dir.to_path_buf(),
+            _tmp: None,
+            base,
+            stdout: vec![line],
+        };
+        server.wait_ready();
+        server
+    }
+
+    /// Path of the admin kubeconfig.
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.data_dir.join("admin.kubeconfig")
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).unwrap_or_default()
+    }
+
+    fn pem(&self, name: &str) -> Vec<u8> {
+        let p = self.data_dir.join("pki").join(name);
+        std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+    }
+
+    fn builder(&self) -> reqwest::ClientBuilder {
+        let ca = reqwest::Certificate::from_pem(&self.pem("ca.crt"))
+            .unwrap_or_else(|e| panic!("ca: {e}"));
+        reqwest::Client::builder()
+            .use_rustls_tls()
+            .add_root_certificate(ca)
+            .timeout(Duration::from_secs(60))
+    }
+
+    /// A client authenticated with the admin certificate (group `system:masters`).
+    pub fn admin(&self) -> reqwest::Client {
+        let mut pem = self.pem("admin.crt");
+        pem.extend_from_slice(&self.pem("admin.key"));
+        let id = reqwest::Identity::from_pem(&pem).unwrap_or_else(|e| panic!("identity: {e}"));
+        self.builder()
+            .identity(id)
+            .build()
+            .unwrap_or_else(|e| panic!("client: {e}"))
+    }
+
+    /// A client presenting no certificate.
+    pub fn anonymous(&self) -> reqwest::Client {
+        self.builder()
+            .build()
+            .unwrap_or_else(|e| panic!("client: {e}"))
+    }
+
+    /// A client presenting `cert_pem` + `key_pem`.
+    pub fn with_identity(&self, cert_pem: &str, key_pem: &str) -> reqwest::Client {
+        let id = reqwest::Identity::from_pem(format!("{cert_pem}{key_pem}").as_bytes())
+            .unwrap_or_else(|e| panic!("identity: {e}"));
+        self.builder()
+            .identity(id)
+            .build()
+            .unwrap_or_else(|e| panic!("client: {e}"))
+    }
+
+    /// The full URL of `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn wait_ready(&self) {
+        let url = self.url("/readyz");
+        let client = self.admin();
+        // A separate thread with its own runtime, so this works from sync and async tests alike.
+        let waiter = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let ok = rt.block_on(async {
+                    client
+                        .get(&url)
+                        .send()
+                        .await
+                        .map(|r| r.status().as_u16() == 200)
+                });
+                if matches!(ok, Ok(true)) {
+                    return;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "apiary did not become ready: {ok:?}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        if let Err(e) = waiter.join() {
+            std::panic::resume_unwind(e);
+        }
+    }
+
+    /// Sends SIGTERM and waits (up to `timeout`) for the process to exit.
+    pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
+        let mut child = self
+            .child
+            .take()
+            .unwrap_or_else(|| panic!("server already stopped"));
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -TERM failed");
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("wait: {e}")) {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("apiary did not exit within {timeout:?} after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs a kubectl binary with the written kubeconfig and a temporary cache directory.
+    pub fn kubectl(&self, kubectl: &Path, args: &[&str]) -> Output {
+        let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        Command::new(kubectl)
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig())
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", kubectl.display()))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The kubectl binaries to test with: the one on PATH and `kubectl.1.27`/`kubectl.1.33` beside
+/// the file it links to. Panics if any is missing.
+pub fn kubectls() -> Vec<PathBuf> {
+    let which = Command::new("sh")
+        .args(["-c", "command -v kubectl"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let on_path = String::from_utf8_lossy(&which.stdout).trim().to_string();
+    assert!(!on_path.is_empty(), "kubectl is not on PATH");
+    let real =
+        std::fs::canonicalize(&on_path).unwrap_or_else(|e| panic!("resolving {on_path}: {e}"));
+    let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut all = vec![PathBuf::from(on_path)];
+    for v in ["kubectl.1.27", "kubectl.1.33"] {
+        let p = dir.join(v);
+        assert!(p.exists(), "{} is missing", p.display());
+        all.push(p);
+    }
+    all
+}

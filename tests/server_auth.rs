@@ -1,0 +1,198 @@
+//! TLS, client-certificate authentication and the built-in authorization of the filter chain,
+//! against the real binary.
+
+mod common;
+
+use common::Server;
+use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
+use serde_json::Value;
+
+fn user_cert(server: &Server, cn: &str, org: &str) -> (String, String) {
+    let dir = server.data_dir.join("pki");
+    let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap_or_default();
+    let ca_key =
+        KeyPair::from_pem(&std::fs::read_to_string(dir.join("ca.key")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("ca key: {e}"));
+    let issuer =
+        Issuer::from_ca_cert_pem(&ca_pem, ca_key).unwrap_or_else(|e| panic!("issuer: {e}"));
+    signed(cn, org, &issuer)
+}
+
+fn signed(cn: &str, org: &str, issuer: &Issuer<'_, KeyPair>) -> (String, String) {
+    let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+    params.distinguished_name.push(DnType::CommonName, cn);
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, org);
+    let cert = params
+        .signed_by(&key, issuer)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (cert.pem(), key.serialize_pem())
+}
+
+async fn status_of(resp: reqwest::Response) -> (u16, Value) {
+    let code = resp.status().as_u16();
+    let body = resp.json::<Value>().await.unwrap_or(Value::Null);
+    (code, body)
+}
+
+#[tokio::test]
+async fn anonymous_may_read_health_and_version_only() {
+    let server = Server::start(&[]);
+    let anon = server.anonymous();
+    for path in [
+        "/healthz",
+        "/livez",
+        "/readyz",
+        "/readyz/ping",
+        "/livez/etcd",
+        "/version",
+    ] {
+        let resp = anon
+            .get(server.url(path))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(resp.status().as_u16(), 200, "{path}");
+    }
+    let (code, body) = status_of(
+        anon.get(server.url("/api"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 403);
+    assert_eq!(body["kind"], "Status");
+    assert_eq!(body["reason"], "Forbidden");
+    assert_eq!(
+        body["message"],
+        "forbidden: User \"system:anonymous\" cannot get path \"/api\""
+    );
+
+    let (code, body) = status_of(
+        anon.get(server.url("/api/v1/namespaces/default/configmaps"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        body["message"],
+        "configmaps is forbidden: User \"system:anonymous\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+    assert_eq!(body["details"]["kind"], "configmaps");
+}
+
+#[tokio::test]
+async fn admin_certificate_is_system_masters() {
+    let server = Server::start(&[]);
+    let resp = server
+        .admin()
+        .get(server.url("/api"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    assert_eq!(body["kind"], "APIVersions");
+}
+
+#[tokio::test]
+async fn other_users_get_403_with_kubernetes_message() {
+    let server = Server::start(&[]);
+    let (cert, key) = user_cert(&server, "jane", "developers");
+    let client = server.with_identity(&cert, &key);
+    let (code, body) = status_of(
+        client
+            .get(server.url("/apis/example.dev/v1/namespaces/team/widgets/w1"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        body["message"],
+        "widgets.example.dev \"w1\" is forbidden: User \"jane\" cannot get resource \"widgets\" in API group \"example.dev\" in the namespace \"team\""
+    );
+    assert_eq!(
+        body["details"],
+        serde_json::json!({"name": "w1", "group": "example.dev", "kind": "widgets"})
+    );
+    let resp = client
+        .get(server.url("/version"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn certificates_from_another_ca_are_rejected_in_the_handshake() {
+    let server = Server::start(&[]);
+    let other_key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let issuer = Issuer::new(params, other_key);
+    let (cert, key) = signed("admin", "system:masters", &issuer);
+    let result = server
+        .with_identity(&cert, &key)
+        .get(server.url("/api"))
+        .send()
+        .await;
+    assert!(
+        result.is_err(),
+        "a foreign client certificate must fail the TLS handshake: {result:?}"
+    );
+}
+
+#[tokio::test]
+async fn anonymous_auth_disabled_gives_401() {
+    let server = Server::start(&["--anonymous-auth=false"]);
+    let (code, body) = status_of(
+        server
+            .anonymous()
+            .get(server.url("/api"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 401);
+    assert_eq!(body["reason"], "Unauthorized");
+    assert_eq!(body["message"], "Unauthorized");
+}
+
+#[tokio::test]
+async fn version_is_semver_with_build_facts() {
+    let server = Server::start(&[]);
+    let v: Value = server
+        .anonymous()
+        .get(server.url("/version"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json()
+        .await
+        .unwrap_or(Value::Null);
+    assert_eq!(v["major"], "1");
+    assert_eq!(v["minor"], "33");
+    let git_version = v["gitVersion"].as_str().unwrap_or("");
+    assert!(git_version.starts_with("v1.33.0-apiary."), "{git_version}");
+    assert_eq!(
+        v["platform"],
+        format!(
+            "linux/{}",
+            if cfg!(target_arch = "x86_64") {
+                "amd64"
+            } else {
+                "arm64"
+            }
+        )
+    );
+    assert_eq!(v["compiler"], "rustc");
+    assert!(v["goVersion"].as_str().unwrap_or("").starts_with("rustc"));
+}

@@ -1,0 +1,125 @@
+//! Lifecycle of the real binary: graceful shutdown on SIGTERM (readyz fails first during the
+//! shutdown delay, in-flight watches end cleanly) and restarts that reuse credentials and data.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Server;
+use serde_json::Value;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_fails_readyz_then_exits_cleanly() {
+    let mut server = Server::start(&["--shutdown-delay-duration=3s"]);
+    let anon = server.anonymous();
+    let ready = anon
+        .get(server.url("/readyz"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ready.status().as_u16(), 200);
+
+    // An open watch must end when the server stops accepting requests.
+    let admin = server.admin();
+    let watch = admin
+        .get(server.url("/api/v1/namespaces/default/configmaps?watch=true"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(watch.status().as_u16(), 200);
+
+    let pid = server.pid();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    assert!(status.is_ok_and(|s| s.success()));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let resp = anon
+        .get(server.url("/readyz?verbose"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        resp.status().as_u16(),
+        500,
+        "readyz must fail during the shutdown delay"
+    );
+    let text = resp.text().await.unwrap_or_default();
+    assert!(
+        text.contains("[-]shutdown failed: reason withheld"),
+        "{text}"
+    );
+    assert!(text.contains("readyz check failed"), "{text}");
+    let live = anon
+        .get(server.url("/livez"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        live.status().as_u16(),
+        200,
+        "livez stays healthy during the delay"
+    );
+
+    let started = Instant::now();
+    let body = tokio::time::timeout(Duration::from_secs(30), watch.bytes()).await;
+    assert!(body.is_ok(), "the watch did not end after shutdown");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "the watch ended before the shutdown delay"
+    );
+    let exit = server.terminate(Duration::from_secs(30));
+    assert!(exit.success(), "apiary exited with {exit}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_reuses_credentials_and_data() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path().join("data");
+    let mut first = Server::start_in(&dir, &[]);
+    assert!(
+        first.stdout[0].starts_with("kubectl --kubeconfig "),
+        "{:?}",
+        first.stdout
+    );
+    assert!(
+        first.stdout[0].ends_with("admin.kubeconfig get widgets"),
+        "{:?}",
+        first.stdout
+    );
+    let ca = std::fs::read(dir.join("pki/ca.crt")).unwrap_or_default();
+    let admin_cert = std::fs::read(dir.join("pki/admin.crt")).unwrap_or_default();
+    let client = first.admin();
+    let created = client
+        .post(first.url("/api/v1/namespaces"))
+        .json(&serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kept"}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(created.status().as_u16(), 201);
+    assert!(first.terminate(Duration::from_secs(30)).success());
+
+    let second = Server::start_in(&dir, &[]);
+    assert_eq!(
+        std::fs::read(dir.join("pki/ca.crt")).unwrap_or_default(),
+        ca,
+        "CA regenerated"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("pki/admin.crt")).unwrap_or_default(),
+        admin_cert,
+        "admin cert regenerated"
+    );
+    let client = second.admin();
+    for ns in ["kept", "default", "kube-system", "kube-public"] {
+        let resp = client
+            .get(second.url(&format!("/api/v1/namespaces/{ns}")))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(resp.status().as_u16(), 200, "namespace {ns}");
+        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        assert_eq!(body["metadata"]["name"], ns);
+    }
+}
