@@ -36,6 +36,9 @@ use crate::registry::ResourceStore;
 use crate::registry::codec::JsonObjectCodec;
 pub use request::RequestContext;
 
+/// How often the watch cache's upstream watch receives progress notifications.
+pub const UPSTREAM_PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
 /// Everything the REST handlers share: the scheme, the storage underneath and the per-resource
 /// stores built on it (each a storage `Store` behind a watch cache).
 pub struct ApiContext {

@@ -69,18 +69,12 @@ impl RequestContext {
             .version(&info.api_version)
             .cloned()
             .ok_or_else(ApiError::not_found_path)?;
-        if version_info.namespaced() != !info.namespace.is_empty()
-            && !(version_info.namespaced()
-                && matches!(
-                    info.verb.as_str(),
-                    "list" | "watch" | "create" | "deletecollection"
-                )
-                && info.namespace.is_empty())
-        {
-            // Cluster-scoped kinds under /namespaces/, or namespaced single objects without one.
-            if !version_info.namespaced() || !info.name.is_empty() || info.verb != "create" {
-                return Err(ApiError::not_found_path());
-            }
+        // `/namespaces/{ns}/...` paths address namespaced kinds; `/namespaces/{name}` itself is
+        // the cluster-scoped Namespace.
+        let namespaced_path = !info.namespace.is_empty() && info.resource != "namespaces";
+        let collection = matches!(info.verb.as_str(), "list" | "watch" | "create" | "deletecollection");
+        if namespaced_path != version_info.namespaced() && !(version_info.namespaced() && collection) {
+            return Err(ApiError::not_found_path());
         }
         let mut query = HashMap::new();
         for pair in parts

@@ -152,8 +152,13 @@ impl ResourceStore {
             ignore_not_found: true,
             resource_version: resource_version.to_string(),
         };
-        match self
-            .storage
+        // As kube-apiserver, a consistent get (resourceVersion "") reads the storage; other
+        // gets are served by the watch cache.
+        let storage = match (&self.cacher, resource_version) {
+            (Some(c), "") => c.storage().clone(),
+            _ => self.storage.clone(),
+        };
+        match storage
             .get(&key, opts)
             .await
             .map_err(|e| self.err(e, name))?
@@ -197,6 +202,15 @@ impl ResourceStore {
             .collect::<Result<Vec<_>, _>>()?;
         result.items.clear();
         Ok((items, result))
+    }
+
+    /// Lists a collection straight from the storage under the watch cache (a consistent read
+    /// that never waits for the cache to catch up).
+    pub async fn list_uncached(&self, namespace: &str) -> Result<Vec<Value>, ApiError> {
+        let key = self.collection_key(namespace)?;
+        let storage = self.cacher.as_ref().map(|c| c.storage().clone()).unwrap_or_else(|| self.storage.clone());
+        let result = storage.get_list(&key, ListOptions { recursive: true, ..ListOptions::default() }).await.map_err(|e| self.err(e, ""))?;
+        result.items.iter().map(|o| self.decode(o)).collect()
     }
 
     /// Watches a collection (or one object when the key names it).
