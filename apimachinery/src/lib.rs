@@ -11,6 +11,7 @@ pub mod meta;
 pub mod object;
 pub mod protobuf;
 pub mod resource;
+pub mod sample;
 pub mod scheme;
 pub mod schema;
 pub mod selectors;

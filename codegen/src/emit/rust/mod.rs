@@ -13,6 +13,7 @@
 
 pub mod convert;
 pub mod kinds;
+pub mod sample;
 pub mod schema;
 pub mod types;
 pub mod util;
@@ -36,6 +37,7 @@ pub fn version_items(group: &GroupModel, version: &VersionModel) -> TokenStream 
     let mut out = types::emit_types(version);
     if !version.is_internal {
         out.extend(schema::emit_schemas(version));
+        out.extend(sample::emit_samples(version));
         out.extend(kinds::emit_resource_infos(version));
         out.extend(kinds::emit_default_hooks(group, version));
         out.extend(crate::emit::proto::emit_proto_impls(group, version));
@@ -86,6 +88,7 @@ fn group_tokens(group: &GroupModel) -> TokenStream {
         });
     }
     out.extend(kinds::emit_group_registration(group));
+    out.extend(sample::emit_sample_dispatch(group));
     out
 }
 
@@ -130,8 +133,21 @@ pub fn root_file(model: &ApiModel) -> String {
         let m = ident(&g.module_name());
         quote!(#m::register(scheme);)
     });
+    let samples = groups.iter().map(|g| {
+        let m = ident(&g.module_name());
+        let name = &g.name;
+        quote!(#name => #m::sample_object(version, kind, sampler),)
+    });
     format_file(quote! {
         #(#mods)*
+
+        /// A random object of a served (group, version, kind) in its JSON form, for property tests.
+        pub fn sample_object(group: &str, version: &str, kind: &str, sampler: &mut ::apimachinery::sample::Sampler) -> ::std::option::Option<::serde_json::Value> {
+            match group {
+                #(#samples)*
+                _ => ::std::option::Option::None,
+            }
+        }
 
         /// Registers every group's kinds and OpenAPI documents, the core group first.
         pub fn register_all(scheme: &mut ::apimachinery::Scheme) {
