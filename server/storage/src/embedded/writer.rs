@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use redb::{ReadableTable, WriteTransaction};
+use redb::{ReadableTable, Table, WriteTransaction};
 use tokio::sync::oneshot;
 
 use super::records::{KvRecord, LogRecord, expiry_key, split_expiry_key};
@@ -24,6 +24,10 @@ use crate::errors::{Result, Revision, StorageError};
 
 /// The largest number of requests committed in one transaction.
 const MAX_BATCH: usize = 4096;
+/// How long the writer waits for one more request of a concurrent burst.
+const LINGER_GAP: Duration = Duration::from_micros(150);
+/// The longest the writer delays a commit to grow its batch.
+const MAX_LINGER: Duration = Duration::from_millis(1);
 /// The largest number of expired keys deleted per transaction.
 const MAX_EXPIRED_PER_BATCH: usize = 1024;
 /// The largest number of history rows removed per transaction.
@@ -59,6 +63,7 @@ pub(crate) struct WriterSettings {
 /// Runs the writer loop until every sender is dropped.
 pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSettings) {
     let mut last_sweep = Instant::now();
+    let mut previous_batch = 0;
     loop {
         let first = match rx.recv_timeout(settings.sweep_interval) {
             Ok(r) => Some(r),
@@ -68,13 +73,9 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
         let mut batch = Vec::new();
         if let Some(first) = first {
             batch.push(first);
-            while batch.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(r) => batch.push(r),
-                    Err(_) => break,
-                }
-            }
+            collect(&rx, &mut batch, previous_batch > 1);
         }
+        previous_batch = batch.len();
         let sweep = last_sweep.elapsed() >= settings.sweep_interval;
         if sweep {
             last_sweep = Instant::now();
@@ -83,6 +84,29 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
             continue;
         }
         commit_batch(&shared, batch, sweep, &settings);
+    }
+}
+
+/// Drains queued requests into `batch`. When `linger` is set (the previous batch had several
+/// writers), keeps collecting while requests keep arriving within [`LINGER_GAP`], for at most
+/// [`MAX_LINGER`]: writers woken by the previous commit resubmit a few microseconds apart, and
+/// waiting for them turns many small commits into one.
+fn collect(rx: &Receiver<Request>, batch: &mut Vec<Request>, linger: bool) {
+    let started = Instant::now();
+    loop {
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        if !linger || batch.len() >= MAX_BATCH || started.elapsed() >= MAX_LINGER {
+            return;
+        }
+        match rx.recv_timeout(LINGER_GAP) {
+            Ok(r) => batch.push(r),
+            Err(_) => return,
+        }
     }
 }
 
@@ -107,7 +131,9 @@ fn now_ms() -> u64 {
 }
 
 struct Txn<'a> {
-    txn: &'a WriteTransaction,
+    kv: Table<'a, &'static str, &'static [u8]>,
+    log: Table<'a, u64, &'static [u8]>,
+    expiry: Table<'a, &'static [u8], ()>,
     revision: Revision,
     compacted: Revision,
     events: Vec<Event>,
@@ -115,8 +141,7 @@ struct Txn<'a> {
 
 impl Txn<'_> {
     fn current(&self, key: &str) -> Result<Option<KvRecord>> {
-        let kv = self.txn.open_table(KV).map_err(db_err)?;
-        let row = kv.get(key).map_err(db_err)?;
+        let row = self.kv.get(key).map_err(db_err)?;
         row.map(|v| KvRecord::decode(v.value())).transpose()
     }
 
@@ -172,23 +197,21 @@ impl Txn<'_> {
             ttl,
             value: value.clone(),
         };
+        if let Some(cur) = &current
+            && cur.expires_at_ms > 0
         {
-            let mut expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
-            if let Some(cur) = &current
-                && cur.expires_at_ms > 0
-            {
-                expiry
-                    .remove(expiry_key(cur.expires_at_ms, key).as_slice())
-                    .map_err(db_err)?;
-            }
-            if expires_at_ms > 0 {
-                expiry
-                    .insert(expiry_key(expires_at_ms, key).as_slice(), ())
-                    .map_err(db_err)?;
-            }
+            self.expiry
+                .remove(expiry_key(cur.expires_at_ms, key).as_slice())
+                .map_err(db_err)?;
         }
-        let mut kv = self.txn.open_table(KV).map_err(db_err)?;
-        kv.insert(key, record.encode().as_slice()).map_err(db_err)?;
+        if expires_at_ms > 0 {
+            self.expiry
+                .insert(expiry_key(expires_at_ms, key).as_slice(), ())
+                .map_err(db_err)?;
+        }
+        self.kv
+            .insert(key, record.encode().as_slice())
+            .map_err(db_err)?;
         self.log(
             revision,
             LogRecord {
@@ -203,13 +226,11 @@ impl Txn<'_> {
 
     fn delete(&mut self, key: &str, current: KvRecord, revision: Revision) -> Result<()> {
         if current.expires_at_ms > 0 {
-            let mut expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
-            expiry
+            self.expiry
                 .remove(expiry_key(current.expires_at_ms, key).as_slice())
                 .map_err(db_err)?;
         }
-        let mut kv = self.txn.open_table(KV).map_err(db_err)?;
-        kv.remove(key).map_err(db_err)?;
+        self.kv.remove(key).map_err(db_err)?;
         self.log(
             revision,
             LogRecord {
@@ -223,8 +244,8 @@ impl Txn<'_> {
     }
 
     fn log(&mut self, revision: Revision, record: LogRecord) -> Result<()> {
-        let mut log = self.txn.open_table(LOG).map_err(db_err)?;
-        log.insert(revision as u64, record.encode().as_slice())
+        self.log
+            .insert(revision as u64, record.encode().as_slice())
             .map_err(db_err)?;
         self.events.push(record.to_event(revision));
         Ok(())
@@ -234,9 +255,8 @@ impl Txn<'_> {
     fn sweep_expired(&mut self) -> Result<()> {
         let now = now_ms();
         let due: Vec<(u64, String)> = {
-            let expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
             let mut due = Vec::new();
-            for row in expiry.iter().map_err(db_err)? {
+            for row in self.expiry.iter().map_err(db_err)? {
                 let (k, _) = row.map_err(db_err)?;
                 let (at, key) = split_expiry_key(k.value())?;
                 if at > now || due.len() >= MAX_EXPIRED_PER_BATCH {
@@ -254,8 +274,7 @@ impl Txn<'_> {
                     self.revision = revision;
                 }
                 _ => {
-                    let mut expiry = self.txn.open_table(EXPIRY).map_err(db_err)?;
-                    expiry
+                    self.expiry
                         .remove(expiry_key(at, &key).as_slice())
                         .map_err(db_err)?;
                 }
@@ -278,12 +297,15 @@ impl Txn<'_> {
 
 /// Removes up to [`MAX_COMPACTED_PER_BATCH`] history rows below the compaction point and returns
 /// the new log floor.
-fn trim_log(txn: &WriteTransaction, floor: Revision, compacted: Revision) -> Result<Revision> {
+fn trim_log(
+    log: &mut Table<'_, u64, &'static [u8]>,
+    floor: Revision,
+    compacted: Revision,
+) -> Result<Revision> {
     if floor >= compacted {
         return Ok(floor);
     }
     let end = compacted.min(floor.saturating_add(MAX_COMPACTED_PER_BATCH as i64));
-    let mut log = txn.open_table(LOG).map_err(db_err)?;
     log.retain_in((floor.max(0) as u64)..(end.max(0) as u64), |_, _| false)
         .map_err(db_err)?;
     Ok(end)
@@ -299,38 +321,44 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
     let mut replies = Vec::with_capacity(batch.len());
     let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision)> {
         let txn = shared.db.begin_write().map_err(db_err)?;
-        let mut state = Txn {
-            txn: &txn,
-            revision: read_meta(&txn, META_REVISION)?,
-            compacted: read_meta(&txn, META_COMPACTED)?,
-            events: Vec::new(),
-        };
-        for request in batch {
-            match request {
-                Request::Write {
-                    key,
-                    op,
-                    condition,
-                    reply,
-                } => {
-                    let outcome = state.apply_write(&key, op, condition)?;
-                    replies.push(Reply::Write(reply, Ok(outcome)));
-                }
-                Request::Compact { revision, reply } => {
-                    let outcome = state.compact(revision);
-                    replies.push(Reply::Compact(reply, outcome));
+        let revision = read_meta(&txn, META_REVISION)?;
+        let log_floor = read_meta(&txn, META_LOG_FLOOR)?;
+        let (events, revision, compacted, floor) = {
+            let mut state = Txn {
+                kv: txn.open_table(KV).map_err(db_err)?,
+                log: txn.open_table(LOG).map_err(db_err)?,
+                expiry: txn.open_table(EXPIRY).map_err(db_err)?,
+                revision,
+                compacted: read_meta(&txn, META_COMPACTED)?,
+                events: Vec::new(),
+            };
+            for request in batch {
+                match request {
+                    Request::Write {
+                        key,
+                        op,
+                        condition,
+                        reply,
+                    } => {
+                        let outcome = state.apply_write(&key, op, condition)?;
+                        replies.push(Reply::Write(reply, Ok(outcome)));
+                    }
+                    Request::Compact { revision, reply } => {
+                        let outcome = state.compact(revision);
+                        replies.push(Reply::Compact(reply, outcome));
+                    }
                 }
             }
-        }
-        if sweep {
-            state.sweep_expired()?;
-        }
-        let auto = state.revision - settings.retained_revisions as Revision;
-        if auto > state.compacted {
-            state.compacted = auto;
-        }
-        let floor = trim_log(&txn, read_meta(&txn, META_LOG_FLOOR)?, state.compacted)?;
-        let (revision, compacted, events) = (state.revision, state.compacted, state.events);
+            if sweep {
+                state.sweep_expired()?;
+            }
+            let auto = state.revision - settings.retained_revisions as Revision;
+            if auto > state.compacted {
+                state.compacted = auto;
+            }
+            let floor = trim_log(&mut state.log, log_floor, state.compacted)?;
+            (state.events, state.revision, state.compacted, floor)
+        };
         {
             let mut meta = txn.open_table(META).map_err(db_err)?;
             meta.insert(META_REVISION, revision as u64)
