@@ -1,6 +1,9 @@
-//! The etcd backend against a real etcd (`$APIARY_TEST_ETCD`, or one started by the test):
-//! conditional writes, reads at revisions, ranges with limits and counts, TTL, compaction and
-//! watches with history, deletes and progress.
+//! The etcd backend against a real etcd: conditional writes, reads at revisions, ranges with
+//! limits and counts, TTL, compaction and watches with history and deletes.
+//!
+//! Tests that do not compact use `$APIARY_TEST_ETCD` when set (each under its own key prefix)
+//! and otherwise start their own etcd; the compaction test always starts its own, since
+//! compacting a shared etcd would expire other tests' historical reads.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,11 +14,19 @@ use storage::StorageError;
 use storage::backend::{
     Backend, Condition, EventKind, RangeRequest, TxnOutcome, WatchItem, WatchRequest,
 };
-use storage::etcd::process::{TestEtcd, unique_test_prefix};
+use storage::etcd::process::{EtcdProcess, TestEtcd, unique_test_prefix};
 use storage::etcd::{EtcdBackend, EtcdConfig};
 
 async fn setup() -> (TestEtcd, Arc<EtcdBackend>, String) {
-    let etcd = TestEtcd::get().expect("etcd must be available for the etcd backend tests");
+    connect(TestEtcd::get().expect("etcd must be available for the etcd backend tests")).await
+}
+
+async fn setup_private() -> (TestEtcd, Arc<EtcdBackend>, String) {
+    let etcd = EtcdProcess::start().expect("etcd must be installed and start");
+    connect(TestEtcd::Owned(etcd)).await
+}
+
+async fn connect(etcd: TestEtcd) -> (TestEtcd, Arc<EtcdBackend>, String) {
     let backend = EtcdBackend::connect(EtcdConfig::new([etcd.endpoint()]))
         .await
         .expect("connect");
@@ -171,7 +182,7 @@ async fn range_limit_count_and_revision() {
 
 #[tokio::test]
 async fn compaction_expires_old_reads_and_watches() {
-    let (_etcd, backend, prefix) = setup().await;
+    let (_etcd, backend, prefix) = setup_private().await;
     let key = format!("{prefix}k");
     let first = committed(
         backend

@@ -93,6 +93,28 @@ impl EtcdConfig {
         }
     }
 
+    /// Builds the configuration from kube-apiserver-style flag values: `servers` is the
+    /// comma-separated `--etcd-servers`, `prefix` is `--etcd-prefix`, and the three paths are
+    /// `--etcd-cafile`, `--etcd-certfile` and `--etcd-keyfile`.
+    pub fn from_flags(
+        servers: &str,
+        prefix: &str,
+        ca_file: Option<PathBuf>,
+        cert_file: Option<PathBuf>,
+        key_file: Option<PathBuf>,
+    ) -> Self {
+        Self {
+            endpoints: Self::parse_endpoints(servers),
+            prefix: prefix.to_string(),
+            tls: EtcdTls {
+                ca_file,
+                cert_file,
+                key_file,
+            },
+            ..Self::default()
+        }
+    }
+
     /// Parses a comma-separated `--etcd-servers` value.
     pub fn parse_endpoints(servers: &str) -> Vec<String> {
         servers

@@ -107,7 +107,7 @@ fn temp_dir() -> Result<PathBuf, EtcdProcessError> {
     Ok(dir)
 }
 
-/// True when etcd's `/health` endpoint on `port` answers healthy.
+/// True when etcd's plain-HTTP `/health` endpoint on `port` answers healthy.
 fn healthy(port: u16) -> bool {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
@@ -129,6 +129,17 @@ fn log_tail(path: &Path) -> String {
     lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
+/// TLS material for an etcd server that requires client certificates (PEM files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdServerTls {
+    /// The serving certificate (it must name `127.0.0.1`).
+    pub cert_file: PathBuf,
+    /// The serving certificate's key.
+    pub key_file: PathBuf,
+    /// The CA that client certificates must chain to.
+    pub trusted_ca_file: PathBuf,
+}
+
 /// A running (or stopped, restartable) etcd server owned by this process.
 #[derive(Debug)]
 pub struct EtcdProcess {
@@ -137,6 +148,9 @@ pub struct EtcdProcess {
     log_path: PathBuf,
     client_port: u16,
     peer_port: u16,
+    /// Plain-HTTP port serving `/health` (and `/metrics`), also when clients must use TLS.
+    metrics_port: u16,
+    tls: Option<EtcdServerTls>,
     child: Option<Child>,
     watchdog: Option<Child>,
     started_once: bool,
@@ -146,6 +160,16 @@ impl EtcdProcess {
     /// Starts etcd on free loopback ports with a new temporary data directory and waits until it
     /// is healthy.
     pub fn start() -> Result<Self, EtcdProcessError> {
+        Self::start_with(None)
+    }
+
+    /// Like [`EtcdProcess::start`], but clients must connect over TLS with a certificate signed
+    /// by `tls.trusted_ca_file`.
+    pub fn start_tls(tls: EtcdServerTls) -> Result<Self, EtcdProcessError> {
+        Self::start_with(Some(tls))
+    }
+
+    fn start_with(tls: Option<EtcdServerTls>) -> Result<Self, EtcdProcessError> {
         let binary = etcd_binary()?;
         let mut last_error = None;
         for _ in 0..3 {
@@ -157,11 +181,14 @@ impl EtcdProcess {
                 log_path,
                 client_port: free_port()?,
                 peer_port: free_port()?,
+                metrics_port: free_port()?,
+                tls: tls.clone(),
                 child: None,
                 watchdog: None,
                 started_once: false,
             };
-            if process.client_port == process.peer_port {
+            let ports = [process.client_port, process.peer_port, process.metrics_port];
+            if ports[0] == ports[1] || ports[1] == ports[2] || ports[0] == ports[2] {
                 continue;
             }
             match process.spawn_and_wait() {
@@ -176,9 +203,10 @@ impl EtcdProcess {
         }))
     }
 
-    /// The client endpoint, `http://127.0.0.1:PORT`.
+    /// The client endpoint, `http://127.0.0.1:PORT` (`https://` with TLS).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
     /// The data directory (kept across [`EtcdProcess::restart`]).
@@ -239,7 +267,8 @@ impl EtcdProcess {
     }
 
     fn spawn_and_wait(&mut self) -> Result<(), EtcdProcessError> {
-        let client = format!("http://127.0.0.1:{}", self.client_port);
+        let client = self.endpoint();
+        let metrics = format!("http://127.0.0.1:{}", self.metrics_port);
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -250,12 +279,24 @@ impl EtcdProcess {
             .try_clone()
             .map_err(io_error("duplicating log handle"))?;
         let cluster_state = if self.started_once { "existing" } else { "new" };
-        let child = Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        if let Some(tls) = &self.tls {
+            command
+                .arg("--cert-file")
+                .arg(&tls.cert_file)
+                .arg("--key-file")
+                .arg(&tls.key_file)
+                .arg("--trusted-ca-file")
+                .arg(&tls.trusted_ca_file)
+                .arg("--client-cert-auth");
+        }
+        let child = command
             .arg("--name")
             .arg("apiary-test")
             .arg("--data-dir")
             .arg(&self.data_dir)
             .args(["--listen-client-urls", &client])
+            .args(["--listen-metrics-urls", &metrics])
             .args(["--advertise-client-urls", &client])
             .args(["--listen-peer-urls", &peer])
             .args(["--initial-advertise-peer-urls", &peer])
@@ -278,7 +319,7 @@ impl EtcdProcess {
         self.start_watchdog(pid);
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
-            if healthy(self.client_port) {
+            if healthy(self.metrics_port) {
                 return Ok(());
             }
             let exited = match self.child.as_mut() {
