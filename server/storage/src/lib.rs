@@ -14,6 +14,7 @@ pub mod continue_token;
 pub mod embedded;
 pub mod errors;
 pub mod etcd;
+pub mod factory;
 pub mod interface;
 pub mod keys;
 pub mod store;
