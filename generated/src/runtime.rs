@@ -68,23 +68,37 @@ pub fn decode<T: DeserializeOwned + Serialize + Schema>(
     })
 }
 
+/// How `metadata` of a kind is validated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MetaRules {
+    /// Whether objects live in a namespace.
+    pub namespaced: bool,
+    /// The name format: `dns1123-subdomain`, `dns1123-label` or `path-segment`.
+    pub name_format: &'static str,
+    /// Review kinds that are created but never stored (`create_only`) skip metadata validation,
+    /// as Kubernetes does for them.
+    pub create_only: bool,
+}
+
 /// Validates an object being created: metadata, field markers and CEL rules.
-pub fn validate<T: Schema>(value: &Value, namespaced: bool, name_format: &str) -> Vec<FieldError> {
+pub fn validate<T: Schema>(value: &Value, rules: MetaRules) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let meta = value.get("metadata").cloned().unwrap_or(Value::Null);
-    apimachinery::validation::validate_object_meta(&meta, namespaced, name_format, &mut errors);
+    if !rules.create_only {
+        let meta = value.get("metadata").cloned().unwrap_or(Value::Null);
+        apimachinery::validation::validate_object_meta(
+            &meta,
+            rules.namespaced,
+            rules.name_format,
+            &mut errors,
+        );
+    }
     T::validate(value, "", &mut errors);
     errors
 }
 
 /// Validates an update: everything [`validate`] checks, immutable metadata and fields.
-pub fn validate_update<T: Schema>(
-    value: &Value,
-    old: &Value,
-    namespaced: bool,
-    name_format: &str,
-) -> Vec<FieldError> {
-    let mut errors = validate::<T>(value, namespaced, name_format);
+pub fn validate_update<T: Schema>(value: &Value, old: &Value, rules: MetaRules) -> Vec<FieldError> {
+    let mut errors = validate::<T>(value, rules);
     let null = Value::Null;
     apimachinery::validation::validate_object_meta_update(
         value.get("metadata").unwrap_or(&null),

@@ -153,6 +153,30 @@ fn list_encodes_metadata_then_items() {
     assert_eq!(typed.metadata.resource_version.as_deref(), Some("9"));
 }
 
+/// Go holds `NamespaceStatus.phase` by value (`#[proto(1, by_value)]`), so Kubernetes writes it
+/// even when empty: a Namespace with only a name is
+///
+/// ```text
+/// 0a 11 0a 01 61 12 00 1a 00 22 00 2a 00 32 00 38 00 42 00   metadata (1), 17 bytes = {name (1) = "a", …}
+/// 12 00                                                      spec (2) = {} (a Go value)
+/// 1a 02 0a 00                                                status (3) = {phase (1) = ""}
+/// ```
+#[test]
+fn by_value_fields_are_written_when_empty() {
+    let doc = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "spec": {}, "status": {}});
+    let ops = ops("", "Namespace");
+    let bytes = ops.encode_protobuf("v1", &doc).expect("encodes");
+    assert_eq!(
+        hex(&bytes),
+        "0a 11 0a 01 61 12 00 1a 00 22 00 2a 00 32 00 38 00 42 00 12 00 1a 02 0a 00"
+    );
+    assert_eq!(
+        ops.decode_protobuf("v1", &bytes).expect("decodes"),
+        doc,
+        "an empty by-value field reads back absent"
+    );
+}
+
 /// A representative object of every shipped kind, in the JSON form of its version.
 fn samples() -> Vec<(&'static str, &'static str, Value)> {
     let meta = json!({"name": "x", "namespace": "ns", "uid": "9f1c", "resourceVersion": "12",
@@ -160,6 +184,8 @@ fn samples() -> Vec<(&'static str, &'static str, Value)> {
         "annotations": {"note": "n"}, "finalizers": ["example.dev/f"],
         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "1", "controller": true}]});
     let cluster_meta = json!({"name": "x", "uid": "9f1c", "resourceVersion": "12", "creationTimestamp": "2024-03-01T12:00:00Z"});
+    let mut namespace_meta = cluster_meta.clone();
+    namespace_meta["labels"] = json!({"kubernetes.io/metadata.name": "x"});
     let webhook = json!({"name": "hook.example.dev",
         "clientConfig": {"service": {"namespace": "ns", "name": "svc", "path": "/v", "port": 8443}, "caBundle": "Y2E="},
         "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"], "scope": "*"}],
@@ -179,7 +205,7 @@ fn samples() -> Vec<(&'static str, &'static str, Value)> {
         (
             "",
             "Namespace",
-            json!({"metadata": cluster_meta, "spec": {"finalizers": ["kubernetes"]},
+            json!({"metadata": namespace_meta, "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Terminating", "conditions": [{"type": "NamespaceContentRemaining", "status": "True",
                 "lastTransitionTime": "2024-03-01T12:00:00Z", "reason": "SomeResourcesRemain", "message": "m"}]}}),
         ),

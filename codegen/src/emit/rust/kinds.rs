@@ -295,10 +295,10 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
         }
         let namespaced = k.scope == Scope::Namespaced;
         let name_format = &k.name_format;
-        validate.push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate::<#ty>(value, #namespaced, #name_format)),));
-        validate_update.push(
-            quote!(#name => ::std::result::Result::Ok(crate::runtime::validate_update::<#ty>(value, old, #namespaced, #name_format)),),
-        );
+        let create_only = k.create_only;
+        let rules = quote!(crate::runtime::MetaRules { namespaced: #namespaced, name_format: #name_format, create_only: #create_only });
+        validate.push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate::<#ty>(value, #rules)),));
+        validate_update.push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate_update::<#ty>(value, old, #rules)),));
         let proto_available = !crate::emit::proto::emit_proto_impls(group, v).is_empty();
         if proto_available {
             let snake = kind.to_snake_case();
