@@ -54,7 +54,10 @@ pub trait KindOps: Send + Sync + 'static {
     /// `storage_version` set.
     fn versions(&self) -> &[ResourceInfo];
 
-    /// Decodes JSON of `version` into its typed form and encodes it back.
+    /// Decodes JSON of `version` into its typed form and encodes it back. Like Kubernetes'
+    /// decoder, it applies the defaulters of `version` on the way (a field with a default is
+    /// one that is absent from the JSON, which the typed re-encoding can no longer tell), so
+    /// `Decoded::object` is defaulted; `unknown_fields` are collected from the input as given.
     fn decode(&self, version: &str, value: Value) -> Result<Decoded, CodecError>;
 
     /// Applies the defaulters of `version` (markers and hand-written hooks, recursively).
