@@ -280,6 +280,12 @@ impl EtcdProcess {
             .map_err(io_error("duplicating log handle"))?;
         let cluster_state = if self.started_once { "existing" } else { "new" };
         let mut command = Command::new(&self.binary);
+        // etcd treats ETCD_* environment variables as flags; only our flags may apply.
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("ETCD_") {
+                command.env_remove(name);
+            }
+        }
         if let Some(tls) = &self.tls {
             command
                 .arg("--cert-file")
