@@ -13,9 +13,11 @@ use sha2::{Digest, Sha512};
 use super::runtime_config::RuntimeConfig;
 use crate::filters::status_response;
 
-/// The protobuf media type of `/openapi/v2`.
+/// The protobuf media type of `/openapi/v2` as client-go asks for it (kube-openapi calls this
+/// spelling deprecated; Go's `mime.ParseMediaType` rejects the `@`, so it is never sent back).
 pub const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
-/// The older spelling of the same media type, still sent by some clients.
+/// The parseable spelling of the same media type: accepted, and the `Content-Type` of every
+/// protobuf response, as kube-openapi answers.
 pub const V2_PROTOBUF_OLD: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 fn etag(bytes: &[u8]) -> String {
@@ -160,7 +162,11 @@ impl OpenApi {
         for media in &accept {
             match media.as_str() {
                 V2_PROTOBUF | V2_PROTOBUF_OLD => {
-                    return bytes_response(self.v2_proto.clone(), V2_PROTOBUF, Some(&self.v2_etag));
+                    return bytes_response(
+                        self.v2_proto.clone(),
+                        V2_PROTOBUF_OLD,
+                        Some(&self.v2_etag),
+                    );
                 }
                 "application/json" | "*/*" | "application/*" => {
                     return bytes_response(
