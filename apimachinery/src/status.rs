@@ -159,7 +159,8 @@ pub struct ApiError {
     code: u16,
     reason: StatusReason,
     message: String,
-    details: Option<StatusDetails>,
+    // Boxed so that `Result<_, ApiError>` stays small on the happy path.
+    details: Option<Box<StatusDetails>>,
 }
 
 impl fmt::Display for ApiError {
@@ -233,7 +234,7 @@ impl ApiError {
             code,
             reason,
             message: message.into(),
-            details,
+            details: details.map(Box::new),
         }
     }
 
@@ -254,12 +255,12 @@ impl ApiError {
 
     /// The details, if any.
     pub fn details(&self) -> Option<&StatusDetails> {
-        self.details.as_ref()
+        self.details.as_deref()
     }
 
     /// Mutable access to the details, created empty if absent.
     pub fn details_mut(&mut self) -> &mut StatusDetails {
-        self.details.get_or_insert_with(StatusDetails::default)
+        self.details.get_or_insert_with(Box::default)
     }
 
     /// The `retryAfterSeconds` detail, if set (for a `Retry-After` header).

@@ -164,12 +164,10 @@ impl RequestInfo {
             .to_string();
         }
 
-        if parts[0] == "namespaces" {
-            if parts.len() > 1 {
-                info.namespace = parts[1].to_string();
-                if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
-                    parts.drain(..2);
-                }
+        if parts[0] == "namespaces" && parts.len() > 1 {
+            info.namespace = parts[1].to_string();
+            if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
+                parts.drain(..2);
             }
         }
         info.parts = parts.iter().map(|s| s.to_string()).collect();
@@ -188,12 +186,11 @@ impl RequestInfo {
                 .map(|v| parse_go_bool(&v).unwrap_or(true))
                 .unwrap_or(false);
             info.verb = if watch { "watch" } else { "list" }.to_string();
-            if let Some(selector) = query_param(query, "fieldSelector") {
-                if let Some(name) = field_selector_exact_name(&selector) {
-                    if valid_path_segment_name(&name) {
-                        info.name = name;
-                    }
-                }
+            if let Some(selector) = query_param(query, "fieldSelector")
+                && let Some(name) = field_selector_exact_name(&selector)
+                && valid_path_segment_name(&name)
+            {
+                info.name = name;
             }
         }
         if info.name.is_empty() && info.verb == "delete" {

@@ -87,3 +87,6 @@ pub fn status_response(err: &ApiError) -> Response<Body> {
     }
     resp
 }
+
+#[cfg(test)]
+mod tests;

@@ -125,13 +125,13 @@ impl Director {
             ("livez", &self.health.livez),
             ("readyz", &self.health.readyz),
         ] {
-            if let Some(rest) = path.strip_prefix('/').and_then(|p| p.strip_prefix(name)) {
-                if rest.is_empty() || rest.starts_with('/') {
-                    if !read {
-                        return Some(method_not_allowed());
-                    }
-                    return Some(health::serve(name, checks, rest, query).await);
+            if let Some(rest) = path.strip_prefix('/').and_then(|p| p.strip_prefix(name))
+                && (rest.is_empty() || rest.starts_with('/'))
+            {
+                if !read {
+                    return Some(method_not_allowed());
                 }
+                return Some(health::serve(name, checks, rest, query).await);
             }
         }
         if !read {

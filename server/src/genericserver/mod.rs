@@ -142,11 +142,14 @@ impl CompletedConfig {
     /// etcd).
     pub fn new_server(self) -> GenericServer {
         let c = &self.config;
-        let api = Arc::new(ApiContext::new(
-            Arc::clone(&c.scheme),
-            Arc::clone(&c.backend),
-            c.storage_prefix.clone(),
-        ));
+        let api = Arc::new(
+            ApiContext::new(
+                Arc::clone(&c.scheme),
+                Arc::clone(&c.backend),
+                c.storage_prefix.clone(),
+            )
+            .with_min_request_timeout(c.min_request_timeout),
+        );
         let backend = Arc::clone(&c.backend);
         let etcd = HealthCheck::new("etcd", move || {
             let backend = Arc::clone(&backend);

@@ -133,13 +133,13 @@ impl ServerOptions {
             ),
         ];
         for (flag, path) in files {
-            if let Some(p) = path {
-                if !p.exists() {
-                    errs.push(OptionsError::MissingFile {
-                        flag,
-                        path: p.display().to_string(),
-                    });
-                }
+            if let Some(p) = path
+                && !p.exists()
+            {
+                errs.push(OptionsError::MissingFile {
+                    flag,
+                    path: p.display().to_string(),
+                });
             }
         }
         for url in &self.etcd_servers {

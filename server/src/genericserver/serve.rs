@@ -130,11 +130,17 @@ pub async fn serve_tls(
     }
     drop(listener);
     signals.listener_stopped.signal();
-    if tokio::time::timeout(drain_timeout, graceful.shutdown())
+    if tokio::time::timeout(drain_timeout, in_flight.drained())
         .await
         .is_err()
     {
         tracing::warn!("in-flight requests did not finish within {drain_timeout:?}");
     }
     signals.in_flight_drained.signal();
+    if tokio::time::timeout(CONNECTION_CLOSE_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::info!("closing connections that did not finish within {CONNECTION_CLOSE_GRACE:?}");
+    }
 }

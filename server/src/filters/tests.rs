@@ -1,0 +1,256 @@
+//! Tests of the assembled filter chain over a small router.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::routing::{get, post};
+use http::{Request, StatusCode};
+use serde_json::Value;
+use tower::ServiceExt;
+
+use super::{ChainConfig, build};
+use crate::authn::{Authenticator, AuthnOutcome, MASTERS_GROUP, UnionAuthenticator, UserInfo};
+use crate::authz::{PublicInfoAuthorizer, SystemMastersAuthorizer, UnionAuthorizer};
+use crate::genericserver::lifecycle::LifecycleSignals;
+use crate::genericserver::metrics::Metrics;
+
+/// Authenticates `x-test-user: name[,group...]`.
+struct HeaderAuth;
+
+impl Authenticator for HeaderAuth {
+    fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
+        match request
+            .headers
+            .get("x-test-user")
+            .and_then(|v| v.to_str().ok())
+        {
+            Some(v) => {
+                let mut it = v.split(',');
+                let name = it.next().unwrap_or_default().to_string();
+                AuthnOutcome::Authenticated(UserInfo {
+                    name,
+                    groups: it.map(str::to_string).collect(),
+                    ..UserInfo::default()
+                })
+            }
+            None => AuthnOutcome::NoCredentials,
+        }
+    }
+}
+
+async fn boom() -> &'static str {
+    panic!("boom")
+}
+
+fn app(anonymous: bool) -> Router {
+    let router = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/api/v1/namespaces/default/configmaps",
+            get(|req: axum::extract::Request| async move {
+                req.extensions()
+                    .get::<UserInfo>()
+                    .map(|u| u.name.clone())
+                    .unwrap_or_default()
+            })
+            .post(|req: axum::extract::Request| async move {
+                match super::body_limit::read_body(req.into_body()).await {
+                    Ok(b) => (StatusCode::CREATED, b.len().to_string()).into_response_parts(),
+                    Err(e) => (
+                        StatusCode::from_u16(e.code()).unwrap_or(StatusCode::BAD_REQUEST),
+                        e.message().to_string(),
+                    )
+                        .into_response_parts(),
+                }
+            }),
+        )
+        .route(
+            "/api/v1/namespaces/default/secrets",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "late"
+            }),
+        )
+        .route("/api/v1/configmaps", get(boom))
+        .route(
+            "/api/v1/namespaces/default/events",
+            post(|| async { "unused" }),
+        );
+    let config = Arc::new(ChainConfig {
+        authenticator: Arc::new(UnionAuthenticator::new(
+            vec![Box::new(HeaderAuth)],
+            anonymous,
+        )),
+        authorizer: Arc::new(UnionAuthorizer(vec![
+            Arc::new(SystemMastersAuthorizer),
+            Arc::new(PublicInfoAuthorizer),
+        ])),
+        request_timeout: Duration::from_millis(200),
+        min_request_timeout: Duration::from_secs(1800),
+        max_request_body_bytes: 1024,
+        signals: LifecycleSignals::default(),
+        metrics: Arc::new(Metrics::new(Default::default())),
+    });
+    build(router, config)
+}
+
+trait IntoParts {
+    fn into_response_parts(self) -> axum::response::Response;
+}
+
+impl IntoParts for (StatusCode, String) {
+    fn into_response_parts(self) -> axum::response::Response {
+        axum::response::IntoResponse::into_response(self)
+    }
+}
+
+async fn call(app: Router, req: Request<Body>) -> (StatusCode, Vec<u8>) {
+    let resp = app.oneshot(req).await.unwrap_or_else(|e| match e {});
+    let status = resp.status();
+    let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn req(method: &str, path: &str, user: Option<&str>, body: Body) -> Request<Body> {
+    let mut b = Request::builder().method(method).uri(path);
+    if let Some(u) = user {
+        b = b.header("x-test-user", u);
+    }
+    b.body(body).unwrap_or_default()
+}
+
+fn status_json(body: &[u8]) -> Value {
+    serde_json::from_slice(body).unwrap_or(Value::Null)
+}
+
+const ADMIN: &str = "admin,system:masters";
+
+#[tokio::test]
+async fn masters_pass_and_see_their_identity() {
+    let (code, body) = call(
+        app(true),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            Some(ADMIN),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(body, b"admin");
+    assert!(ADMIN.contains(MASTERS_GROUP));
+}
+
+#[tokio::test]
+async fn anonymous_is_forbidden_except_public_paths() {
+    let (code, _) = call(app(true), req("GET", "/healthz", None, Body::empty())).await;
+    assert_eq!(code, StatusCode::OK);
+    let (code, body) = call(
+        app(true),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            None,
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::FORBIDDEN);
+    assert_eq!(status_json(&body)["reason"], "Forbidden");
+    let (code, body) = call(
+        app(false),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            None,
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
+    assert_eq!(status_json(&body)["message"], "Unauthorized");
+}
+
+#[tokio::test]
+async fn panics_become_500_status() {
+    let (code, body) = call(
+        app(true),
+        req("GET", "/api/v1/configmaps", Some(ADMIN), Body::empty()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+    let s = status_json(&body);
+    assert_eq!(s["reason"], "InternalError");
+    assert!(s["message"].as_str().unwrap_or("").contains("boom"));
+}
+
+#[tokio::test]
+async fn slow_requests_get_504() {
+    let (code, body) = call(
+        app(true),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/secrets",
+            Some(ADMIN),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::GATEWAY_TIMEOUT);
+    let s = status_json(&body);
+    assert_eq!(s["reason"], "Timeout");
+    assert_eq!(s["code"], 504);
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_get_413() {
+    let small = req(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some(ADMIN),
+        Body::from(vec![b'a'; 1000]),
+    );
+    let (code, body) = call(app(true), small).await;
+    assert_eq!(
+        (code, body.as_slice()),
+        (StatusCode::CREATED, b"1000".as_slice())
+    );
+
+    let mut declared = req(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some(ADMIN),
+        Body::from(vec![b'a'; 2000]),
+    );
+    declared
+        .headers_mut()
+        .insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(2000));
+    let (code, body) = call(app(true), declared).await;
+    assert_eq!(code, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        status_json(&body)["message"],
+        "Request entity too large: limit is 1024"
+    );
+
+    let stream = futures::stream::iter(
+        (0..4).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b'a'; 600]))),
+    );
+    let streamed = req(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some(ADMIN),
+        Body::from_stream(stream),
+    );
+    let (code, body) = call(app(true), streamed).await;
+    assert_eq!(code, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        String::from_utf8_lossy(&body),
+        "Request entity too large: limit is 3145728"
+    );
+}
