@@ -23,7 +23,7 @@ pub struct TokenReview {
 /// The token to authenticate.
 pub struct TokenReviewSpec {
     /// The opaque bearer token.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub token: Option<String>,
     /// The audiences the caller accepts; the token must be valid for at least one of them.
     /// Empty means the server's own audiences.
@@ -35,7 +35,7 @@ pub struct TokenReviewSpec {
 /// The result of authenticating a token.
 pub struct TokenReviewStatus {
     /// Whether the token identifies a user.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub authenticated: Option<bool>,
     /// The user the token belongs to.
     #[proto(2)]
@@ -46,17 +46,17 @@ pub struct TokenReviewStatus {
     #[list(type = "atomic")]
     pub audiences: Vec<String>,
     /// Why authentication failed, if it did.
-    #[proto(3)]
+    #[proto(3, by_value)]
     pub error: Option<String>,
 }
 
 /// The identity of an authenticated user.
 pub struct UserInfo {
     /// The name that uniquely identifies the user over time.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub username: Option<String>,
     /// A unique value that tells apart users who have had the same name over time.
-    #[proto(2)]
+    #[proto(2, by_value)]
     pub uid: Option<String>,
     /// The groups the user belongs to.
     #[proto(3)]

@@ -70,25 +70,25 @@ pub struct SelfSubjectRulesReview {
 pub struct ResourceAttributes {
     /// The namespace of the action; empty means all namespaces for namespaced resources, and
     /// is required empty for cluster-scoped ones.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub namespace: Option<String>,
     /// The API verb, such as `get`, `list` or `delete`; `*` means all.
-    #[proto(2)]
+    #[proto(2, by_value)]
     pub verb: Option<String>,
     /// The API group of the resource; `*` means all.
-    #[proto(3)]
+    #[proto(3, by_value)]
     pub group: Option<String>,
     /// The API version of the resource; `*` means all.
-    #[proto(4)]
+    #[proto(4, by_value)]
     pub version: Option<String>,
     /// The resource, such as `pods`; `*` means all.
-    #[proto(5)]
+    #[proto(5, by_value)]
     pub resource: Option<String>,
     /// The subresource, such as `status`; empty means none.
-    #[proto(6)]
+    #[proto(6, by_value)]
     pub subresource: Option<String>,
     /// The name of the object for `get`, `update` or `delete`; empty means all.
-    #[proto(7)]
+    #[proto(7, by_value)]
     pub name: Option<String>,
     /// A field selector limiting the request; it can only narrow access.
     #[proto(8)]
@@ -101,7 +101,7 @@ pub struct ResourceAttributes {
 /// A label selector that limits a request, in raw or parsed form (never both).
 pub struct LabelSelectorAttributes {
     /// The selector as it appears in a query parameter.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub raw_selector: Option<String>,
     /// The parsed selector; every requirement must hold.
     #[proto(2)]
@@ -112,7 +112,7 @@ pub struct LabelSelectorAttributes {
 /// A field selector that limits a request, in raw or parsed form (never both).
 pub struct FieldSelectorAttributes {
     /// The selector as it appears in a query parameter.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub raw_selector: Option<String>,
     /// The parsed selector; every requirement must hold.
     #[proto(2)]
@@ -140,10 +140,10 @@ pub struct FieldSelectorRequirement {
 /// The attributes of a request for a non-resource path.
 pub struct NonResourceAttributes {
     /// The URL path of the request.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub path: Option<String>,
     /// The HTTP verb, in lowercase.
-    #[proto(2)]
+    #[proto(2, by_value)]
     pub verb: Option<String>,
 }
 
@@ -157,7 +157,7 @@ pub struct SubjectAccessReviewSpec {
     #[proto(2)]
     pub non_resource_attributes: Option<NonResourceAttributes>,
     /// The user to check. Without groups, the user is checked as a member of no group.
-    #[proto(3)]
+    #[proto(3, by_value)]
     pub user: Option<String>,
     /// The groups to check.
     #[proto(4)]
@@ -167,7 +167,7 @@ pub struct SubjectAccessReviewSpec {
     #[proto(5)]
     pub extra: BTreeMap<String, Vec<String>>,
     /// The uid of the user.
-    #[proto(6)]
+    #[proto(6, by_value)]
     pub uid: Option<String>,
 }
 
@@ -188,20 +188,20 @@ pub struct SubjectAccessReviewStatus {
     pub allowed: bool,
     /// Whether the action is explicitly denied. When neither allowed nor denied, no authorizer
     /// had an opinion. Never true together with `allowed`.
-    #[proto(4)]
+    #[proto(4, by_value)]
     pub denied: Option<bool>,
     /// Why the action was allowed or denied.
-    #[proto(2)]
+    #[proto(2, by_value)]
     pub reason: Option<String>,
     /// An error met while checking; the answer may still be meaningful.
-    #[proto(3)]
+    #[proto(3, by_value)]
     pub evaluation_error: Option<String>,
 }
 
 /// The namespace a rules review is about.
 pub struct SelfSubjectRulesReviewSpec {
     /// The namespace to list rules for.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub namespace: Option<String>,
 }
 
@@ -221,7 +221,7 @@ pub struct SubjectRulesReviewStatus {
     #[proto(3)]
     pub incomplete: bool,
     /// An error met while listing the rules.
-    #[proto(4)]
+    #[proto(4, by_value)]
     pub evaluation_error: Option<String>,
 }
 

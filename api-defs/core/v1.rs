@@ -35,7 +35,7 @@ pub struct NamespaceSpec {
 /// The observed state of a Namespace.
 pub struct NamespaceStatus {
     /// The lifecycle phase: `Active`, or `Terminating` once deletion has started.
-    #[proto(1)]
+    #[proto(1, by_value)]
     #[default("Active")]
     #[validate(enum = ["Active", "Terminating"])]
     pub phase: Option<String>,
@@ -61,10 +61,10 @@ pub struct NamespaceCondition {
     #[json(always)]
     pub last_transition_time: Option<Time>,
     /// A one-word CamelCase reason for the last transition.
-    #[proto(5)]
+    #[proto(5, by_value)]
     pub reason: Option<String>,
     /// A human-readable explanation of the last transition.
-    #[proto(6)]
+    #[proto(6, by_value)]
     pub message: Option<String>,
 }
 
@@ -107,7 +107,7 @@ pub struct Secret {
     #[proto(4)]
     pub string_data: BTreeMap<String, String>,
     /// How the data is meant to be used, such as `Opaque` or `kubernetes.io/tls`.
-    #[proto(3)]
+    #[proto(3, by_value)]
     #[default("Opaque")]
     pub r#type: Option<String>,
 }
@@ -153,10 +153,10 @@ pub struct Event {
     #[proto(2)]
     pub involved_object: ObjectReference,
     /// A short, machine-readable reason for the change this event reports.
-    #[proto(3)]
+    #[proto(3, by_value)]
     pub reason: Option<String>,
     /// A human-readable description of what happened.
-    #[proto(4)]
+    #[proto(4, by_value)]
     pub message: Option<String>,
     /// The component that reported the event.
     #[proto(5)]
@@ -170,10 +170,10 @@ pub struct Event {
     #[json(always)]
     pub last_timestamp: Option<Time>,
     /// How many times the event has occurred.
-    #[proto(8)]
+    #[proto(8, by_value)]
     pub count: Option<i32>,
     /// The type of the event: `Normal` or `Warning`; more may be added.
-    #[proto(9)]
+    #[proto(9, by_value)]
     pub r#type: Option<String>,
     /// When the event was first observed, with microsecond precision.
     #[proto(10)]
@@ -183,7 +183,7 @@ pub struct Event {
     #[proto(11)]
     pub series: Option<EventSeries>,
     /// The action that was taken, or that failed, on the involved object.
-    #[proto(12)]
+    #[proto(12, by_value)]
     pub action: Option<String>,
     /// A second object the event relates to, for more complex actions.
     #[proto(13)]
@@ -201,17 +201,17 @@ pub struct Event {
 /// The component, and node, that reported an Event.
 pub struct EventSource {
     /// The component that generated the event.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub component: Option<String>,
     /// The node on which the event was generated.
-    #[proto(2)]
+    #[proto(2, by_value)]
     pub host: Option<String>,
 }
 
 /// A series of events: something that happened repeatedly over a period of time.
 pub struct EventSeries {
     /// How many times it has happened up to the last heartbeat.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub count: Option<i32>,
     /// When the last occurrence was observed.
     #[proto(2)]
@@ -223,26 +223,26 @@ pub struct EventSeries {
 /// and resourceVersion.
 pub struct ObjectReference {
     /// The kind of the referenced object.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub kind: Option<String>,
     /// The namespace of the referenced object.
-    #[proto(2)]
+    #[proto(2, by_value)]
     pub namespace: Option<String>,
     /// The name of the referenced object.
-    #[proto(3)]
+    #[proto(3, by_value)]
     pub name: Option<String>,
     /// The uid of the referenced object.
-    #[proto(4)]
+    #[proto(4, by_value)]
     pub uid: Option<String>,
     /// The API version of the referenced object.
-    #[proto(5)]
+    #[proto(5, by_value)]
     pub api_version: Option<String>,
     /// The resourceVersion of the referenced object this reference was made at, if any.
-    #[proto(6)]
+    #[proto(6, by_value)]
     pub resource_version: Option<String>,
     /// For a reference to a part of an object, a field access path into it, such as
     /// `spec.containers{name}` or `spec.containers[2]`.
-    #[proto(7)]
+    #[proto(7, by_value)]
     pub field_path: Option<String>,
 }
 
@@ -250,6 +250,6 @@ pub struct ObjectReference {
 pub struct LocalObjectReference {
     /// The name of the referenced object. It should not be empty, though older clients may
     /// send it so.
-    #[proto(1)]
+    #[proto(1, by_value)]
     pub name: Option<String>,
 }

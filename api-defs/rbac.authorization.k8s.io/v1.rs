@@ -117,14 +117,14 @@ pub struct Subject {
     pub kind: String,
     /// The API group of the subject: `""` for service accounts, `rbac.authorization.k8s.io`
     /// for users and groups.
-    #[proto(2)]
+    #[proto(2, by_value)]
     pub api_group: Option<String>,
     /// The name of the subject.
     #[proto(3)]
     #[validate(required)]
     pub name: String,
     /// The namespace of a service account subject; must be empty for users and groups.
-    #[proto(4)]
+    #[proto(4, by_value)]
     pub namespace: Option<String>,
 }
 

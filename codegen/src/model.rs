@@ -342,6 +342,11 @@ pub struct FieldModel {
     pub ty: TypeRef,
     /// `#[proto(N)]`.
     pub proto: Option<u32>,
+    /// `#[proto(N, by_value)]`: Go holds this field by value (a non-pointer string, number or
+    /// bool tagged `omitempty`), which the definition writes as `Option<T>` so that JSON omits
+    /// it when empty. Kubernetes' marshaller always writes such a field, so the protobuf codec
+    /// writes `None` as the zero value, and reads the zero value back as `None`.
+    pub proto_by_value: bool,
     /// `#[json(always)]`: emitted even when empty.
     pub json_always: bool,
     /// `#[json(inline)]`: the struct's fields are flattened into the parent.

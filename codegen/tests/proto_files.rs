@@ -63,3 +63,45 @@ fn kubernetes_packages_and_numbers() {
     assert!(text.contains("  map<string, ExtraValue> extra = 5;"));
     assert!(text.contains("message ExtraValue {"));
 }
+
+#[test]
+fn by_value_marker_parses_and_a_bad_flag_is_a_spanned_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let group = dir.path().join("things.example.dev");
+    std::fs::create_dir_all(&group).expect("mkdir");
+    let good = r#"//! Things.
+#![group = "things.example.dev"]
+#![version = "v1"]
+#![storage]
+
+/// A thing.
+#[kind(namespaced)]
+pub struct Thing {
+    /// Metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// A by-value string.
+    #[proto(2, by_value)]
+    pub note: Option<String>,
+}
+"#;
+    std::fs::write(group.join("v1.rs"), good).expect("write");
+    let model = Generator::new(dir.path()).load().expect("loads");
+    let thing = model.groups[0].versions[0]
+        .struct_named("Thing")
+        .expect("Thing");
+    assert!(thing.field("note").expect("note").proto_by_value);
+    assert!(!thing.field("metadata").expect("metadata").proto_by_value);
+
+    std::fs::write(
+        group.join("v1.rs"),
+        good.replace("#[proto(2, by_value)]", "#[proto(2, by_reference)]"),
+    )
+    .expect("write");
+    let err = Generator::new(dir.path())
+        .load()
+        .expect_err("a bad flag fails")
+        .to_string();
+    assert!(err.contains("v1.rs:13:"), "{err}");
+    assert!(err.contains("#[proto(1, by_value)]"), "{err}");
+}

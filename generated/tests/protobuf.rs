@@ -195,7 +195,7 @@ fn samples() -> Vec<(&'static str, &'static str, Value)> {
         "admissionReviewVersions": ["v1"], "matchConditions": [{"name": "c", "expression": "true"}]});
     let mut mutating = webhook.clone();
     mutating["reinvocationPolicy"] = json!("IfNeeded");
-    let subject_review_spec = json!({"resourceAttributes": {"namespace": "ns", "verb": "get", "group": "", "version": "v1",
+    let subject_review_spec = json!({"resourceAttributes": {"namespace": "ns", "verb": "get", "version": "v1",
             "resource": "configmaps", "name": "cm",
             "fieldSelector": {"requirements": [{"key": "metadata.name", "operator": "In", "values": ["cm"]}]},
             "labelSelector": {"rawSelector": "a=b"}},

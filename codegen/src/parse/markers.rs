@@ -526,25 +526,33 @@ pub fn parse_rule(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<CelRule> {
     Some(CelRule { cel, message, loc })
 }
 
-/// Parses `#[proto(N)]`.
-pub fn parse_proto(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<u32> {
-    match attr
-        .parse_args::<syn::LitInt>()
-        .and_then(|l| l.base10_parse::<u32>())
-    {
-        Ok(0) => {
+/// Parses `#[proto(N)]` or `#[proto(N, by_value)]` into the field number and whether Go
+/// holds the field by value (see [`crate::model::FieldModel::proto_by_value`]).
+pub fn parse_proto(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<(u32, bool)> {
+    const HINT: &str = "`#[proto]` takes a field number and optionally `by_value`, such as `#[proto(1)]` or `#[proto(1, by_value)]`";
+    let parsed = attr.parse_args_with(|input: syn::parse::ParseStream<'_>| {
+        let number: syn::LitInt = input.parse()?;
+        let mut by_value = false;
+        if input.parse::<Option<syn::Token![,]>>()?.is_some() {
+            let flag: syn::Ident = input.parse()?;
+            if flag != "by_value" {
+                return Err(syn::Error::new(flag.span(), HINT));
+            }
+            by_value = true;
+        }
+        Ok((number.base10_parse::<u32>()?, by_value))
+    });
+    match parsed {
+        Ok((0, _)) => {
             cx.error(
                 attr.span(),
                 "protobuf field numbers start at 1: write `#[proto(1)]` or higher",
             );
             None
         }
-        Ok(n) => Some(n),
+        Ok(marker) => Some(marker),
         Err(_) => {
-            cx.error(
-                attr.span(),
-                "`#[proto]` takes a field number, such as `#[proto(1)]`",
-            );
+            cx.error(attr.span(), HINT);
             None
         }
     }

@@ -4,9 +4,11 @@
 //!
 //! Field encoding is delegated to `apimachinery::protobuf::ProtoField`, whose impls carry the
 //! Go rules: plain values are always written, `Option`s when set, `Vec`s and maps per element.
-//! One case needs the model: an `Option<Time>` or `Option<MicroTime>` with `#[json(always)]`
+//! Two cases need the model: an `Option<Time>` or `Option<MicroTime>` with `#[json(always)]`
 //! is a Go `metav1.Time` held by value (JSON `null` when zero), which gogo always writes,
-//! as an empty message when zero.
+//! as an empty message when zero; and an `Option` of a scalar marked `#[proto(N, by_value)]`
+//! is a Go by-value `omitempty` field, always written (the zero value for `None`) and read
+//! back as `None` when zero.
 
 use heck::ToSnakeCase;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -47,6 +49,24 @@ fn value_time(f: &FieldModel) -> Option<&'static str> {
     }
 }
 
+/// The Rust type of a `#[proto(N, by_value)]` field's value: the scalar inside its `Option`.
+fn by_value_type(f: &FieldModel) -> Option<TokenStream> {
+    if !f.proto_by_value {
+        return None;
+    }
+    match &f.ty {
+        TypeRef::Option(inner) => match inner.as_ref() {
+            TypeRef::String => Some(quote!(::std::string::String)),
+            TypeRef::Bool => Some(quote!(bool)),
+            TypeRef::I32 => Some(quote!(i32)),
+            TypeRef::I64 => Some(quote!(i64)),
+            TypeRef::F64 => Some(quote!(f64)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The `ProtoMessage` impl of one struct.
 fn message_impl(s: &StructModel) -> TokenStream {
     let name = ident(&s.name);
@@ -55,6 +75,15 @@ fn message_impl(s: &StructModel) -> TokenStream {
     numbered.sort_by_key(|(n, _)| *n);
     let encodes = numbered.iter().map(|(number, f)| {
         let fname = ident(&f.name);
+        if let Some(ty) = by_value_type(f) {
+            return quote! {
+                match &self.#fname {
+                    ::std::option::Option::Some(v) => ::apimachinery::protobuf::ProtoField::encode_field(v, #number, buf),
+                    ::std::option::Option::None => ::apimachinery::protobuf::ProtoField::encode_field(
+                        &<#ty as ::std::default::Default>::default(), #number, buf),
+                }
+            };
+        }
         match value_time(f) {
             Some(helper) => {
                 let helper = Ident::new(helper, Span::call_site());
@@ -65,6 +94,20 @@ fn message_impl(s: &StructModel) -> TokenStream {
     });
     let merges = numbered.iter().map(|(number, f)| {
         let fname = ident(&f.name);
+        if let Some(ty) = by_value_type(f) {
+            return quote! {
+                #number => {
+                    let mut v = <#ty as ::std::default::Default>::default();
+                    ::apimachinery::protobuf::ProtoField::merge_field_value(&mut v, field, wire, dec)?;
+                    self.#fname = if v == <#ty as ::std::default::Default>::default() {
+                        ::std::option::Option::None
+                    } else {
+                        ::std::option::Option::Some(v)
+                    };
+                    ::std::result::Result::Ok(())
+                }
+            };
+        }
         quote! { #number => ::apimachinery::protobuf::ProtoField::merge_field_value(&mut self.#fname, field, wire, dec), }
     });
     quote! {
