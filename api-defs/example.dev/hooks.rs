@@ -15,3 +15,16 @@ pub fn v1alpha1_widget_spec_to_internal(src: &v1alpha1::WidgetSpec, dst: &mut in
 pub fn internal_widget_spec_to_v1alpha1(src: &internal::WidgetSpec, dst: &mut v1alpha1::WidgetSpec) {
     dst.size = src.replicas;
 }
+
+/// A v1 Widget's observed replica count is never negative (checked after the field markers).
+pub fn validate_v1_widget(obj: &v1::Widget, errors: &mut Vec<FieldError>) {
+    if let Some(status) = &obj.status {
+        if status.replicas < 0 {
+            errors.push(FieldError::invalid(
+                "status.replicas",
+                &serde_json::Value::from(status.replicas),
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
+}

@@ -675,8 +675,9 @@ pub fn default_hook_name(version: &str, struct_name: &str) -> String {
     format!("default_{}_{}", version, struct_name.to_snake_case())
 }
 
-/// The name of the optional validation hook of `struct_name` in `version`:
-/// `validate_<version>_<struct>(obj: &<version>::<Struct>, path: &str, errors: &mut Vec<FieldError>)`.
+/// The name of the optional validation hook of kind `struct_name` in `version`:
+/// `validate_<version>_<kind>(obj: &<version>::<Kind>, errors: &mut Vec<FieldError>)`, run after
+/// the marker and CEL checks on create and update.
 pub fn validate_hook_name(version: &str, struct_name: &str) -> String {
     format!("validate_{}_{}", version, struct_name.to_snake_case())
 }

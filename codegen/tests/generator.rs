@@ -219,3 +219,39 @@ fn type_and_marker_mistakes_are_all_reported_at_once() {
         "{messages:#?}"
     );
 }
+
+#[test]
+fn defaulting_and_validation_hooks_are_called_when_defined() {
+    let defs = copy_api_defs();
+    let hooks = defs.path().join("example.dev/hooks.rs");
+    let mut text = std::fs::read_to_string(&hooks).expect("read hooks");
+    text.push_str(
+        "\npub fn default_v1_widget_spec(obj: &mut v1::WidgetSpec) { obj.replicas += 0; }\n",
+    );
+    std::fs::write(&hooks, text).expect("write hooks");
+    let out = tempfile::tempdir().expect("out");
+    Generator::new(defs.path())
+        .generate(out.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let group = std::fs::read_to_string(out.path().join("example_dev.rs")).expect("group file");
+    let squashed: String = group
+        .split_whitespace()
+        .collect::<String>()
+        .replace(",>", ">");
+    assert!(squashed.contains("pubfnrun_default_hooks_widget_spec(obj:&mutWidgetSpec){super::hooks::default_v1_widget_spec(obj);}"), "spec hook");
+    assert!(squashed.contains("pubfnrun_default_hooks_widget(obj:&mutWidget){run_default_hooks_widget_spec(&mutobj.spec);}"), "recursion");
+    assert!(
+        squashed
+            .contains("crate::runtime::decode::<v1::Widget>(value,v1::run_default_hooks_widget)"),
+        "decode runs hooks"
+    );
+    assert!(
+        squashed
+            .contains("crate::runtime::decode::<v1alpha1::Widget>(value,crate::runtime::no_hooks)"),
+        "other versions do not"
+    );
+    assert!(
+        squashed.contains("::std::option::Option::Some(hooks::validate_v1_widget)"),
+        "validation hook"
+    );
+}

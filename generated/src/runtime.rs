@@ -80,8 +80,16 @@ pub struct MetaRules {
     pub create_only: bool,
 }
 
-/// Validates an object being created: metadata, field markers and CEL rules.
-pub fn validate<T: Schema>(value: &Value, rules: MetaRules) -> Vec<FieldError> {
+/// A hand-written validation hook of a kind (`validate_<version>_<kind>` in `hooks.rs`).
+pub type ValidateHook<T> = Option<fn(&T, &mut Vec<FieldError>)>;
+
+/// Validates an object being created: metadata, field markers, CEL rules and the kind's
+/// hand-written validation hook, if any.
+pub fn validate<T: Schema + DeserializeOwned>(
+    value: &Value,
+    rules: MetaRules,
+    hook: ValidateHook<T>,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !rules.create_only {
         let meta = value.get("metadata").cloned().unwrap_or(Value::Null);
@@ -93,12 +101,28 @@ pub fn validate<T: Schema>(value: &Value, rules: MetaRules) -> Vec<FieldError> {
         );
     }
     T::validate(value, "", &mut errors);
+    if let Some(hook) = hook {
+        match serde_json::from_value::<T>(value.clone()) {
+            Ok(obj) => hook(&obj, &mut errors),
+            Err(e) => errors.push(FieldError::new(
+                apimachinery::errors::FieldErrorType::TypeInvalid,
+                "",
+                None,
+                e.to_string(),
+            )),
+        }
+    }
     errors
 }
 
 /// Validates an update: everything [`validate`] checks, immutable metadata and fields.
-pub fn validate_update<T: Schema>(value: &Value, old: &Value, rules: MetaRules) -> Vec<FieldError> {
-    let mut errors = validate::<T>(value, rules);
+pub fn validate_update<T: Schema + DeserializeOwned>(
+    value: &Value,
+    old: &Value,
+    rules: MetaRules,
+    hook: ValidateHook<T>,
+) -> Vec<FieldError> {
+    let mut errors = validate::<T>(value, rules, hook);
     let null = Value::Null;
     apimachinery::validation::validate_object_meta_update(
         value.get("metadata").unwrap_or(&null),

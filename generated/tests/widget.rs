@@ -133,3 +133,14 @@ fn validates_with_kubernetes_messages() {
         ["spec.size: Invalid value: 1001: must be less than or equal to 1000"]
     );
 }
+
+#[test]
+fn runs_the_hand_written_validation_hook() {
+    let ops = widget_ops();
+    let obj = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
+                     "spec": {"replicas": 1}, "status": {"replicas": -2}});
+    assert_eq!(
+        messages(&ops.validate_create("v1", &obj).expect("validate")),
+        ["status.replicas: Invalid value: -2: must be greater than or equal to 0"]
+    );
+}

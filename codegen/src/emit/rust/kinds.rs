@@ -11,7 +11,7 @@ use super::convert::{from_hub_fn, to_hub_fn};
 use super::util::{const_ident, ident};
 use crate::model::{
     GroupModel, KindModel, Scope, StructModel, TypeRef, VersionModel, default_hook_name,
-    ops_type_name,
+    ops_type_name, validate_hook_name,
 };
 
 /// The name of a kind's `ResourceInfo` constant in its version module: `WIDGET_RESOURCE`.
@@ -297,8 +297,16 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
         let name_format = &k.name_format;
         let create_only = k.create_only;
         let rules = quote!(crate::runtime::MetaRules { namespaced: #namespaced, name_format: #name_format, create_only: #create_only });
-        validate.push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate::<#ty>(value, #rules)),));
-        validate_update.push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate_update::<#ty>(value, old, #rules)),));
+        let vhook_name = validate_hook_name(name, kind);
+        let vhook = if group.hooks.as_ref().is_some_and(|h| h.has(&vhook_name)) {
+            let f = format_ident!("{}", vhook_name);
+            quote!(::std::option::Option::Some(hooks::#f))
+        } else {
+            quote!(::std::option::Option::None)
+        };
+        validate.push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate::<#ty>(value, #rules, #vhook)),));
+        validate_update
+            .push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate_update::<#ty>(value, old, #rules, #vhook)),));
         let proto_available = !crate::emit::proto::emit_proto_impls(group, v).is_empty();
         if proto_available {
             let snake = kind.to_snake_case();
