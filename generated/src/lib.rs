@@ -9,7 +9,10 @@
 
 #[cfg(feature = "kube")]
 pub mod kube;
+pub mod routes;
 pub mod runtime;
+
+pub use routes::RouteEntry;
 
 include!(concat!(env!("OUT_DIR"), "/apiary_generated.rs"));
 
@@ -27,4 +30,9 @@ pub fn resources() -> Vec<apimachinery::ResourceInfo> {
         .iter()
         .flat_map(|k| k.versions().to_vec())
         .collect()
+}
+
+/// Every REST route of every served resource and subresource (see [`routes::RouteEntry`]).
+pub fn routes() -> Vec<RouteEntry> {
+    resources().iter().flat_map(routes::routes_of).collect()
 }

@@ -144,3 +144,41 @@ fn runs_the_hand_written_validation_hook() {
         ["status.replicas: Invalid value: -2: must be greater than or equal to 0"]
     );
 }
+
+#[test]
+fn route_table_has_widgets_and_their_subresources() {
+    let routes = generated::routes();
+    let widget: Vec<_> = routes
+        .iter()
+        .filter(|r| r.info.kind == "Widget" && r.info.version == "v1")
+        .collect();
+    assert_eq!(
+        widget.iter().map(|r| r.subresource).collect::<Vec<_>>(),
+        [None, Some("status"), Some("scale")]
+    );
+    assert_eq!(
+        widget[0].collection_path,
+        "/apis/example.dev/v1/namespaces/{namespace}/widgets"
+    );
+    assert_eq!(
+        widget[0].all_namespaces_path.as_deref(),
+        Some("/apis/example.dev/v1/widgets")
+    );
+    assert_eq!(
+        widget[2].item_path,
+        "/apis/example.dev/v1/namespaces/{namespace}/widgets/{name}/scale"
+    );
+    let ns = routes
+        .iter()
+        .find(|r| r.info.kind == "Namespace")
+        .expect("namespaces");
+    assert_eq!(ns.collection_path, "/api/v1/namespaces");
+    let review = routes
+        .iter()
+        .find(|r| r.info.kind == "TokenReview")
+        .expect("tokenreviews");
+    assert_eq!(
+        (review.verbs.as_slice(), review.item_path.as_str()),
+        (["create"].as_slice(), "")
+    );
+}
