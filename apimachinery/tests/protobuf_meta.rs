@@ -262,3 +262,22 @@ fn go_durations() {
     assert_eq!(format_go_duration(300_000_000), "300ms");
     assert_eq!(format_go_duration(90_000_000_000), "1m30s");
 }
+
+#[test]
+fn status_from_json_in_the_envelope() {
+    let json = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "gone", "reason": "NotFound", "details": {"name": "x", "kind": "cm"}, "code": 404});
+    let bytes = apimachinery::protobuf::meta::encode_status_envelope(&json).expect("a Status");
+    let unknown = apimachinery::protobuf::decode_envelope(&bytes).expect("enveloped");
+    assert_eq!(
+        (
+            unknown.type_meta.api_version.as_str(),
+            unknown.type_meta.kind.as_str()
+        ),
+        ("v1", "Status")
+    );
+    let status = Status::decode(unknown.raw.as_deref().unwrap_or_default()).expect("decodes");
+    assert_eq!(status.code, Some(404));
+    assert_eq!(status.reason.as_deref(), Some("NotFound"));
+    assert!(apimachinery::protobuf::meta::encode_status_envelope(&json!({"code": "x"})).is_err());
+}

@@ -809,3 +809,16 @@ crate::proto_message_field!(
     StatusDetails,
     StatusCause,
 );
+
+/// Encodes a `Status` given in its JSON form (as `ApiError::to_status_json` renders it) as an
+/// enveloped protobuf object (`k8s\0` + `Unknown{v1, Status, raw}`), the body of an error
+/// answered to a protobuf request.
+pub fn encode_status_envelope(status_json: &serde_json::Value) -> Result<Vec<u8>, ProtoError> {
+    let status: Status = serde_json::from_value(status_json.clone())
+        .map_err(|e| ProtoError::Invalid(format!("not a Status: {e}")))?;
+    Ok(super::envelope::encode_envelope(
+        "v1",
+        "Status",
+        &status.encode_to_vec(),
+    ))
+}
