@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::serde_util::null_default;
 
 /// `metav1.Time`: an instant encoded as RFC 3339 with second precision (`2024-05-01T10:00:00Z`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(pub DateTime<Utc>);
 
 impl Time {
@@ -33,12 +33,6 @@ impl Time {
     /// The RFC 3339 text with second precision.
     pub fn to_rfc3339(&self) -> String {
         self.0.to_rfc3339_opts(SecondsFormat::Secs, true)
-    }
-}
-
-impl Default for Time {
-    fn default() -> Self {
-        Self(DateTime::<Utc>::default())
     }
 }
 

@@ -239,28 +239,28 @@ pub fn check_maximum(
 
 /// `#[validate(max_length = …)]`: `Too long: may not be more than N bytes`.
 pub fn check_max_length(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str() {
-        if s.chars().count() > max {
-            errors.push(FieldError::new(
-                FieldErrorType::TooLong,
-                path,
-                Some(crate::errors::render_value(v)),
-                format!("may not be more than {max} bytes"),
-            ));
-        }
+    if let Some(s) = v.as_str()
+        && s.chars().count() > max
+    {
+        errors.push(FieldError::new(
+            FieldErrorType::TooLong,
+            path,
+            Some(crate::errors::render_value(v)),
+            format!("may not be more than {max} bytes"),
+        ));
     }
 }
 
 /// `#[validate(min_length = …)]`.
 pub fn check_min_length(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str() {
-        if s.chars().count() < min {
-            errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("{path} in body should be at least {min} chars long"),
-            ));
-        }
+    if let Some(s) = v.as_str()
+        && s.chars().count() < min
+    {
+        errors.push(FieldError::invalid(
+            path,
+            v,
+            format!("{path} in body should be at least {min} chars long"),
+        ));
     }
 }
 
@@ -286,74 +286,74 @@ pub fn check_pattern(v: &Value, path: &str, pattern: &str, errors: &mut Vec<Fiel
 
 /// `#[validate(enum = […])]`: `Unsupported value: "x": supported values: "A", "B"`.
 pub fn check_enum(v: &Value, path: &str, allowed: &[&str], errors: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str() {
-        if !allowed.contains(&s) {
-            let list = allowed
-                .iter()
-                .map(|a| format!("{a:?}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            errors.push(FieldError::new(
-                FieldErrorType::NotSupported,
-                path,
-                Some(crate::errors::render_value(v)),
-                format!("supported values: {list}"),
-            ));
-        }
+    if let Some(s) = v.as_str()
+        && !allowed.contains(&s)
+    {
+        let list = allowed
+            .iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        errors.push(FieldError::new(
+            FieldErrorType::NotSupported,
+            path,
+            Some(crate::errors::render_value(v)),
+            format!("supported values: {list}"),
+        ));
     }
 }
 
 /// `#[validate(min_items = …)]`.
 pub fn check_min_items(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
-    if let Some(items) = v.as_array() {
-        if items.len() < min {
-            errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("{path} in body should have at least {min} items"),
-            ));
-        }
+    if let Some(items) = v.as_array()
+        && items.len() < min
+    {
+        errors.push(FieldError::invalid(
+            path,
+            v,
+            format!("{path} in body should have at least {min} items"),
+        ));
     }
 }
 
 /// `#[validate(max_items = …)]`: `Too many: N: must have at most M items`.
 pub fn check_max_items(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
-    if let Some(items) = v.as_array() {
-        if items.len() > max {
-            errors.push(FieldError::new(
-                FieldErrorType::TooMany,
-                path,
-                Some(items.len().to_string()),
-                format!("must have at most {max} items"),
-            ));
-        }
+    if let Some(items) = v.as_array()
+        && items.len() > max
+    {
+        errors.push(FieldError::new(
+            FieldErrorType::TooMany,
+            path,
+            Some(items.len().to_string()),
+            format!("must have at most {max} items"),
+        ));
     }
 }
 
 /// `#[validate(min_properties = …)]`.
 pub fn check_min_properties(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
-    if let Some(map) = v.as_object() {
-        if map.len() < min {
-            errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("{path} in body should have at least {min} properties"),
-            ));
-        }
+    if let Some(map) = v.as_object()
+        && map.len() < min
+    {
+        errors.push(FieldError::invalid(
+            path,
+            v,
+            format!("{path} in body should have at least {min} properties"),
+        ));
     }
 }
 
 /// `#[validate(max_properties = …)]`.
 pub fn check_max_properties(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
-    if let Some(map) = v.as_object() {
-        if map.len() > max {
-            errors.push(FieldError::new(
-                FieldErrorType::TooMany,
-                path,
-                Some(map.len().to_string()),
-                format!("must have at most {max} items"),
-            ));
-        }
+    if let Some(map) = v.as_object()
+        && map.len() > max
+    {
+        errors.push(FieldError::new(
+            FieldErrorType::TooMany,
+            path,
+            Some(map.len().to_string()),
+            format!("must have at most {max} items"),
+        ));
     }
 }
 
@@ -475,14 +475,14 @@ pub fn validate_object_meta(
             "not allowed on this type",
         ));
     }
-    if let Some(g) = meta.get("generation").and_then(Value::as_i64) {
-        if g < 0 {
-            errors.push(FieldError::invalid(
-                "metadata.generation",
-                &Value::from(g),
-                "must be greater than or equal to 0",
-            ));
-        }
+    if let Some(g) = meta.get("generation").and_then(Value::as_i64)
+        && g < 0
+    {
+        errors.push(FieldError::invalid(
+            "metadata.generation",
+            &Value::from(g),
+            "must be greater than or equal to 0",
+        ));
     }
     if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
         let lpath = field_path(path, "labels");

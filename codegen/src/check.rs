@@ -50,10 +50,10 @@ fn check_group(group: &GroupModel, diags: &mut Diagnostics) {
             }
         }
     }
-    if let Some(internal) = &group.internal {
-        if internal.storage {
-            diags.push(internal.loc.clone(), "the internal hub is never stored: remove `#![storage]` from internal.rs and put it on a served version");
-        }
+    if let Some(internal) = &group.internal
+        && internal.storage
+    {
+        diags.push(internal.loc.clone(), "the internal hub is never stored: remove `#![storage]` from internal.rs and put it on a served version");
     }
     // Kinds keep their resource names and scope across versions.
     let mut seen: BTreeMap<&str, (&VersionModel, &StructModel)> = BTreeMap::new();
@@ -83,17 +83,16 @@ fn check_group(group: &GroupModel, diags: &mut Diagnostics) {
         }
     }
     for (kind, (v, s)) in &seen {
-        if let Some(st) = storage.first() {
-            if st
+        if let Some(st) = storage.first()
+            && st
                 .struct_named(kind)
                 .and_then(|s| s.kind.as_ref())
                 .is_none()
-            {
-                diags.push(
+        {
+            diags.push(
                     s.loc.clone(),
                     format!("kind `{kind}` (served by {}) is missing from the storage version {}: define it there too", v.version, st.version),
                 );
-            }
         }
     }
     check_conversions(group, diags);
@@ -268,29 +267,29 @@ fn check_struct(v: &VersionModel, s: &StructModel, names: &[&str], diags: &mut D
     let fields = v.json_fields(s);
     let mut json_names: BTreeMap<&str, &FieldModel> = BTreeMap::new();
     for f in &fields {
-        if let Some(prev) = json_names.insert(&f.json_name, f) {
-            if !std::ptr::eq(prev, *f) {
-                diags.push(
-                    f.loc.clone(),
-                    format!(
-                        "JSON name `{}` is used twice in `{}`; set `#[json(name = \"…\")]`",
-                        f.json_name, s.name
-                    ),
-                );
-            }
+        if let Some(prev) = json_names.insert(&f.json_name, f)
+            && !std::ptr::eq(prev, *f)
+        {
+            diags.push(
+                f.loc.clone(),
+                format!(
+                    "JSON name `{}` is used twice in `{}`; set `#[json(name = \"…\")]`",
+                    f.json_name, s.name
+                ),
+            );
         }
     }
     let mut protos: BTreeMap<u32, &str> = BTreeMap::new();
     for f in &s.fields {
-        if let Some(n) = f.proto {
-            if let Some(prev) = protos.insert(n, &f.name) {
-                diags.push(
-                    f.loc.clone(),
-                    format!(
-                        "protobuf field number {n} is already used by `{prev}`; pick another number"
-                    ),
-                );
-            }
+        if let Some(n) = f.proto
+            && let Some(prev) = protos.insert(n, &f.name)
+        {
+            diags.push(
+                f.loc.clone(),
+                format!(
+                    "protobuf field number {n} is already used by `{prev}`; pick another number"
+                ),
+            );
         }
         check_field(v, s, f, names, diags);
     }
@@ -407,43 +406,43 @@ fn check_field(
     if f.json_inline && !matches!(f.ty, TypeRef::Struct(_)) {
         wrong("#[json(inline)]", "struct fields");
     }
-    if let Some(l) = &f.list {
-        if l.type_ == ListType::Map {
-            match leaf {
-                TypeRef::Struct(n) => {
-                    if let Some(item) = v.struct_named(n) {
-                        let keys: Vec<&str> = v
-                            .json_fields(item)
-                            .iter()
-                            .map(|f| f.json_name.as_str())
-                            .collect();
-                        for key in &l.map_keys {
-                            if !keys.contains(&key.as_str()) {
-                                diags.push(
-                                    f.loc.clone(),
-                                    format!(
-                                        "map key `{key}` is not a JSON field of `{n}`{}",
-                                        suggestion(key, keys.iter().copied())
-                                    ),
-                                );
-                            }
+    if let Some(l) = &f.list
+        && l.type_ == ListType::Map
+    {
+        match leaf {
+            TypeRef::Struct(n) => {
+                if let Some(item) = v.struct_named(n) {
+                    let keys: Vec<&str> = v
+                        .json_fields(item)
+                        .iter()
+                        .map(|f| f.json_name.as_str())
+                        .collect();
+                    for key in &l.map_keys {
+                        if !keys.contains(&key.as_str()) {
+                            diags.push(
+                                f.loc.clone(),
+                                format!(
+                                    "map key `{key}` is not a JSON field of `{n}`{}",
+                                    suggestion(key, keys.iter().copied())
+                                ),
+                            );
                         }
                     }
                 }
-                _ => wrong("#[list(type = \"map\")]", "lists of structs"),
             }
+            _ => wrong("#[list(type = \"map\")]", "lists of structs"),
         }
     }
-    if let Some(d) = &f.default {
-        if !default_fits(d, base) {
-            diags.push(
-                f.loc.clone(),
-                format!(
-                    "default `{d}` does not fit `{ty_name}`; write a {} literal",
-                    literal_kind(base)
-                ),
-            );
-        }
+    if let Some(d) = &f.default
+        && !default_fits(d, base)
+    {
+        diags.push(
+            f.loc.clone(),
+            format!(
+                "default `{d}` does not fit `{ty_name}`; write a {} literal",
+                literal_kind(base)
+            ),
+        );
     }
     let _ = s;
 }

@@ -16,7 +16,7 @@ use crate::model::{
 };
 
 /// Markers allowed on a struct.
-pub const STRUCT_MARKERS: [&str; 5] = ["kind", "scale", "print_column", "rule", "doc"];
+pub const STRUCT_MARKERS: [&str; 6] = ["kind", "scale", "print_column", "rule", "doc", "map"];
 /// Markers allowed on a field.
 pub const FIELD_MARKERS: [&str; 9] = [
     "proto", "json", "default", "validate", "rule", "list", "map", "patch", "doc",
@@ -99,16 +99,14 @@ pub fn attr_name(attr: &Attribute) -> String {
 pub fn docs(attrs: &[Attribute]) -> String {
     let mut lines = Vec::new();
     for attr in attrs {
-        if let Meta::NameValue(nv) = &attr.meta {
-            if nv.path.is_ident("doc") {
-                if let Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) = &nv.value
-                {
-                    let v = s.value();
-                    lines.push(v.strip_prefix(' ').unwrap_or(&v).trim_end().to_string());
-                }
-            }
+        if let Meta::NameValue(nv) = &attr.meta
+            && nv.path.is_ident("doc")
+            && let Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) = &nv.value
+        {
+            let v = s.value();
+            lines.push(v.strip_prefix(' ').unwrap_or(&v).trim_end().to_string());
         }
     }
     lines.join("\n").trim().to_string()
