@@ -96,6 +96,19 @@ impl Store {
         &self.config
     }
 
+    /// Validates the key of a single object: inside the resource, not a collection.
+    fn check_object_key(&self, key: &str) -> Result<()> {
+        self.check_key(key)?;
+        if key.ends_with('/') || key.len() <= self.config.resource_prefix.len() {
+            return Err(StorageError::InvalidKey {
+                key: key.to_string(),
+                message: "an object key must name an object, not a collection".to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Validates a key or collection prefix: inside the resource prefix, no `.`/`..` segments.
     fn check_key(&self, key: &str) -> Result<()> {
         validate_key(key)?;
         let prefix = &self.config.resource_prefix;
@@ -232,7 +245,7 @@ fn too_large(requested: Revision, current: Revision) -> StorageError {
 #[async_trait]
 impl Interface for Store {
     async fn create(&self, key: &str, data: Bytes, ttl: Option<u64>) -> Result<StoredObject> {
-        self.check_key(key)?;
+        self.check_object_key(key)?;
         let stored = self.encode(key, &data)?;
         match self
             .backend
@@ -259,7 +272,7 @@ impl Interface for Store {
         mut validate_deletion: Option<ValidateDeletionFn<'_>>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject> {
-        self.check_key(key)?;
+        self.check_object_key(key)?;
         let (mut state, mut is_current) = match cached_existing {
             Some(o) => (
                 State {
@@ -325,7 +338,7 @@ impl Interface for Store {
     }
 
     async fn get(&self, key: &str, opts: GetOptions) -> Result<Option<StoredObject>> {
-        self.check_key(key)?;
+        self.check_object_key(key)?;
         let resp = self.backend.get(key, 0).await?;
         let minimum = parse_resource_version(&opts.resource_version)?;
         if minimum > resp.revision {
@@ -453,7 +466,7 @@ impl Interface for Store {
         mut try_update: UpdateFn<'_>,
         cached_existing: Option<StoredObject>,
     ) -> Result<StoredObject> {
-        self.check_key(key)?;
+        self.check_object_key(key)?;
         let (mut state, mut is_current) = match cached_existing {
             Some(o) => (
                 State {

@@ -25,7 +25,7 @@ use crate::errors::{Result, Revision, StorageError};
 /// The largest number of requests committed in one transaction.
 const MAX_BATCH: usize = 4096;
 /// How long the writer waits for one more request of a concurrent burst.
-const LINGER_GAP: Duration = Duration::from_micros(150);
+const LINGER_GAP: Duration = Duration::from_micros(500);
 /// The longest the writer delays a commit to grow its batch.
 const MAX_LINGER: Duration = Duration::from_millis(1);
 /// The largest number of expired keys deleted per transaction.
@@ -73,7 +73,7 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
         let mut batch = Vec::new();
         if let Some(first) = first {
             batch.push(first);
-            collect(&rx, &mut batch, previous_batch > 1);
+            collect(&rx, &mut batch, previous_batch);
         }
         previous_batch = batch.len();
         let sweep = last_sweep.elapsed() >= settings.sweep_interval;
@@ -87,11 +87,11 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
     }
 }
 
-/// Drains queued requests into `batch`. When `linger` is set (the previous batch had several
-/// writers), keeps collecting while requests keep arriving within [`LINGER_GAP`], for at most
-/// [`MAX_LINGER`]: writers woken by the previous commit resubmit a few microseconds apart, and
-/// waiting for them turns many small commits into one.
-fn collect(rx: &Receiver<Request>, batch: &mut Vec<Request>, linger: bool) {
+/// Drains queued requests into `batch`. After a batch of several writers (`expected` > 1),
+/// keeps collecting until as many requests as in the previous batch arrived, or no request
+/// arrived for [`LINGER_GAP`], for at most [`MAX_LINGER`]: writers woken by the previous commit
+/// resubmit some microseconds apart, and waiting for them turns many small commits into one.
+fn collect(rx: &Receiver<Request>, batch: &mut Vec<Request>, expected: usize) {
     let started = Instant::now();
     loop {
         while batch.len() < MAX_BATCH {
@@ -100,10 +100,11 @@ fn collect(rx: &Receiver<Request>, batch: &mut Vec<Request>, linger: bool) {
                 Err(_) => break,
             }
         }
-        if !linger || batch.len() >= MAX_BATCH || started.elapsed() >= MAX_LINGER {
+        let elapsed = started.elapsed();
+        if expected <= 1 || batch.len() >= expected.min(MAX_BATCH) || elapsed >= MAX_LINGER {
             return;
         }
-        match rx.recv_timeout(LINGER_GAP) {
+        match rx.recv_timeout(LINGER_GAP.min(MAX_LINGER - elapsed)) {
             Ok(r) => batch.push(r),
             Err(_) => return,
         }

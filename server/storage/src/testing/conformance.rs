@@ -915,6 +915,8 @@ pub async fn invalid_keys(factory: &Factory) {
         format!("{prefix}ns/../x"),
         format!("{prefix}./x"),
         "/elsewhere/x".to_string(),
+        prefix.to_string(),
+        format!("{prefix}ns/"),
     ] {
         let err = ctx
             .store
