@@ -336,7 +336,12 @@ impl Backend for EtcdBackend {
         condition: Condition,
         ttl: Option<u64>,
     ) -> Result<TxnOutcome> {
-        let mut options = PutOptions::new().with_prev_key();
+        // A successful create has no previous value, so only other writes ask for it.
+        let mut options = if condition == Condition::Absent {
+            PutOptions::new()
+        } else {
+            PutOptions::new().with_prev_key()
+        };
         if let Some(ttl) = ttl {
             let lease = self.inner.leases.lease_for(&self.inner.client, ttl).await?;
             options = options.with_lease(lease);
