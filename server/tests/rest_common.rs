@@ -28,35 +28,72 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
     pub fn header(&self, name: &str) -> String {
-        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
     }
 }
 
 pub fn admin() -> UserInfo {
-    UserInfo { name: "admin".into(), uid: String::new(), groups: vec!["system:masters".into(), "system:authenticated".into()], extra: Default::default() }
+    UserInfo {
+        name: "admin".into(),
+        uid: String::new(),
+        groups: vec!["system:masters".into(), "system:authenticated".into()],
+        extra: Default::default(),
+    }
 }
 
 impl Harness {
     pub async fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let backend = storage::embedded::EmbeddedBackend::open_dir(dir.path()).expect("embedded backend");
-        let ctx = Arc::new(ApiContext::new(Arc::new(generated::scheme()), Arc::new(backend), "/registry".into()));
+        let backend =
+            storage::embedded::EmbeddedBackend::open_dir(dir.path()).expect("embedded backend");
+        let ctx = Arc::new(ApiContext::new(
+            Arc::new(generated::scheme()),
+            Arc::new(backend),
+            "/registry".into(),
+        ));
         ctx.bootstrap().await.expect("bootstrap");
         Self { ctx, _dir: dir }
     }
 
-    pub async fn send(&self, method: &str, uri: &str, headers: &[(&str, &str)], body: impl Into<Vec<u8>>) -> Reply {
+    pub async fn send(
+        &self,
+        method: &str,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Vec<u8>>,
+    ) -> Reply {
         let resp = self.send_raw(method, uri, headers, body).await;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let body = resp.into_body().collect().await.expect("body").to_bytes().to_vec();
-        Reply { status, headers, body }
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes()
+            .to_vec();
+        Reply {
+            status,
+            headers,
+            body,
+        }
     }
 
-    pub async fn send_raw(&self, method: &str, uri: &str, headers: &[(&str, &str)], body: impl Into<Vec<u8>>) -> http::Response<Body> {
+    pub async fn send_raw(
+        &self,
+        method: &str,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Vec<u8>>,
+    ) -> http::Response<Body> {
         let method = Method::from_bytes(method.as_bytes()).expect("method");
         let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
         let info = RequestInfo::parse(&method, path, query).expect("request info");
@@ -67,7 +104,8 @@ impl Harness {
         let mut req = b.body(Body::from(body.into())).expect("request");
         req.extensions_mut().insert(info);
         req.extensions_mut().insert(admin());
-        req.extensions_mut().insert(AuthorizerRef(Arc::new(SystemMastersAuthorizer)));
+        req.extensions_mut()
+            .insert(AuthorizerRef(Arc::new(SystemMastersAuthorizer)));
         serve(self.ctx.clone(), req).await
     }
 
@@ -76,15 +114,33 @@ impl Harness {
     }
 
     pub async fn post(&self, uri: &str, body: &Value) -> Reply {
-        self.send("POST", uri, &[("content-type", "application/json")], serde_json::to_vec(body).unwrap()).await
+        self.send(
+            "POST",
+            uri,
+            &[("content-type", "application/json")],
+            serde_json::to_vec(body).unwrap(),
+        )
+        .await
     }
 
     pub async fn put(&self, uri: &str, body: &Value) -> Reply {
-        self.send("PUT", uri, &[("content-type", "application/json")], serde_json::to_vec(body).unwrap()).await
+        self.send(
+            "PUT",
+            uri,
+            &[("content-type", "application/json")],
+            serde_json::to_vec(body).unwrap(),
+        )
+        .await
     }
 
     pub async fn patch(&self, uri: &str, content_type: &str, body: &str) -> Reply {
-        self.send("PATCH", uri, &[("content-type", content_type)], body.as_bytes().to_vec()).await
+        self.send(
+            "PATCH",
+            uri,
+            &[("content-type", content_type)],
+            body.as_bytes().to_vec(),
+        )
+        .await
     }
 
     pub async fn delete(&self, uri: &str) -> Reply {

@@ -13,10 +13,21 @@ async fn create_get_list_update_delete_widget() {
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     let created = r.json();
     assert_eq!(created["metadata"]["generation"], 1);
-    assert!(created["metadata"]["uid"].as_str().is_some_and(|u| !u.is_empty()));
-    let rv: u64 = created["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+    assert!(
+        created["metadata"]["uid"]
+            .as_str()
+            .is_some_and(|u| !u.is_empty())
+    );
+    let rv: u64 = created["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(rv > 0);
-    assert_eq!(created["metadata"]["managedFields"][0]["operation"], "Update");
+    assert_eq!(
+        created["metadata"]["managedFields"][0]["operation"],
+        "Update"
+    );
 
     let got = h.get(&format!("{WIDGETS}/w1")).await;
     assert_eq!(got.status, 200);
@@ -34,14 +45,23 @@ async fn create_get_list_update_delete_widget() {
     stale["spec"]["replicas"] = json!(3);
     let r = h.put(&format!("{WIDGETS}/w1"), &stale).await;
     assert_eq!(r.status, 409);
-    assert_eq!(r.json()["message"], "Operation cannot be fulfilled on widgets.example.dev \"w1\": the object has been modified; please apply your changes to the latest version and try again");
+    assert_eq!(
+        r.json()["message"],
+        "Operation cannot be fulfilled on widgets.example.dev \"w1\": the object has been modified; please apply your changes to the latest version and try again"
+    );
 
     // Missing resourceVersion → 422.
     let mut unconditional = created.clone();
-    unconditional["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+    unconditional["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
     let r = h.put(&format!("{WIDGETS}/w1"), &unconditional).await;
     assert_eq!(r.status, 422);
-    assert_eq!(r.json()["message"], "Widget.example.dev \"w1\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update");
+    assert_eq!(
+        r.json()["message"],
+        "Widget.example.dev \"w1\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+    );
 
     let mut good = created.clone();
     good["spec"]["replicas"] = json!(4);
@@ -60,7 +80,10 @@ async fn create_get_list_update_delete_widget() {
 
     let r = h.get(&format!("{WIDGETS}/w1")).await;
     assert_eq!(r.status, 404);
-    assert_eq!(r.json(), json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"widgets.example.dev \"w1\" not found","reason":"NotFound","details":{"name":"w1","group":"example.dev","kind":"widgets"},"code":404}));
+    assert_eq!(
+        r.json(),
+        json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"widgets.example.dev \"w1\" not found","reason":"NotFound","details":{"name":"w1","group":"example.dev","kind":"widgets"},"code":404})
+    );
 }
 
 #[tokio::test]
@@ -75,7 +98,12 @@ async fn create_errors() {
     assert_eq!(r.status, 422, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["reason"], "Invalid");
 
-    let r = h.post("/apis/example.dev/v1/namespaces/nope/widgets", &widget("x", 1)).await;
+    let r = h
+        .post(
+            "/apis/example.dev/v1/namespaces/nope/widgets",
+            &widget("x", 1),
+        )
+        .await;
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["message"], "namespaces \"nope\" not found");
 
@@ -84,7 +112,14 @@ async fn create_errors() {
     let r = h.post(WIDGETS, &other_ns).await;
     assert_eq!(r.status, 400);
 
-    let r = h.send("POST", &format!("{WIDGETS}?dryRun=Some"), &[("content-type", "application/json")], serde_json::to_vec(&widget("z", 1)).unwrap()).await;
+    let r = h
+        .send(
+            "POST",
+            &format!("{WIDGETS}?dryRun=Some"),
+            &[("content-type", "application/json")],
+            serde_json::to_vec(&widget("z", 1)).unwrap(),
+        )
+        .await;
     assert_eq!(r.status, 422);
 }
 
@@ -96,7 +131,14 @@ async fn generate_name_and_dry_run() {
     let name = r.json()["metadata"]["name"].as_str().unwrap().to_string();
     assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
 
-    let r = h.send("POST", &format!("{WIDGETS}?dryRun=All"), &[("content-type", "application/json")], serde_json::to_vec(&widget("dry", 1)).unwrap()).await;
+    let r = h
+        .send(
+            "POST",
+            &format!("{WIDGETS}?dryRun=All"),
+            &[("content-type", "application/json")],
+            serde_json::to_vec(&widget("dry", 1)).unwrap(),
+        )
+        .await;
     assert_eq!(r.status, 201);
     assert_eq!(h.get(&format!("{WIDGETS}/dry")).await.status, 404);
 }
@@ -105,34 +147,89 @@ async fn generate_name_and_dry_run() {
 async fn field_validation_strict_and_warn() {
     let h = Harness::new().await;
     let body = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "f"}, "spec": {"replicas": 1, "foo": 1}});
-    let r = h.send("POST", &format!("{WIDGETS}?fieldValidation=Strict"), &[("content-type", "application/json")], serde_json::to_vec(&body).unwrap()).await;
+    let r = h
+        .send(
+            "POST",
+            &format!("{WIDGETS}?fieldValidation=Strict"),
+            &[("content-type", "application/json")],
+            serde_json::to_vec(&body).unwrap(),
+        )
+        .await;
     assert_eq!(r.status, 400);
-    assert!(r.json()["message"].as_str().unwrap().ends_with("strict decoding error: unknown field \"spec.foo\""), "{}", r.json());
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("strict decoding error: unknown field \"spec.foo\""),
+        "{}",
+        r.json()
+    );
     let r = h.post(WIDGETS, &body).await;
     assert_eq!(r.status, 201);
-    assert_eq!(r.header("warning"), "299 - \"unknown field \\\"spec.foo\\\"\"");
+    assert_eq!(
+        r.header("warning"),
+        "299 - \"unknown field \\\"spec.foo\\\"\""
+    );
 }
 
 #[tokio::test]
 async fn patches() {
     let h = Harness::new().await;
     h.post(WIDGETS, &widget("p", 1)).await;
-    let r = h.patch(&format!("{WIDGETS}/p"), "application/merge-patch+json", r#"{"metadata":{"labels":{"a":"b"}},"spec":{"color":"blue"}}"#).await;
+    let r = h
+        .patch(
+            &format!("{WIDGETS}/p"),
+            "application/merge-patch+json",
+            r#"{"metadata":{"labels":{"a":"b"}},"spec":{"color":"blue"}}"#,
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["metadata"]["labels"]["a"], "b");
     assert_eq!(r.json()["spec"]["color"], "blue");
-    let r = h.patch(&format!("{WIDGETS}/p"), "application/json-patch+json", r#"[{"op":"replace","path":"/spec/replicas","value":7}]"#).await;
+    let r = h
+        .patch(
+            &format!("{WIDGETS}/p"),
+            "application/json-patch+json",
+            r#"[{"op":"replace","path":"/spec/replicas","value":7}]"#,
+        )
+        .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["spec"]["replicas"], 7);
-    let r = h.patch(&format!("{WIDGETS}/p"), "application/strategic-merge-patch+json", r#"{"spec":{"replicas":2}}"#).await;
+    let r = h
+        .patch(
+            &format!("{WIDGETS}/p"),
+            "application/strategic-merge-patch+json",
+            r#"{"spec":{"replicas":2}}"#,
+        )
+        .await;
     assert_eq!(r.status, 415);
-    assert_eq!(r.json()["message"], "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
-    let r = h.patch(&format!("{WIDGETS}/p"), "application/merge-patch+json", r#"{"metadata":{"resourceVersion":"1"}}"#).await;
+    assert_eq!(
+        r.json()["message"],
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    );
+    let r = h
+        .patch(
+            &format!("{WIDGETS}/p"),
+            "application/merge-patch+json",
+            r#"{"metadata":{"resourceVersion":"1"}}"#,
+        )
+        .await;
     assert_eq!(r.status, 409);
     // Strategic merge on a kind that supports it.
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
-    assert_eq!(h.post("/api/v1/namespaces/default/configmaps", &cm).await.status, 201);
-    let r = h.patch("/api/v1/namespaces/default/configmaps/c", "application/strategic-merge-patch+json", r#"{"data":{"b":"2"}}"#).await;
+    assert_eq!(
+        h.post("/api/v1/namespaces/default/configmaps", &cm)
+            .await
+            .status,
+        201
+    );
+    let r = h
+        .patch(
+            "/api/v1/namespaces/default/configmaps/c",
+            "application/strategic-merge-patch+json",
+            r#"{"data":{"b":"2"}}"#,
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["data"], json!({"a": "1", "b": "2"}));
 }
@@ -149,7 +246,13 @@ async fn finalizers_hold_deletion() {
     assert_eq!(obj["kind"], "Widget");
     assert!(obj["metadata"]["deletionTimestamp"].is_string());
     assert_eq!(obj["metadata"]["generation"], 2);
-    let r = h.patch(&format!("{WIDGETS}/fin"), "application/merge-patch+json", r#"{"metadata":{"finalizers":null}}"#).await;
+    let r = h
+        .patch(
+            &format!("{WIDGETS}/fin"),
+            "application/merge-patch+json",
+            r#"{"metadata":{"finalizers":null}}"#,
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(h.get(&format!("{WIDGETS}/fin")).await.status, 404);
 }

@@ -72,8 +72,13 @@ impl RequestContext {
         // `/namespaces/{ns}/...` paths address namespaced kinds; `/namespaces/{name}` itself is
         // the cluster-scoped Namespace.
         let namespaced_path = !info.namespace.is_empty() && info.resource != "namespaces";
-        let collection = matches!(info.verb.as_str(), "list" | "watch" | "create" | "deletecollection");
-        if namespaced_path != version_info.namespaced() && !(version_info.namespaced() && collection) {
+        let collection = matches!(
+            info.verb.as_str(),
+            "list" | "watch" | "create" | "deletecollection"
+        );
+        if namespaced_path != version_info.namespaced()
+            && !(version_info.namespaced() && collection)
+        {
             return Err(ApiError::not_found_path());
         }
         let mut query = HashMap::new();

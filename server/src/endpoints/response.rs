@@ -30,11 +30,38 @@ pub fn warning_header(text: &str) -> String {
     )
 }
 
+/// Responses larger than this are gzip-compressed when the client accepts it (as
+/// kube-apiserver's `APIResponseCompression`).
+pub const GZIP_THRESHOLD: usize = 128 * 1024;
+
+/// Whether an `Accept-Encoding` header accepts gzip.
+pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
+    accept_encoding.is_some_and(|h| {
+        h.split(',').any(|e| {
+            let mut parts = e.split(';');
+            let name = parts.next().unwrap_or("").trim();
+            let zero = parts.any(|p| p.trim().replace(' ', "") == "q=0");
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !zero
+        })
+    })
+}
+
+fn gzip(body: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(
+        Vec::with_capacity(body.len() / 4),
+        flate2::Compression::fast(),
+    );
+    enc.write_all(body).ok()?;
+    enc.finish().ok()
+}
+
 fn build(
     status: StatusCode,
     content_type: &str,
     body: Vec<u8>,
     warnings: &[String],
+    allow_gzip: bool,
 ) -> Result<Response<Body>, ApiError> {
     let mut b = Response::builder()
         .status(status)
@@ -44,6 +71,19 @@ fn build(
             b = b.header(header::WARNING, v);
         }
     }
+    let body = if allow_gzip && body.len() > GZIP_THRESHOLD {
+        match gzip(&body) {
+            Some(z) => {
+                b = b
+                    .header(header::CONTENT_ENCODING, "gzip")
+                    .header(header::VARY, "Accept-Encoding");
+                z
+            }
+            None => body,
+        }
+    } else {
+        body
+    };
     b.body(Body::from(body)).map_err(ApiError::internal)
 }
 
@@ -105,6 +145,7 @@ fn send(
     list: bool,
     warnings: &[String],
 ) -> Result<Response<Body>, ApiError> {
+    let gz = accepts_gzip(rc.header("accept-encoding"));
     if n.format == OutputFormat::Protobuf && n.transform == Transform::None {
         let raw = if list {
             rc.ops.encode_protobuf_list(rc.version(), body)
@@ -119,7 +160,7 @@ fn send(
             };
             let bytes =
                 apimachinery::protobuf::encode_envelope(&rc.version_info.api_version(), kind, &raw);
-            return build(status, n.content_type().as_str(), bytes, warnings);
+            return build(status, n.content_type().as_str(), bytes, warnings, gz);
         }
         // A kind whose protobuf encoding fails is served as JSON, which clients always accept.
         return build(
@@ -127,6 +168,7 @@ fn send(
             "application/json",
             encode_text(OutputFormat::Json, body)?,
             warnings,
+            gz,
         );
     }
     build(
@@ -134,6 +176,7 @@ fn send(
         &n.content_type(),
         encode_text(n.format, body)?,
         warnings,
+        gz,
     )
 }
 
@@ -186,12 +229,23 @@ pub fn success(details: Value) -> Result<Response<Body>, ApiError> {
         "application/json",
         encode_text(OutputFormat::Json, &body)?,
         &[],
+        false,
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gzip_negotiation() {
+        assert!(accepts_gzip(Some("gzip")));
+        assert!(accepts_gzip(Some("deflate, gzip;q=0.5")));
+        assert!(!accepts_gzip(Some("gzip;q=0")));
+        assert!(!accepts_gzip(None));
+        let big = vec![b'a'; GZIP_THRESHOLD + 1];
+        assert!(gzip(&big).is_some_and(|z| z.len() < big.len()));
+    }
 
     #[test]
     fn warning_format() {

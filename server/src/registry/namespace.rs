@@ -116,10 +116,7 @@ pub async fn finalize_namespace(
     for _attempt in 0..600 {
         let mut remaining = 0usize;
         for store in &stores {
-            let Ok((items, _)) = store
-                .list(&namespace, storage::interface::ListOptions::default())
-                .await
-            else {
+            let Ok(items) = store.list_uncached(&namespace).await else {
                 remaining += 1;
                 continue;
             };

@@ -208,8 +208,21 @@ impl ResourceStore {
     /// that never waits for the cache to catch up).
     pub async fn list_uncached(&self, namespace: &str) -> Result<Vec<Value>, ApiError> {
         let key = self.collection_key(namespace)?;
-        let storage = self.cacher.as_ref().map(|c| c.storage().clone()).unwrap_or_else(|| self.storage.clone());
-        let result = storage.get_list(&key, ListOptions { recursive: true, ..ListOptions::default() }).await.map_err(|e| self.err(e, ""))?;
+        let storage = self
+            .cacher
+            .as_ref()
+            .map(|c| c.storage().clone())
+            .unwrap_or_else(|| self.storage.clone());
+        let result = storage
+            .get_list(
+                &key,
+                ListOptions {
+                    recursive: true,
+                    ..ListOptions::default()
+                },
+            )
+            .await
+            .map_err(|e| self.err(e, ""))?;
         result.items.iter().map(|o| self.decode(o)).collect()
     }
 
