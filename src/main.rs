@@ -102,6 +102,8 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         min_request_timeout: Duration::from_secs(opts.min_request_timeout),
         shutdown_delay: opts.shutdown_delay_duration,
         runtime_config: RuntimeConfig::new(opts.runtime_config_entries()),
+        max_requests_inflight: opts.max_requests_inflight as usize,
+        max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
     };

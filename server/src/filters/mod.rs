@@ -1,11 +1,12 @@
 //! The filter chain every request passes before it reaches a handler, outermost first:
-//! panic recovery → request info → metrics → authentication → authorization → timeout → body
-//! limit. It is assembled in one place, [`build`], so that impersonation, audit, in-flight limits
+//! panic recovery → request info → metrics → authentication → in-flight limit → authorization →
+//! timeout → body limit. It is assembled in one place, [`build`], so that impersonation, audit, in-flight limits
 //! and admission slot in between the existing layers. Every failure leaves as a `Status`.
 
 pub mod authentication;
 pub mod authorization;
 pub mod body_limit;
+pub mod max_in_flight;
 pub mod panic;
 pub mod request_info;
 pub mod timeout;
@@ -45,6 +46,8 @@ pub struct ChainConfig {
     pub signals: LifecycleSignals,
     /// Request metrics.
     pub metrics: Arc<Metrics>,
+    /// The in-flight limits.
+    pub in_flight: max_in_flight::InFlightLimits,
 }
 
 /// Wraps `router` in the filter chain.
@@ -56,6 +59,10 @@ pub fn build(router: Router, config: Arc<ChainConfig>) -> Router {
         .layer(from_fn_with_state(
             Arc::clone(&config),
             authorization::filter,
+        ))
+        .layer(from_fn_with_state(
+            Arc::clone(&config),
+            max_in_flight::filter,
         ))
         .layer(from_fn_with_state(
             Arc::clone(&config),

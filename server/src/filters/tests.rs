@@ -40,6 +40,19 @@ impl Authenticator for HeaderAuth {
     }
 }
 
+/// Allows one user everything.
+struct AllowUser(&'static str);
+
+impl crate::authz::Authorizer for AllowUser {
+    fn authorize(&self, attributes: &crate::authz::Attributes) -> crate::authz::Authorization {
+        if attributes.user.name == self.0 {
+            crate::authz::Authorization::allow("")
+        } else {
+            crate::authz::Authorization::no_opinion()
+        }
+    }
+}
+
 async fn boom() -> &'static str {
     panic!("boom")
 }
@@ -84,6 +97,7 @@ fn app(anonymous: bool) -> Router {
             anonymous,
         )),
         authorizer: Arc::new(UnionAuthorizer(vec![
+            Arc::new(AllowUser("jane")),
             Arc::new(SystemMastersAuthorizer),
             Arc::new(PublicInfoAuthorizer),
         ])),
@@ -92,6 +106,7 @@ fn app(anonymous: bool) -> Router {
         max_request_body_bytes: 1024,
         signals: LifecycleSignals::default(),
         metrics: Arc::new(Metrics::new(Default::default())),
+        in_flight: super::max_in_flight::InFlightLimits::new(1, 1),
     });
     build(router, config)
 }
@@ -253,4 +268,35 @@ async fn bodies_over_the_limit_get_413() {
         String::from_utf8_lossy(&body),
         "Request entity too large: limit is 3145728"
     );
+}
+
+#[tokio::test]
+async fn full_in_flight_pool_gets_429_but_masters_are_exempt() {
+    let app = app(true);
+    let slow = tokio::spawn(call(
+        app.clone(),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/secrets",
+            Some("jane"),
+            Body::empty(),
+        ),
+    ));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (code, body) = call(
+        app.clone(),
+        req("GET", "/healthz", Some("joe"), Body::empty()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::TOO_MANY_REQUESTS);
+    let s = status_json(&body);
+    assert_eq!(s["reason"], "TooManyRequests");
+    assert_eq!(s["details"]["retryAfterSeconds"], 1);
+    let (code, _) = call(
+        app.clone(),
+        req("GET", "/healthz", Some(ADMIN), Body::empty()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    let _ = slow.await;
 }

@@ -94,6 +94,10 @@ pub struct Config {
     pub shutdown_delay: Duration,
     /// `--runtime-config`.
     pub runtime_config: RuntimeConfig,
+    /// `--max-requests-inflight` (0: unlimited).
+    pub max_requests_inflight: usize,
+    /// `--max-mutating-requests-inflight` (0: unlimited).
+    pub max_mutating_requests_inflight: usize,
     /// Extra authenticators, tried after x509.
     pub authenticators: Vec<Box<dyn Authenticator>>,
     /// Authorizers tried before the built-in ones (system:masters, public info).
@@ -307,6 +311,10 @@ impl GenericServer {
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
             signals: self.signals.clone(),
             metrics,
+            in_flight: filters::max_in_flight::InFlightLimits::new(
+                c.max_requests_inflight,
+                c.max_mutating_requests_inflight,
+            ),
         });
         let app = filters::build(router, chain);
         Ok(PreparedServer {

@@ -178,3 +178,71 @@ pub fn server_config(
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_pair(dir: &Path, cn: &str) -> (PathBuf, PathBuf) {
+        let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        let cert = params.self_signed(&key).unwrap_or_else(|e| panic!("{e}"));
+        let (c, k) = (dir.join("tls.crt"), dir.join("tls.key"));
+        fs::write(&c, cert.pem()).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(&k, key.serialize_pem()).unwrap_or_else(|e| panic!("{e}"));
+        (c, k)
+    }
+
+    fn leaf(cert: &ReloadingCert) -> Vec<u8> {
+        cert.current.read().0.cert[0].to_vec()
+    }
+
+    #[test]
+    fn reloads_when_files_change() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (c, k) = write_pair(dir.path(), "first");
+        let cert = ReloadingCert::load(c.clone(), k.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let before = leaf(&cert);
+        assert!(!cert.reload_if_changed(), "unchanged files must not reload");
+
+        write_pair(dir.path(), "second");
+        let later = SystemTime::now() + Duration::from_secs(5);
+        for p in [&c, &k] {
+            let f = fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap_or_else(|e| panic!("{e}"));
+            f.set_modified(later).unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert!(cert.reload_if_changed());
+        assert_ne!(leaf(&cert), before);
+
+        // A broken replacement keeps the previous pair.
+        fs::write(&c, "garbage").unwrap_or_else(|e| panic!("{e}"));
+        let f = fs::File::options()
+            .write(true)
+            .open(&c)
+            .unwrap_or_else(|e| panic!("{e}"));
+        f.set_modified(later + Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let current = leaf(&cert);
+        assert!(!cert.reload_if_changed());
+        assert_eq!(leaf(&cert), current);
+    }
+
+    #[test]
+    fn server_config_offers_h2_and_http11() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (c, k) = write_pair(dir.path(), "ca");
+        let cert = ReloadingCert::load(c.clone(), k).unwrap_or_else(|e| panic!("{e}"));
+        let config = server_config(cert, &c).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            config.alpn_protocols,
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+    }
+}
