@@ -10,7 +10,7 @@
 /// may share a name.
 #[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update)]
 #[kind(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
-#[kind(field_selectors = ["status.phase"])]
+#[kind(field_selectors = ["status.phase"], name_format = "dns1123-label")]
 #[print_column(name = "Status", type = "string", json_path = ".status.phase", description = "The lifecycle phase of the namespace.")]
 pub struct Namespace {
     /// Standard object metadata.
@@ -221,6 +221,7 @@ pub struct EventSeries {
 
 /// A reference to an object (or a part of one) by kind, namespace, name and, optionally, uid
 /// and resourceVersion.
+#[map(type = "atomic")]
 pub struct ObjectReference {
     /// The kind of the referenced object.
     #[proto(1, by_value)]
@@ -247,6 +248,7 @@ pub struct ObjectReference {
 }
 
 /// A reference, by name, to an object in the same namespace.
+#[map(type = "atomic")]
 pub struct LocalObjectReference {
     /// The name of the referenced object. It should not be empty, though older clients may
     /// send it so.

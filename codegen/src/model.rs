@@ -208,6 +208,9 @@ pub struct StructModel {
     pub rules: Vec<CelRule>,
     /// The kind markers, if this struct is a top-level kind.
     pub kind: Option<KindModel>,
+    /// `#[map(type = "atomic")]` on a struct (Kubernetes' `+structType=atomic`): the struct's
+    /// `x-kubernetes-map-type`, so that server-side apply and merges replace it as a whole.
+    pub map: Option<MapMarker>,
     /// Where the struct is declared.
     pub loc: Loc,
 }

@@ -213,6 +213,20 @@ fn kubernetes_kinds_use_kubernetes_names_and_markers() {
         "patchCoreV1NamespacedConfigMap"
     );
 
+    assert_eq!(
+        schemas["io.k8s.api.core.v1.ObjectReference"]["x-kubernetes-map-type"],
+        "atomic"
+    );
+    let rbac = v3(&model, "rbac.authorization.k8s.io", "v1");
+    assert_eq!(
+        rbac["components"]["schemas"]["io.k8s.api.rbac.v1.RoleRef"]["x-kubernetes-map-type"],
+        "atomic"
+    );
+    assert_eq!(
+        rbac["components"]["schemas"]["io.k8s.api.rbac.v1.Subject"]["x-kubernetes-map-type"],
+        "atomic"
+    );
+
     let admission = v3(&model, "admissionregistration.k8s.io", "v1");
     let webhook = &admission["components"]["schemas"]["io.k8s.api.admissionregistration.v1.MutatingWebhook"]
         ["properties"];

@@ -341,6 +341,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
     let mut scale = None;
     let mut print_columns = Vec::new();
     let mut rules = Vec::new();
+    let mut map = None;
     for attr in &s.attrs {
         match markers::attr_name(attr).as_str() {
             "doc" => {}
@@ -351,6 +352,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
             "scale" => scale = markers::parse_scale(cx, attr),
             "print_column" => print_columns.extend(markers::parse_print_column(cx, attr)),
             "rule" => rules.extend(markers::parse_rule(cx, attr)),
+            "map" => map = markers::parse_map(cx, attr),
             _ => markers::unknown_marker(cx, attr, &STRUCT_MARKERS, "struct"),
         }
     }
@@ -419,6 +421,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
         fields,
         rules,
         kind,
+        map,
         loc,
     })
 }

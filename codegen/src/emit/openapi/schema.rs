@@ -277,6 +277,9 @@ pub fn struct_schema(dialect: Dialect, version: &VersionModel, s: &StructModel) 
         schema.insert("required".into(), Value::Array(required));
     }
     add_rules(&mut schema, &s.rules);
+    if let Some(map) = &s.map {
+        schema.insert("x-kubernetes-map-type".into(), Value::String(map.type_.as_str().into()));
+    }
     if let Some(kind) = &s.kind {
         schema.insert(
             "x-kubernetes-group-version-kind".into(),
