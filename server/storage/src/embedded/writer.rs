@@ -63,7 +63,8 @@ pub(crate) struct WriterSettings {
 /// Runs the writer loop until every sender is dropped.
 pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSettings) {
     let mut last_sweep = Instant::now();
-    let mut previous_batch = 0;
+    // A decaying maximum of recent batch sizes: the number of writers expected per round.
+    let mut expected = 0usize;
     loop {
         let first = match rx.recv_timeout(settings.sweep_interval) {
             Ok(r) => Some(r),
@@ -73,9 +74,9 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
         let mut batch = Vec::new();
         if let Some(first) = first {
             batch.push(first);
-            collect(&rx, &mut batch, previous_batch);
+            collect(&rx, &mut batch, expected);
         }
-        previous_batch = batch.len();
+        expected = batch.len().max(expected - expected.div_ceil(8));
         let sweep = last_sweep.elapsed() >= settings.sweep_interval;
         if sweep {
             last_sweep = Instant::now();
@@ -87,8 +88,8 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
     }
 }
 
-/// Drains queued requests into `batch`. After a batch of several writers (`expected` > 1),
-/// keeps collecting until as many requests as in the previous batch arrived, or no request
+/// Drains queued requests into `batch`. When recent batches had several writers (`expected` >
+/// 1), keeps collecting until `expected` requests arrived, or no request
 /// arrived for [`LINGER_GAP`], for at most [`MAX_LINGER`]: writers woken by the previous commit
 /// resubmit some microseconds apart, and waiting for them turns many small commits into one.
 fn collect(rx: &Receiver<Request>, batch: &mut Vec<Request>, expected: usize) {
