@@ -89,6 +89,15 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
             .clone()
             .unwrap_or_else(|| paths.ca_cert.clone()),
     };
+    if let Some(path) = &opts.encryption_provider_config {
+        storage::transformer::EncryptionConfig::from_file(path)
+            .map_err(|e| anyhow::anyhow!("--encryption-provider-config {}: {e}", path.display()))?;
+        // Refuse rather than silently store plaintext: the REST storage has no transformer hook yet.
+        anyhow::bail!(
+            "--encryption-provider-config {}: the configuration is valid, but this build does not apply encryption at rest to the REST storage",
+            path.display()
+        );
+    }
     let backend = open_backend(&opts).await?;
     let config = Config {
         scheme: Arc::new(generated::scheme()),

@@ -58,12 +58,12 @@ impl Metrics {
             Family::<Labels, Histogram, fn() -> Histogram>::new_with_constructor(new_histogram);
         registry.register(
             "apiserver_request",
-            "Counter of apiserver requests broken out for each verb, group, version, resource and HTTP response code.",
+            "Counter of apiserver requests broken out for each verb, group, version, resource and HTTP response code",
             requests.clone(),
         );
         registry.register(
             "apiserver_request_duration_seconds",
-            "Response latency distribution in seconds for each verb, group, version and resource.",
+            "Response latency distribution in seconds for each verb, group, version and resource",
             durations.clone(),
         );
         Self {
