@@ -102,10 +102,10 @@ fn unknown_fields_are_reported_with_paths() {
             .into_iter()
             .find(|k| map.get(*k).is_some_and(Value::is_object))
             .map(str::to_string);
-        if let Some(n) = &nested {
-            if let Some(o) = map.get_mut(n).and_then(Value::as_object_mut) {
-                o.insert("nestedTypo".into(), Value::from(1));
-            }
+        if let Some(n) = &nested
+            && let Some(o) = map.get_mut(n).and_then(Value::as_object_mut)
+        {
+            o.insert("nestedTypo".into(), Value::from(1));
         }
         map.get_mut("metadata")
             .and_then(Value::as_object_mut)
