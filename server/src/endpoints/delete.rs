@@ -151,7 +151,7 @@ async fn delete_namespace(
         return Err(ApiError::forbidden(
             &rc.store.resource,
             &name,
-            &format!("this namespace may not be deleted"),
+            "this namespace may not be deleted",
         ));
     }
     if opts.dry_run || is_terminating(&current) {

@@ -242,7 +242,7 @@ pub fn validate_object_meta(
             let v = v.as_str().unwrap_or("");
             for e in label_value_errors(v) {
                 errs.push(FieldError::invalid(
-                    format!("metadata.labels"),
+                    "metadata.labels",
                     &Value::from(v),
                     e,
                 ));

@@ -316,11 +316,15 @@ impl ResourceStore {
                     None => None,
                 };
                 *flag.lock() = cur.is_none();
+                let old = cur.clone();
                 let new = update(cur)?;
-                Ok::<_, ApiError>(Update {
-                    data: this.encode(&new)?,
-                    ttl: None,
-                })
+                // An update that changes nothing keeps the stored bytes, so storage skips the
+                // write and the resourceVersion stays (JSON key order alone is no change).
+                let data = match (&current, old) {
+                    (Some(stored), Some(old)) if old == new => stored.data.clone(),
+                    _ => this.encode(&new)?,
+                };
+                Ok::<_, ApiError>(Update { data, ttl: None })
             })();
             Box::pin(async move { result.map_err(callback) })
         });

@@ -15,22 +15,30 @@ use server::authz::{AuthorizerRef, SystemMastersAuthorizer};
 use server::endpoints::{ApiContext, serve};
 use server::request_info::RequestInfo;
 
+/// A context over a fresh embedded store, bootstrapped.
 pub struct Harness {
+    /// The context under test.
     pub ctx: Arc<ApiContext>,
     _dir: tempfile::TempDir,
 }
 
+/// A collected response.
 pub struct Reply {
+    /// The status code.
     pub status: u16,
+    /// The headers.
     pub headers: http::HeaderMap,
+    /// The body.
     pub body: Vec<u8>,
 }
 
 impl Reply {
+    /// The body as JSON (panics with the body otherwise).
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
+    /// A header as text (empty when absent).
     pub fn header(&self, name: &str) -> String {
         self.headers
             .get(name)
@@ -40,6 +48,7 @@ impl Reply {
     }
 }
 
+/// The admin user the filter chain would attach.
 pub fn admin() -> UserInfo {
     UserInfo {
         name: "admin".into(),
@@ -50,6 +59,7 @@ pub fn admin() -> UserInfo {
 }
 
 impl Harness {
+    /// Builds and bootstraps a context.
     pub async fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let backend =
@@ -63,6 +73,7 @@ impl Harness {
         Self { ctx, _dir: dir }
     }
 
+    /// Sends a request and collects the response.
     pub async fn send(
         &self,
         method: &str,
@@ -87,6 +98,7 @@ impl Harness {
         }
     }
 
+    /// Sends a request with the chain's extensions and returns the streaming response.
     pub async fn send_raw(
         &self,
         method: &str,
@@ -109,10 +121,12 @@ impl Harness {
         serve(self.ctx.clone(), req).await
     }
 
+    /// `GET`.
     pub async fn get(&self, uri: &str) -> Reply {
         self.send("GET", uri, &[], Vec::new()).await
     }
 
+    /// `POST` of JSON.
     pub async fn post(&self, uri: &str, body: &Value) -> Reply {
         self.send(
             "POST",
@@ -123,6 +137,7 @@ impl Harness {
         .await
     }
 
+    /// `PUT` of JSON.
     pub async fn put(&self, uri: &str, body: &Value) -> Reply {
         self.send(
             "PUT",
@@ -133,6 +148,7 @@ impl Harness {
         .await
     }
 
+    /// `PATCH` with a content type.
     pub async fn patch(&self, uri: &str, content_type: &str, body: &str) -> Reply {
         self.send(
             "PATCH",
@@ -143,13 +159,16 @@ impl Harness {
         .await
     }
 
+    /// `DELETE` without a body.
     pub async fn delete(&self, uri: &str) -> Reply {
         self.send("DELETE", uri, &[], Vec::new()).await
     }
 }
 
+/// The Widget collection in `default`.
 pub const WIDGETS: &str = "/apis/example.dev/v1/namespaces/default/widgets";
 
+/// A v1 Widget.
 pub fn widget(name: &str, replicas: i64) -> Value {
     serde_json::json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"replicas": replicas}})
 }
