@@ -256,11 +256,19 @@ pub fn apply(
     let pos = list
         .iter()
         .position(|e| e.is(req.manager, "Apply", req.subresource));
+    // As in Kubernetes, the applier's timestamp moves only when the apply changed the object,
+    // so re-applying the same configuration leaves the object (and its resourceVersion) alone.
+    let unchanged =
+        live.is_some_and(|l| without_managed_fields(l) == without_managed_fields(&merged));
+    let time = match pos {
+        Some(i) if unchanged => list[i].time.clone(),
+        _ => now_rfc3339(),
+    };
     let entry = ManagedEntry {
         manager: req.manager.to_string(),
         operation: "Apply".into(),
         api_version: req.api_version.to_string(),
-        time: now_rfc3339(),
+        time,
         subresource: req.subresource.to_string(),
         fields: applied_set,
     };
@@ -270,6 +278,15 @@ pub fn apply(
     }
     store_entries(&mut merged, list);
     Ok(merged)
+}
+
+/// `object` without `metadata.managedFields`, for comparing what a write changes.
+fn without_managed_fields(object: &Value) -> Value {
+    let mut copy = object.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    copy
 }
 
 fn conflict_error(conflicts: &[(Path, String)]) -> ApiError {
