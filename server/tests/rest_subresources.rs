@@ -234,3 +234,18 @@ async fn events_and_delete_collection() {
         0
     );
 }
+
+#[tokio::test]
+async fn events_are_created_with_field_selectors() {
+    let h = Harness::new().await;
+    let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"}, "involvedObject": {"kind": "Widget", "name": "w1", "namespace": "default"}, "reason": "Scaled", "message": "scaled", "type": "Normal"});
+    let r = h.post("/api/v1/namespaces/default/events", &ev).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let r = h.get("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dw1,type%3DNormal").await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["items"].as_array().unwrap().len(), 1);
+    let r = h
+        .get("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dother")
+        .await;
+    assert_eq!(r.json()["items"].as_array().unwrap().len(), 0);
+}
