@@ -348,7 +348,8 @@ pub struct FieldModel {
     /// `#[proto(N, by_value)]`: Go holds this field by value (a non-pointer string, number or
     /// bool tagged `omitempty`), which the definition writes as `Option<T>` so that JSON omits
     /// it when empty. Kubernetes' marshaller always writes such a field, so the protobuf codec
-    /// writes `None` as the zero value, and reads the zero value back as `None`.
+    /// writes `None` as the zero value, and reads the zero value back as `None`; JSON leaves
+    /// out `Some` of the zero value too, as Go's `omitempty` does.
     pub proto_by_value: bool,
     /// `#[json(always)]`: emitted even when empty.
     pub json_always: bool,

@@ -391,3 +391,25 @@ fn garbage_is_an_error_not_a_panic() {
         assert!(ops.decode_protobuf("v1", bytes).is_err(), "{bytes:?}");
     }
 }
+
+/// JSON leaves a by-value field's zero value out, as Go's `omitempty` does.
+#[test]
+fn by_value_zero_is_left_out_of_json() {
+    let ops = ops("", "Event");
+    let doc = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "ns"},
+        "involvedObject": {"kind": "", "name": "cm"}, "reason": "", "count": 0, "type": "Normal",
+        "reportingComponent": "", "reportingInstance": ""});
+    let out = ops.decode("v1", doc).expect("decodes").object;
+    assert!(out.get("reason").is_none() && out.get("count").is_none());
+    assert_eq!(out["involvedObject"], json!({"name": "cm"}));
+    assert_eq!(out["type"], "Normal");
+    assert_eq!(
+        out["reportingComponent"], "",
+        "a field without omitempty stays"
+    );
+    assert_eq!(
+        out["firstTimestamp"],
+        Value::Null,
+        "a by-value Time is null when unset"
+    );
+}

@@ -105,6 +105,15 @@ fn serialize_entry(f: &FieldModel) -> TokenStream {
         return quote! { map.serialize_entry(#json, &self.#fname)?; };
     }
     match &f.ty {
+        // A Go by-value `omitempty` scalar: its zero value is left out too, as Go leaves it out.
+        TypeRef::Option(inner) if f.proto_by_value => {
+            let inner = rust_type(inner);
+            quote! {
+                if let ::std::option::Option::Some(v) = &self.#fname {
+                    if *v != <#inner as ::std::default::Default>::default() { map.serialize_entry(#json, v)?; }
+                }
+            }
+        }
         TypeRef::Option(_) => quote! {
             if let ::std::option::Option::Some(v) = &self.#fname { map.serialize_entry(#json, v)?; }
         },
