@@ -256,3 +256,37 @@ async fn finalizers_hold_deletion() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(h.get(&format!("{WIDGETS}/fin")).await.status, 404);
 }
+
+#[tokio::test]
+async fn strategic_merge_uses_schema_merge_keys() {
+    let h = Harness::new().await;
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "smp", "finalizers": ["a.example/x"], "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o1", "uid": "u1"}]}});
+    assert_eq!(
+        h.post("/api/v1/namespaces/default/configmaps", &cm)
+            .await
+            .status,
+        201
+    );
+    let patch = r#"{"metadata":{"finalizers":["b.example/y"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"o2","uid":"u2"}]}}"#;
+    let r = h
+        .patch(
+            "/api/v1/namespaces/default/configmaps/smp",
+            "application/strategic-merge-patch+json",
+            patch,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let o = r.json();
+    assert_eq!(
+        o["metadata"]["finalizers"],
+        json!(["a.example/x", "b.example/y"])
+    );
+    assert_eq!(
+        o["metadata"]["ownerReferences"].as_array().unwrap().len(),
+        2
+    );
+    let r = h.patch("/api/v1/namespaces/default/configmaps/smp", "application/strategic-merge-patch+json", r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a.example/x"],"ownerReferences":[{"uid":"u1","$patch":"delete"}]}}"#).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["metadata"]["finalizers"], json!(["b.example/y"]));
+    assert_eq!(r.json()["metadata"]["ownerReferences"][0]["uid"], "u2");
+}
