@@ -33,7 +33,7 @@ pub struct ServerOptions {
     #[arg(long)]
     pub client_ca_file: Option<PathBuf>,
     /// Whether requests without credentials are served as `system:anonymous`.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub anonymous_auth: bool,
     /// Comma-separated etcd endpoints; when empty the embedded store under --data-dir is used.
     #[arg(long, value_delimiter = ',')]
@@ -226,6 +226,18 @@ mod tests {
         assert!(errs.contains(&OptionsError::EtcdPrefix("registry".into())));
         assert!(errs.contains(&OptionsError::RuntimeConfig("example.dev/v1=maybe".into())));
         assert_eq!(errs.len(), 5);
+    }
+
+    #[test]
+    fn anonymous_auth_flag_forms() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(args)
+                .map(|c| c.opts.anonymous_auth)
+                .ok()
+        };
+        assert_eq!(parse(&["apiary"]), Some(true));
+        assert_eq!(parse(&["apiary", "--anonymous-auth"]), Some(true));
+        assert_eq!(parse(&["apiary", "--anonymous-auth=false"]), Some(false));
     }
 
     #[test]
