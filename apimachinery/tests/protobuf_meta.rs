@@ -327,3 +327,24 @@ fn corrupted_input_never_panics() {
         try_all(&bytes);
     }
 }
+
+/// `PartialObjectMetadata{metadata = 1}` and its list `{metadata = 1, items = 2}`.
+#[test]
+fn partial_object_metadata() {
+    use apimachinery::protobuf::meta::{
+        encode_partial_object_metadata, encode_partial_object_metadata_list,
+    };
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "foo"}, "data": {"a": "b"}});
+    let bytes = encode_partial_object_metadata(&object).expect("encodes");
+    assert_eq!(
+        hex(&bytes),
+        "0a 13 0a 03 66 6f 6f 12 00 1a 00 22 00 2a 00 32 00 38 00 42 00"
+    );
+    let list = json!({"metadata": {"resourceVersion": "7"}, "items": [object]});
+    let bytes = encode_partial_object_metadata_list(&list).expect("encodes");
+    assert_eq!(
+        hex(&bytes),
+        "0a 07 0a 00 12 01 37 1a 00 12 15 0a 13 0a 03 66 6f 6f 12 00 1a 00 22 00 2a 00 32 00 38 00 42 00"
+    );
+    assert!(encode_partial_object_metadata(&json!({"metadata": {"name": 5}})).is_err());
+}

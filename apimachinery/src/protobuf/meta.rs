@@ -822,3 +822,44 @@ pub fn encode_status_envelope(status_json: &serde_json::Value) -> Result<Vec<u8>
         &status.encode_to_vec(),
     ))
 }
+
+/// Encodes the `PartialObjectMetadata { metadata = 1 }` message of an object given in JSON
+/// (only its `metadata` is read): the body of a metadata-only protobuf response, to be
+/// enveloped as `meta.k8s.io/v1` `PartialObjectMetadata`.
+pub fn encode_partial_object_metadata(object: &serde_json::Value) -> Result<Vec<u8>, ProtoError> {
+    let mut buf = Vec::new();
+    put_message(&mut buf, 1, &object_meta_of(object)?);
+    Ok(buf)
+}
+
+/// Encodes the `PartialObjectMetadataList { metadata = 1, items = 2 }` message of a list given
+/// in JSON (`metadata` and every item's `metadata` are read), to be enveloped as
+/// `meta.k8s.io/v1` `PartialObjectMetadataList`.
+pub fn encode_partial_object_metadata_list(
+    list: &serde_json::Value,
+) -> Result<Vec<u8>, ProtoError> {
+    let list_meta: ListMeta = match list.get("metadata") {
+        Some(m) => serde_json::from_value(m.clone())
+            .map_err(|e| ProtoError::Invalid(format!("list metadata: {e}")))?,
+        None => ListMeta::default(),
+    };
+    let mut buf = Vec::new();
+    put_message(&mut buf, 1, &list_meta);
+    for item in list
+        .get("items")
+        .and_then(serde_json::Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        put_len_delimited(&mut buf, 2, &encode_partial_object_metadata(item)?);
+    }
+    Ok(buf)
+}
+
+fn object_meta_of(object: &serde_json::Value) -> Result<ObjectMeta, ProtoError> {
+    match object.get("metadata") {
+        Some(m) => serde_json::from_value(m.clone())
+            .map_err(|e| ProtoError::Invalid(format!("metadata: {e}"))),
+        None => Ok(ObjectMeta::default()),
+    }
+}
