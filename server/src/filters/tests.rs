@@ -300,3 +300,32 @@ async fn full_in_flight_pool_gets_429_but_masters_are_exempt() {
     assert_eq!(code, StatusCode::OK);
     let _ = slow.await;
 }
+
+#[tokio::test]
+async fn request_timeout_parameter_shortens_the_deadline() {
+    let started = std::time::Instant::now();
+    let (code, _) = call(
+        app(true),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/secrets?timeout=50ms",
+            Some(ADMIN),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::GATEWAY_TIMEOUT);
+    assert!(started.elapsed() < Duration::from_millis(190));
+    let (code, body) = call(
+        app(true),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/secrets?timeout=soon",
+            Some(ADMIN),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    assert_eq!(status_json(&body)["reason"], "BadRequest");
+}

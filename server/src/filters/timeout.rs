@@ -1,5 +1,5 @@
-//! Request timeout: ordinary requests that take longer than `--request-timeout` get 504
-//! `Timeout`. Long-running requests (watches) are exempt, but their response bodies end when the
+//! Request timeout: ordinary requests that take longer than `--request-timeout` (or a shorter
+//! `?timeout=` of the request, as `kubectl --request-timeout` sends) get 504 `Timeout`. Long-running requests (watches) are exempt, but their response bodies end when the
 //! server stops accepting requests, so shutdown is not held up by open watches.
 
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use futures::StreamExt;
 use http::Response;
 
 use super::{ChainConfig, status_response};
+use crate::genericserver::duration::parse_duration;
 use crate::request_info::RequestInfo;
 
 /// The filter.
@@ -33,7 +34,22 @@ pub async fn filter(
             .take_until(Box::pin(async move { stop.wait().await }));
         return Response::from_parts(parts, Body::from_stream(stream));
     }
-    match tokio::time::timeout(config.request_timeout, next.run(req)).await {
+    let mut limit = config.request_timeout;
+    if let Some(asked) =
+        crate::request_info::query_param(req.uri().query().unwrap_or(""), "timeout")
+            .filter(|v| !v.is_empty())
+    {
+        match parse_duration(&asked) {
+            Ok(d) if !d.is_zero() => limit = limit.min(d),
+            Ok(_) => {}
+            Err(_) => {
+                return status_response(&ApiError::bad_request(format!(
+                    "invalid timeout specified in the request URL: {asked:?}"
+                )));
+            }
+        }
+    }
+    match tokio::time::timeout(limit, next.run(req)).await {
         Ok(resp) => resp,
         Err(_) => status_response(&ApiError::request_timeout()),
     }
