@@ -218,8 +218,33 @@ fn valid_version_name(name: &str) -> bool {
         })
 }
 
+/// Reports CEL rules that do not parse.
+fn check_rules(rules: &[crate::model::CelRule], diags: &mut Diagnostics) {
+    for r in rules {
+        // The CEL parser may panic on some malformed input instead of returning an error.
+        let result = std::panic::catch_unwind(|| {
+            cel_interpreter::Program::compile(&r.cel)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
+        let problem = match result {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e.lines().next().unwrap_or_default().to_string(),
+            Err(_) => "the CEL parser rejected it".to_string(),
+        };
+        diags.push(
+            r.loc.clone(),
+            format!("the CEL rule `{}` does not compile: {problem}", r.cel),
+        );
+    }
+}
+
 /// Checks one struct and its fields.
 fn check_struct(v: &VersionModel, s: &StructModel, names: &[&str], diags: &mut Diagnostics) {
+    check_rules(&s.rules, diags);
+    for f in &s.fields {
+        check_rules(&f.rules, diags);
+    }
     if let Some(k) = &s.kind {
         match s.field("metadata") {
             Some(f) if f.ty == TypeRef::Meta(crate::model::MetaType::ObjectMeta) => {}

@@ -255,3 +255,26 @@ fn defaulting_and_validation_hooks_are_called_when_defined() {
         "validation hook"
     );
 }
+
+#[test]
+fn a_cel_rule_that_does_not_compile_fails_the_build() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("example.dev/v1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(
+        &file,
+        text.replacen("self.spec.replicas > 100)", "self.spec.replicas > )", 1),
+    )
+    .expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0]
+            .message
+            .starts_with("the CEL rule `!(has(self.spec.color)"),
+        "{}",
+        errors[0].message
+    );
+    assert!(errors[0].message.contains("does not compile"));
+    assert!(errors[0].loc.file.ends_with("example.dev/v1.rs"));
+}

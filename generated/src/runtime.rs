@@ -158,7 +158,10 @@ impl CelRule {
                     "the rule is longer than {CEL_MAX_EXPRESSION_LEN} characters"
                 ));
             }
-            cel_interpreter::Program::compile(self.expression).map_err(|e| e.to_string())
+            // The CEL parser may panic on some malformed input instead of returning an error.
+            std::panic::catch_unwind(|| cel_interpreter::Program::compile(self.expression))
+                .map_err(|_| "the CEL parser rejected the rule".to_string())?
+                .map_err(|e| e.to_string())
         })
     }
 
@@ -254,7 +257,17 @@ pub fn check_rules(rules: &[CelRule], value: &Value, path: &str, errors: &mut Ve
         };
         let mut cx = cel_interpreter::Context::default();
         cx.add_variable_from_value("self", this.clone());
-        match program.execute(&cx) {
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program.execute(&cx)));
+        let Ok(result) = result else {
+            errors.push(FieldError::invalid(
+                path,
+                &bad_value,
+                "rule evaluation error: the CEL interpreter failed",
+            ));
+            continue;
+        };
+        match result {
             Ok(cel_interpreter::Value::Bool(true)) => {}
             Ok(cel_interpreter::Value::Bool(false)) => {
                 errors.push(FieldError::invalid(path, &bad_value, rule.message))
