@@ -246,7 +246,10 @@ pub fn check_max_length(v: &Value, path: &str, max: usize, errors: &mut Vec<Fiel
             FieldErrorType::TooLong,
             path,
             Some(crate::errors::render_value(v)),
-            format!("may not be more than {max} bytes"),
+            format!(
+                "may not be more than {max} {}",
+                if max == 1 { "byte" } else { "bytes" }
+            ),
         ));
     }
 }
@@ -325,7 +328,10 @@ pub fn check_max_items(v: &Value, path: &str, max: usize, errors: &mut Vec<Field
             FieldErrorType::TooMany,
             path,
             Some(items.len().to_string()),
-            format!("must have at most {max} items"),
+            format!(
+                "must have at most {max} {}",
+                if max == 1 { "item" } else { "items" }
+            ),
         ));
     }
 }
