@@ -109,8 +109,10 @@ fn serialize_entry(f: &FieldModel) -> TokenStream {
         TypeRef::Option(inner) if f.proto_by_value => {
             let inner = rust_type(inner);
             quote! {
-                if let ::std::option::Option::Some(v) = &self.#fname {
-                    if *v != <#inner as ::std::default::Default>::default() { map.serialize_entry(#json, v)?; }
+                if let ::std::option::Option::Some(v) = &self.#fname
+                    && *v != <#inner as ::std::default::Default>::default()
+                {
+                    map.serialize_entry(#json, v)?;
                 }
             }
         }
