@@ -226,12 +226,15 @@ fn to_cel(v: &Value) -> cel_interpreter::Value {
 }
 
 /// Evaluates rules with `self` bound to `value`; each failing rule adds
-/// `<path>: Invalid value: "<type>": <message>`.
+/// `<path>: Invalid value: "<type>": <message>` (`<nil>` as the path of the root object, as
+/// Kubernetes prints it).
 pub fn check_rules(rules: &[CelRule], value: &Value, path: &str, errors: &mut Vec<FieldError>) {
     if rules.is_empty() {
         return;
     }
     let bad_value = Value::from(type_name(value));
+    // Kubernetes reports rules of the root object at a nil field path, printed as `<nil>`.
+    let path = if path.is_empty() { "<nil>" } else { path };
     let mut nodes = 0;
     count_nodes(value, CEL_MAX_NODES, &mut nodes);
     if nodes > CEL_MAX_NODES {

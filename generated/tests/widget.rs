@@ -115,7 +115,7 @@ fn validates_with_kubernetes_messages() {
                      "spec": {"replicas": 101, "color": "red"}});
     assert_eq!(
         messages(&ops.validate_create("v1", &red).expect("validate")),
-        [": Invalid value: \"object\": a red widget may have at most 100 replicas"]
+        ["<nil>: Invalid value: \"object\": a red widget may have at most 100 replicas"]
     );
     let ok = json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
                     "spec": {"replicas": 100, "color": "red"}});
