@@ -174,6 +174,9 @@ pub(super) async fn open(store: &Store, key: &str, opts: ListOptions) -> Result<
             });
         }
         list.revision + 1
+    } else if rv == 0 {
+        // No initial state requested and no position given: from now on.
+        0
     } else {
         rv + 1
     };

@@ -166,6 +166,7 @@ macro_rules! conformance_tests {
             watch_conformance::watch_cancel,
             watch_conformance::watch_bookmarks,
             watch_conformance::watch_initial_events,
+            watch_conformance::watch_without_initial_events,
             watch_conformance::watch_ordering_under_concurrency,
         );
     };

@@ -350,3 +350,27 @@ pub async fn watch_ordering_under_concurrency(factory: &Factory) {
     }
     expect_no_event(&mut w, Duration::from_millis(300)).await;
 }
+
+/// sendInitialEvents=false without a resourceVersion starts from now: existing objects are not
+/// replayed, later changes are delivered.
+pub async fn watch_without_initial_events(factory: &Factory) {
+    let ctx = factory().await;
+    create(&ctx, "ns", "old", &[], "old").await;
+    let opts = ListOptions {
+        send_initial_events: Some(false),
+        ..watch_all("")
+    };
+    let mut w = ctx
+        .store
+        .watch(ctx.keys.resource_prefix(), opts)
+        .await
+        .expect("watch");
+    let n = create(&ctx, "ns", "new", &[], "new").await;
+    let first = added(next_non_bookmark(&mut w).await);
+    assert_eq!(
+        spec_of(&first.data),
+        "new",
+        "existing objects are not replayed"
+    );
+    assert_eq!(first.resource_version, n.resource_version);
+}
