@@ -1,0 +1,379 @@
+//! The benchmark run: starts apiary and the baseline, drives each workload and prints the
+//! report.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use http::{Method, StatusCode};
+
+use crate::client::{Conn, Endpoint, Kubeconfig, Proto};
+use crate::load::{Limit, Outcome, drive, quantile};
+use crate::process::{start_apiary, start_baseline};
+use crate::raw;
+use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
+
+/// Connection counts of the throughput cases.
+const CONNECTIONS: [usize; 3] = [1, 16, 64];
+/// Objects in the listed namespace.
+const LIST_OBJECTS: u64 = 10_000;
+/// Objects stored for the memory figure.
+const STORED_OBJECTS: u64 = 100_000;
+/// Bytes of `data.payload` in every ConfigMap.
+const PAYLOAD: usize = 256;
+/// Upper bound of any bulk-loading phase.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
+
+/// The JSON of a ConfigMap named `name` in `namespace`.
+fn configmap(namespace: &str, name: &str) -> Bytes {
+    let payload = "x".repeat(PAYLOAD);
+    Bytes::from(format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"{namespace}","labels":{{"app":"bench"}}}},"data":{{"payload":"{payload}"}}}}"#
+    ))
+}
+
+fn namespace(name: &str) -> Bytes {
+    Bytes::from(format!(
+        r#"{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"{name}"}}}}"#
+    ))
+}
+
+async fn connections(ep: &Endpoint, n: usize) -> anyhow::Result<Vec<Conn>> {
+    let mut conns = Vec::with_capacity(n);
+    for _ in 0..n {
+        conns.push(ep.connect().await?);
+    }
+    Ok(conns)
+}
+
+/// Creates ConfigMaps named `<tag><n>` in `ns` over `conns` connections.
+async fn http_creates(
+    ep: &Arc<Endpoint>,
+    ns: &str,
+    tag: &str,
+    conns: usize,
+    limit: Limit,
+) -> anyhow::Result<Outcome> {
+    let path = format!("/api/v1/namespaces/{ns}/configmaps");
+    let (ep2, ns, tag) = (Arc::clone(ep), ns.to_string(), tag.to_string());
+    drive(connections(ep, conns).await?, limit, move |mut conn, n| {
+        let req = ep2.request(Method::POST, &path, configmap(&ns, &format!("{tag}{n}")));
+        async move {
+            conn.expect(req, StatusCode::CREATED).await?;
+            Ok(conn)
+        }
+    })
+    .await
+}
+
+/// GETs `path` over `conns` connections; every answer must be `want`.
+async fn http_gets(
+    ep: &Arc<Endpoint>,
+    path: &str,
+    want: &Bytes,
+    conns: usize,
+    limit: Limit,
+) -> anyhow::Result<Outcome> {
+    let (ep2, path, want) = (Arc::clone(ep), path.to_string(), want.clone());
+    drive(connections(ep, conns).await?, limit, move |mut conn, _| {
+        let req = ep2.request(Method::GET, &path, Bytes::new());
+        let want = want.clone();
+        async move {
+            let body = conn.expect(req, StatusCode::OK).await?;
+            if body.len() != want.len() {
+                bail!("GET returned {} bytes, wanted {}", body.len(), want.len());
+            }
+            Ok(conn)
+        }
+    })
+    .await
+}
+
+async fn wait_ready(ep: &Endpoint) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(mut conn) = ep.connect().await {
+            let req = ep.request(Method::GET, "/readyz", Bytes::new());
+            if matches!(conn.send(req).await, Ok((StatusCode::OK, _))) {
+                return Ok(());
+            }
+        }
+        if Instant::now() > deadline {
+            bail!("apiary did not become ready within 60s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Timed sequential GETs of one list URL (at most `max` samples or `budget`), checking the
+/// item count of the first answer.
+async fn list_samples(
+    conn: &mut Conn,
+    ep: &Endpoint,
+    path: &str,
+    items: usize,
+    max: usize,
+    budget: Duration,
+) -> anyhow::Result<Vec<Duration>> {
+    let start = Instant::now();
+    let mut samples = Vec::new();
+    while samples.len() < max && start.elapsed() < budget {
+        let req = ep.request(Method::GET, path, Bytes::new());
+        let t = Instant::now();
+        let body = conn.expect(req, StatusCode::OK).await?;
+        samples.push(t.elapsed());
+        if samples.len() == 1 {
+            let list: serde_json::Value = serde_json::from_slice(&body)?;
+            let n = list["items"].as_array().map_or(0, Vec::len);
+            if n != items {
+                bail!("{path} returned {n} items, wanted {items}");
+            }
+        }
+    }
+    samples.sort();
+    Ok(samples)
+}
+
+/// Walks the collection in `limit=500` pages (at most `max_walks` or `budget`); returns the
+/// sorted page latencies and walk durations.
+async fn paged_samples(
+    conn: &mut Conn,
+    ep: &Endpoint,
+    base: &str,
+    items: usize,
+    max_walks: usize,
+    budget: Duration,
+) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
+    let start = Instant::now();
+    let (mut pages, mut walks) = (Vec::new(), Vec::new());
+    while walks.len() < max_walks && start.elapsed() < budget {
+        let mut page_time = Duration::ZERO;
+        let (mut token, mut seen) = (String::new(), 0usize);
+        loop {
+            let path = if token.is_empty() {
+                format!("{base}?limit=500")
+            } else {
+                format!("{base}?limit=500&continue={token}")
+            };
+            let req = ep.request(Method::GET, &path, Bytes::new());
+            let t = Instant::now();
+            let body = conn.expect(req, StatusCode::OK).await?;
+            let took = t.elapsed();
+            pages.push(took);
+            page_time += took;
+            let list: serde_json::Value = serde_json::from_slice(&body)?;
+            seen += list["items"].as_array().map_or(0, Vec::len);
+            token = list["metadata"]["continue"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if token.is_empty() {
+                break;
+            }
+        }
+        if seen != items {
+            bail!("paging {base} saw {seen} items, wanted {items}");
+        }
+        // A walk's time is the sum of its requests (the client's JSON parsing excluded).
+        walks.push(page_time);
+    }
+    pages.sort();
+    walks.sort();
+    Ok((pages, walks))
+}
+
+/// Runs every benchmark and prints the report.
+pub async fn run(case: Duration) -> anyhow::Result<()> {
+    let machine = Machine::read();
+    let started = Instant::now();
+    let tmp = tempfile::Builder::new()
+        .prefix("apiary-bench-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
+    let data_dir = tmp.path().join("apiary");
+    let (apiary, kubeconfig) = start_apiary(&data_dir)?;
+    let creds = Kubeconfig::read(&kubeconfig)?;
+    let addr = creds.addr()?;
+    let h1 = Endpoint::new(addr, Proto::H1, &creds)?;
+    let h2 = Endpoint::new(addr, Proto::H2, &creds)?;
+    wait_ready(&h1).await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle_rss = apiary.rss()?;
+    eprintln!(
+        "apiary pid {} ready; idle RSS {idle_rss} bytes",
+        apiary.pid()
+    );
+
+    let mut conn = h1.connect().await?;
+    for ns in ["bench", "get", "list", "fill"] {
+        let req = h1.request(Method::POST, "/api/v1/namespaces", namespace(ns));
+        conn.expect(req, StatusCode::CREATED).await?;
+    }
+    let mut stored: u64 = 0;
+
+    // 1. Creates against raw storage, interleaved per concurrency so drifting background load
+    // hits both sides alike.
+    let probe = h1.request(
+        Method::POST,
+        "/api/v1/namespaces/bench/configmaps",
+        configmap("bench", "probe"),
+    );
+    let value_size = conn.expect(probe, StatusCode::CREATED).await?.len();
+    stored += 1;
+    let mut creates = Vec::new();
+    for c in CONNECTIONS {
+        eprintln!("creates at {c} connections");
+        let server = http_creates(&h1, "bench", &format!("c{c}-"), c, Limit::time(case)).await?;
+        stored += server.ops;
+        let raw_dir = tmp.path().join(format!("raw-{c}"));
+        let raw = raw::creates(&raw_dir, c, value_size, Limit::time(case)).await?;
+        std::fs::remove_dir_all(&raw_dir).with_context(|| format!("removing {raw_dir:?}"))?;
+        creates.push(CreateRow {
+            connections: c,
+            server,
+            raw,
+        });
+    }
+
+    // 2. GETs of one object against the minimal handler returning the same bytes.
+    let req = h1.request(
+        Method::POST,
+        "/api/v1/namespaces/get/configmaps",
+        configmap("get", "target"),
+    );
+    conn.expect(req, StatusCode::CREATED).await?;
+    stored += 1;
+    let get_path = "/api/v1/namespaces/get/configmaps/target";
+    let object = conn
+        .expect(
+            h1.request(Method::GET, get_path, Bytes::new()),
+            StatusCode::OK,
+        )
+        .await?;
+    let body_file = tmp.path().join("object.json");
+    std::fs::write(&body_file, &object)?;
+    let (baseline, port) = start_baseline(&data_dir.join("pki"), &body_file)?;
+    let base_addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut gets = Vec::new();
+    for proto in [Proto::H1, Proto::H2] {
+        let server_ep = if proto == Proto::H1 { &h1 } else { &h2 };
+        let base_ep = Endpoint::new(base_addr, proto, &creds)?;
+        for c in CONNECTIONS {
+            eprintln!("GETs at {c} connections over {}", proto.label());
+            let server = http_gets(server_ep, get_path, &object, c, Limit::time(case)).await?;
+            let minimal = http_gets(&base_ep, get_path, &object, c, Limit::time(case)).await?;
+            gets.push(GetRow {
+                proto,
+                connections: c,
+                server,
+                baseline: minimal,
+            });
+        }
+    }
+    drop(baseline);
+
+    // 3. Lists of 10k objects.
+    eprintln!("loading {LIST_OBJECTS} objects to list");
+    let loaded = http_creates(
+        &h1,
+        "list",
+        "l-",
+        64,
+        Limit::ops(LIST_OBJECTS, LOAD_TIMEOUT),
+    )
+    .await?;
+    stored += loaded.ops;
+    if loaded.ops != LIST_OBJECTS {
+        bail!(
+            "created only {} of {LIST_OBJECTS} objects to list",
+            loaded.ops
+        );
+    }
+    let list_path = "/api/v1/namespaces/list/configmaps";
+    let items = LIST_OBJECTS as usize;
+    let budget = Duration::from_secs(20);
+    eprintln!("listing");
+    let full = list_samples(&mut conn, &h1, list_path, items, 50, budget).await?;
+    let full_rv0 = list_samples(
+        &mut conn,
+        &h1,
+        &format!("{list_path}?resourceVersion=0"),
+        items,
+        50,
+        budget,
+    )
+    .await?;
+    let (pages, walks) = paged_samples(&mut conn, &h1, list_path, items, 5, budget).await?;
+    let lists = vec![
+        ListRow::new(
+            "full list, resourceVersion unset (consistent, from the watch cache)",
+            full,
+            true,
+        ),
+        ListRow::new("full list, resourceVersion=0 (watch cache)", full_rv0, true),
+        ListRow::new("one limit=500 page (delegated to storage)", pages, false),
+        ListRow::new("all 20 limit=500 pages, summed", walks, false),
+    ];
+
+    // 4. Memory with 100k objects stored.
+    let remaining = STORED_OBJECTS.saturating_sub(stored);
+    eprintln!("loading {remaining} more objects for the memory figure");
+    let filled = http_creates(&h1, "fill", "f-", 64, Limit::ops(remaining, LOAD_TIMEOUT)).await?;
+    stored += filled.ops;
+    if filled.ops != remaining {
+        bail!("created only {} of {remaining} filler objects", filled.ops);
+    }
+    drop(conn);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let loaded_rss = apiary.rss()?;
+    let peak_rss = apiary.peak_rss()?;
+    apiary.terminate(Duration::from_secs(30))?;
+    let store_dir = data_dir.join("store");
+    let configmaps = raw::census(&store_dir, "/registry/configmaps/").await?;
+    let everything = raw::census(&store_dir, "/").await?;
+    let file_bytes = dir_bytes(&store_dir)?;
+    if configmaps.keys < stored {
+        bail!(
+            "the store holds {} ConfigMaps, {stored} were created",
+            configmaps.keys
+        );
+    }
+    let memory = MemoryRow {
+        idle_rss,
+        loaded_rss,
+        peak_rss,
+        configmaps,
+        everything,
+        file_bytes,
+    };
+
+    report::print(&report::Report {
+        machine,
+        machine_after: Machine::read(),
+        value_size,
+        creates,
+        gets,
+        lists,
+        memory,
+        total: started.elapsed(),
+        case,
+    });
+    Ok(())
+}
+
+fn dir_bytes(dir: &Path) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let meta = entry?.metadata()?;
+        if meta.is_file() {
+            total += meta.len();
+        }
+    }
+    Ok(total)
+}
+
+/// The median of sorted samples.
+pub fn median(sorted: &[Duration]) -> Duration {
+    quantile(sorted, 0.5)
+}
