@@ -8,7 +8,8 @@
 //! It lists the Widgets of the namespace (default `default`), creates `widget-client-demo`
 //! (replicas 2, color blue) if it does not exist, then watches Widgets with
 //! `kube::runtime::watcher` and prints each event until the first event that shows the new
-//! Widget (or for at most 30 seconds).
+//! Widget; it fails when no such event arrives within 30 seconds. The root package's
+//! `tests/kube_rs_client.rs` compiles this file and calls [`run`] against the apiary binary.
 
 use std::time::Duration;
 
@@ -29,11 +30,16 @@ async fn main() -> anyhow::Result<()> {
         .next()
         .ok_or_else(|| anyhow::anyhow!("usage: widget_client <kubeconfig> [namespace]"))?;
     let namespace = args.next().unwrap_or_else(|| "default".to_string());
+    run(&kubeconfig_path, &namespace).await
+}
 
-    let kubeconfig = Kubeconfig::read_from(&kubeconfig_path)?;
+/// Lists, creates and watches Widgets in `namespace` of the cluster of the kubeconfig file
+/// `kubeconfig_path`.
+pub async fn run(kubeconfig_path: &str, namespace: &str) -> anyhow::Result<()> {
+    let kubeconfig = Kubeconfig::read_from(kubeconfig_path)?;
     let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
     let client = Client::try_from(config)?;
-    let widgets: Api<KubeObject<Widget>> = Api::namespaced(client, &namespace);
+    let widgets: Api<KubeObject<Widget>> = Api::namespaced(client, namespace);
 
     let list = widgets.list(&ListParams::default()).await?;
     println!("{} widgets in {namespace}", list.items.len());
@@ -85,7 +91,7 @@ async fn main() -> anyhow::Result<()> {
     .await;
     match watched {
         Ok(result) => result?,
-        Err(_) => println!("no event for {NAME} within 30s"),
+        Err(_) => anyhow::bail!("no watch event for {NAME} within 30s"),
     }
     Ok(())
 }

@@ -1,0 +1,261 @@
+"""The Python `kubernetes` client against a running apiary.
+
+Usage: client_test.py <kubeconfig> <namespace>
+
+Loads the kubeconfig apiary wrote, then drives ConfigMaps through CoreV1Api (create, read,
+list with selectors, watch with kubernetes.watch.Watch, a 409 on a stale update) and Widgets
+through kubernetes.dynamic.DynamicClient (create, get, list, patch, server-side apply, the
+status subresource, delete). Every failed check is printed; the exit code is 1 when a check
+failed and 2 when a step raised.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+import kubernetes
+from kubernetes import client, config, dynamic, watch
+from kubernetes.client.rest import ApiException
+from kubernetes.dynamic.exceptions import NotFoundError
+
+FAILURES = []
+
+
+def check(cond, message):
+    """Records message as a failure unless cond holds."""
+    if not cond:
+        FAILURES.append(message)
+        print("FAIL:", message, flush=True)
+
+
+def status_of(exc):
+    """The decoded Status body of an ApiException."""
+    try:
+        return json.loads(exc.body)
+    except (TypeError, ValueError):
+        return {}
+
+
+def core_v1(ns):
+    """CoreV1Api: namespaces and ConfigMaps."""
+    v1 = client.CoreV1Api()
+    created_ns = v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
+    check(created_ns.metadata.name == ns, f"namespace name: {created_ns.metadata.name}")
+    check(created_ns.status.phase == "Active", f"namespace phase: {created_ns.status.phase}")
+    names = [n.metadata.name for n in v1.list_namespace().items]
+    for expected in (ns, "default", "kube-system", "kube-public"):
+        check(expected in names, f"namespace {expected} missing from {names}")
+
+    cm = client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name="settings", labels={"app": "py"}),
+        data={"color": "blue"},
+    )
+    created = v1.create_namespaced_config_map(ns, cm)
+    check(created.metadata.uid, "created ConfigMap has no uid")
+    check(created.metadata.resource_version.isdigit(), f"resourceVersion: {created.metadata.resource_version}")
+    check(created.data == {"color": "blue"}, f"created data: {created.data}")
+    v1.create_namespaced_config_map(
+        ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="other", labels={"app": "other"}), data={"a": "1"})
+    )
+
+    read = v1.read_namespaced_config_map("settings", ns)
+    check(read.data == {"color": "blue"}, f"read data: {read.data}")
+    listed = v1.list_namespaced_config_map(ns)
+    check(sorted(i.metadata.name for i in listed.items) == ["other", "settings"], f"list: {[i.metadata.name for i in listed.items]}")
+    check(listed.metadata.resource_version.isdigit(), f"list resourceVersion: {listed.metadata.resource_version}")
+    selected = v1.list_namespaced_config_map(ns, label_selector="app=py")
+    check([i.metadata.name for i in selected.items] == ["settings"], f"label selector: {[i.metadata.name for i in selected.items]}")
+    by_field = v1.list_namespaced_config_map(ns, field_selector="metadata.name=other")
+    check([i.metadata.name for i in by_field.items] == ["other"], f"field selector: {[i.metadata.name for i in by_field.items]}")
+    everywhere = v1.list_config_map_for_all_namespaces(label_selector="app=py")
+    check(any(i.metadata.namespace == ns for i in everywhere.items), "list for all namespaces misses the ConfigMap")
+    page = v1.list_namespaced_config_map(ns, limit=1)
+    check(len(page.items) == 1 and page.metadata._continue, f"limit=1 page: {len(page.items)} items, continue {page.metadata._continue!r}")
+    rest = v1.list_namespaced_config_map(ns, limit=1, _continue=page.metadata._continue)
+    check(len(rest.items) == 1 and not rest.metadata._continue, "second page")
+
+    # A stale update is refused with 409 Conflict.
+    stale = v1.read_namespaced_config_map("settings", ns)
+    fresh = v1.read_namespaced_config_map("settings", ns)
+    fresh.data["color"] = "green"
+    updated = v1.replace_namespaced_config_map("settings", ns, fresh)
+    check(updated.data["color"] == "green", f"replace: {updated.data}")
+    check(int(updated.metadata.resource_version) > int(stale.metadata.resource_version), "replace did not move resourceVersion")
+    stale.data["color"] = "red"
+    try:
+        v1.replace_namespaced_config_map("settings", ns, stale)
+        check(False, "a stale update succeeded")
+    except ApiException as e:
+        body = status_of(e)
+        check(e.status == 409, f"stale update status {e.status}")
+        check(body.get("reason") == "Conflict", f"stale update reason: {body}")
+        check(
+            "the object has been modified; please apply your changes to the latest version and try again" in body.get("message", ""),
+            f"stale update message: {body.get('message')}",
+        )
+        check(body.get("kind") == "Status" and body.get("code") == 409, f"stale update body: {body}")
+
+    try:
+        v1.create_namespaced_config_map(ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="settings")))
+        check(False, "creating an existing ConfigMap succeeded")
+    except ApiException as e:
+        check(e.status == 409 and status_of(e).get("reason") == "AlreadyExists", f"duplicate create: {e.status} {e.body}")
+    try:
+        v1.read_namespaced_config_map("missing", ns)
+        check(False, "reading a missing ConfigMap succeeded")
+    except ApiException as e:
+        body = status_of(e)
+        check(e.status == 404 and body.get("reason") == "NotFound", f"missing read: {e.status} {e.body}")
+        check(body.get("message") == 'configmaps "missing" not found', f"missing message: {body.get('message')}")
+
+    patched = v1.patch_namespaced_config_map("settings", ns, {"data": {"size": "3"}})
+    check(patched.data == {"color": "green", "size": "3"}, f"strategic patch: {patched.data}")
+
+    # Watch from the list's resourceVersion sees ADDED, MODIFIED, DELETED in order.
+    start = v1.list_namespaced_config_map(ns).metadata.resource_version
+
+    def mutate():
+        time.sleep(0.5)
+        v1.create_namespaced_config_map(ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="watched"), data={"n": "1"}))
+        v1.patch_namespaced_config_map("watched", ns, {"data": {"n": "2"}})
+        v1.delete_namespaced_config_map("watched", ns)
+
+    writer = threading.Thread(target=mutate)
+    writer.start()
+    seen = []
+    w = watch.Watch()
+    for event in w.stream(v1.list_namespaced_config_map, ns, resource_version=start, timeout_seconds=20):
+        obj = event["object"]
+        seen.append((event["type"], obj.metadata.name, (obj.data or {}).get("n")))
+        if event["type"] == "DELETED" and obj.metadata.name == "watched":
+            w.stop()
+    writer.join()
+    expected = [("ADDED", "watched", "1"), ("MODIFIED", "watched", "2"), ("DELETED", "watched", "2")]
+    check(seen == expected, f"watch events: {seen}")
+
+    # A watch with a label selector and a short timeout ends by itself.
+    began = time.time()
+    quiet = list(watch.Watch().stream(v1.list_namespaced_config_map, ns, label_selector="app=none", timeout_seconds=2))
+    check(quiet == [], f"selector watch events: {quiet}")
+    check(time.time() - began < 15, "timeout_seconds=2 watch did not end")
+    print("PASS: CoreV1Api", flush=True)
+
+
+def dynamic_widgets(ns):
+    """The dynamic client on Widgets."""
+    cache = os.path.join(tempfile.mkdtemp(), "discovery.json")
+    dyn = dynamic.DynamicClient(client.ApiClient(), cache_file=cache)
+    widgets = dyn.resources.get(api_version="example.dev/v1", kind="Widget")
+    check(widgets.namespaced, "Widget is not namespaced")
+    check(widgets.name == "widgets", f"resource name: {widgets.name}")
+    check("wd" in (widgets.short_names or []), f"short names: {widgets.short_names}")
+
+    body = {
+        "apiVersion": "example.dev/v1",
+        "kind": "Widget",
+        "metadata": {"name": "py", "labels": {"lang": "python"}},
+        "spec": {"replicas": 2, "color": "blue"},
+    }
+    created = widgets.create(body=body, namespace=ns)
+    check(created.metadata.name == "py" and created.metadata.namespace == ns, f"created: {created.metadata}")
+    check(created.spec.replicas == 2, f"created spec: {created.spec}")
+    check(created.metadata.generation == 1, f"generation: {created.metadata.generation}")
+    widgets.create(body={**body, "metadata": {"name": "py2"}, "spec": {"replicas": 1}}, namespace=ns)
+
+    got = widgets.get(name="py", namespace=ns)
+    check(got.spec.color == "blue", f"get: {got.spec}")
+    listed = widgets.get(namespace=ns)
+    check(listed.kind == "WidgetList", f"list kind: {listed.kind}")
+    check(sorted(i.metadata.name for i in listed.items) == ["py", "py2"], f"list: {[i.metadata.name for i in listed.items]}")
+    selected = widgets.get(namespace=ns, label_selector="lang=python")
+    check([i.metadata.name for i in selected.items] == ["py"], f"selected: {[i.metadata.name for i in selected.items]}")
+
+    patched = widgets.patch(
+        body={"spec": {"replicas": 5}}, name="py", namespace=ns, content_type="application/merge-patch+json"
+    )
+    check(patched.spec.replicas == 5 and patched.spec.color == "blue", f"merge patch: {patched.spec}")
+    check(patched.metadata.generation == 2, f"generation after patch: {patched.metadata.generation}")
+    jsonpatched = widgets.patch(
+        body=[{"op": "replace", "path": "/spec/color", "value": "green"}],
+        name="py",
+        namespace=ns,
+        content_type="application/json-patch+json",
+    )
+    check(jsonpatched.spec.color == "green", f"json patch: {jsonpatched.spec}")
+    try:
+        widgets.patch(body={"spec": {"replicas": 6}}, name="py", namespace=ns)
+        check(False, "a strategic merge patch of a Widget succeeded")
+    except ApiException as e:
+        check(e.status == 415, f"strategic patch status {e.status}: {e.body}")
+
+    applied = widgets.server_side_apply(
+        body={"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "py"}, "spec": {"replicas": 7}},
+        namespace=ns,
+        field_manager="python",
+        force_conflicts=True,
+    )
+    check(applied.spec.replicas == 7, f"server-side apply: {applied.spec}")
+    managers = [m.manager for m in applied.metadata.managedFields]
+    check("python" in managers, f"managers: {managers}")
+
+    status = widgets.status.patch(
+        body={"status": {"replicas": 3, "selector": "app=py"}},
+        name="py",
+        namespace=ns,
+        content_type="application/merge-patch+json",
+    )
+    check(status.status.replicas == 3, f"status patch: {status.status}")
+    check(status.spec.replicas == 7, f"status patch changed spec: {status.spec}")
+
+    try:
+        widgets.create(body={**body, "metadata": {"name": "bad"}, "spec": {"replicas": -1}}, namespace=ns)
+        check(False, "an invalid Widget was created")
+    except ApiException as e:
+        s = status_of(e)
+        check(e.status == 422 and s.get("reason") == "Invalid", f"invalid create: {e.status} {e.body}")
+        causes = (s.get("details") or {}).get("causes") or []
+        check(
+            any(c.get("field") == "spec.replicas" and c.get("reason") == "FieldValueInvalid" for c in causes),
+            f"invalid causes: {causes}",
+        )
+
+    alpha = dyn.resources.get(api_version="example.dev/v1alpha1", kind="Widget")
+    old = alpha.get(name="py", namespace=ns)
+    check(old.apiVersion == "example.dev/v1alpha1" and old.spec.size == 7, f"v1alpha1 read: {old}")
+
+    deleted = widgets.delete(name="py2", namespace=ns)
+    check(deleted.kind == "Status" and deleted.status == "Success", f"delete: {deleted}")
+    try:
+        widgets.get(name="py2", namespace=ns)
+        check(False, "a deleted Widget is still readable")
+    except NotFoundError:
+        pass
+    widgets.delete(name="py", namespace=ns)
+    check(widgets.get(namespace=ns).items == [], "widgets left after deleting")
+    print("PASS: DynamicClient", flush=True)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    kubeconfig, ns = sys.argv[1], sys.argv[2]
+    print("kubernetes", kubernetes.__version__, flush=True)
+    config.load_kube_config(config_file=kubeconfig)
+    try:
+        core_v1(ns)
+        dynamic_widgets(ns)
+    except Exception:  # noqa: BLE001 - any error is a failure of the run, reported in full.
+        traceback.print_exc()
+        return 2
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed", flush=True)
+    return min(len(FAILURES), 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
