@@ -66,11 +66,14 @@ where
     started.elapsed()
 }
 
-fn bench(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+/// A fresh etcd for one benchmark, so no benchmark runs against a database grown by another.
+struct Target {
+    _etcd: EtcdProcess,
+    client: etcd_client::Client,
+    store: Arc<Store>,
+}
+
+fn fresh(runtime: &tokio::runtime::Runtime) -> Target {
     let etcd = EtcdProcess::start().expect("etcd must be installed and start");
     let backend = runtime
         .block_on(EtcdBackend::connect(EtcdConfig::new([etcd.endpoint()])))
@@ -80,12 +83,26 @@ fn bench(c: &mut Criterion) {
         Arc::new(backend) as Arc<dyn Backend>,
         StoreConfig::new(PREFIX, Arc::new(OpaqueCodec)),
     ));
+    Target {
+        _etcd: etcd,
+        client,
+        store,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let round = Arc::new(AtomicU64::new(0));
 
     let mut group = c.benchmark_group("etcd_write");
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
     for writers in WRITERS {
+        let target = fresh(&runtime);
+        let client = target.client.clone();
         group.bench_with_input(
             BenchmarkId::new("raw_put", writers),
             &writers,
@@ -108,6 +125,9 @@ fn bench(c: &mut Criterion) {
                 })
             },
         );
+        drop(target);
+        let target = fresh(&runtime);
+        let client = target.client.clone();
         group.bench_with_input(
             BenchmarkId::new("raw_txn_create", writers),
             &writers,
@@ -140,6 +160,9 @@ fn bench(c: &mut Criterion) {
                 })
             },
         );
+        drop(target);
+        let target = fresh(&runtime);
+        let store = Arc::clone(&target.store);
         group.bench_with_input(
             BenchmarkId::new("store_create", writers),
             &writers,
@@ -164,7 +187,6 @@ fn bench(c: &mut Criterion) {
         );
     }
     group.finish();
-    drop(etcd);
 }
 
 criterion_group!(benches, bench);
