@@ -15,3 +15,102 @@ pub fn default_v1_secret(obj: &mut v1::Secret) {
         obj.data.insert(key, ::apimachinery::meta::Bytes(value.into_bytes()));
     }
 }
+
+/// The most bytes the values of a ConfigMap or Secret may hold together.
+const MAX_DATA_BYTES: usize = 1024 * 1024;
+
+/// Kubernetes' `IsConfigMapKey`: the problems of a ConfigMap or Secret key.
+fn config_key_problems(key: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if key.len() > 253 {
+        problems.push("must be no more than 253 characters".to_string());
+    }
+    let valid_chars = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+    if !valid_chars {
+        problems.push(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or \
+             'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+                .to_string(),
+        );
+    }
+    if key == "." {
+        problems.push("must not be '.'".to_string());
+    } else if key == ".." {
+        problems.push("must not be '..'".to_string());
+    } else if key.starts_with("..") {
+        problems.push("must not start with '..'".to_string());
+    }
+    problems
+}
+
+fn check_keys<'a>(field: &str, keys: impl Iterator<Item = &'a String>, errors: &mut Vec<FieldError>) {
+    for key in keys {
+        for problem in config_key_problems(key) {
+            errors.push(FieldError::invalid(format!("{field}[{key}]"), &serde_json::Value::from(key.as_str()), problem));
+        }
+    }
+}
+
+/// ConfigMap keys are config keys, no key is in both `data` and `binaryData`, and the values
+/// hold at most 1 MiB together.
+pub fn validate_v1_config_map(obj: &v1::ConfigMap, errors: &mut Vec<FieldError>) {
+    check_keys("data", obj.data.keys(), errors);
+    for key in obj.data.keys().filter(|k| obj.binary_data.contains_key(*k)) {
+        errors.push(FieldError::invalid(
+            format!("data[{key}]"),
+            &serde_json::Value::from(key.as_str()),
+            "duplicate of key present in binaryData",
+        ));
+    }
+    check_keys("binaryData", obj.binary_data.keys(), errors);
+    let total: usize = obj.data.values().map(String::len).sum::<usize>() + obj.binary_data.values().map(|b| b.0.len()).sum::<usize>();
+    if total > MAX_DATA_BYTES {
+        errors.push(FieldError::new(
+            ::apimachinery::errors::FieldErrorType::TooLong,
+            "",
+            None,
+            format!("may not be more than {MAX_DATA_BYTES} bytes"),
+        ));
+    }
+}
+
+/// Secret keys are config keys, the values hold at most 1 MiB together, and the well-known
+/// types carry their required keys.
+pub fn validate_v1_secret(obj: &v1::Secret, errors: &mut Vec<FieldError>) {
+    check_keys("data", obj.data.keys(), errors);
+    let total: usize = obj.data.values().map(|b| b.0.len()).sum();
+    if total > MAX_DATA_BYTES {
+        errors.push(FieldError::new(
+            ::apimachinery::errors::FieldErrorType::TooLong,
+            "data",
+            None,
+            format!("may not be more than {MAX_DATA_BYTES} bytes"),
+        ));
+    }
+    let require = |key: &str, errors: &mut Vec<FieldError>| {
+        if !obj.data.contains_key(key) {
+            errors.push(FieldError::required(format!("data[{key}]"), ""));
+        }
+    };
+    match obj.r#type.as_deref().unwrap_or("Opaque") {
+        "kubernetes.io/service-account-token" => {
+            if !obj.metadata.annotations.contains_key("kubernetes.io/service-account.name") {
+                errors.push(FieldError::required("metadata.annotations[kubernetes.io/service-account.name]", ""));
+            }
+        }
+        "kubernetes.io/dockercfg" => require(".dockercfg", errors),
+        "kubernetes.io/dockerconfigjson" => require(".dockerconfigjson", errors),
+        "kubernetes.io/basic-auth" => {
+            if !obj.data.contains_key("username") && !obj.data.contains_key("password") {
+                require("username", errors);
+                require("password", errors);
+            }
+        }
+        "kubernetes.io/ssh-auth" => require("ssh-privatekey", errors),
+        "kubernetes.io/tls" => {
+            require("tls.crt", errors);
+            require("tls.key", errors);
+        }
+        _ => {}
+    }
+}

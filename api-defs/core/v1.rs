@@ -109,6 +109,7 @@ pub struct Secret {
     /// How the data is meant to be used, such as `Opaque` or `kubernetes.io/tls`.
     #[proto(3, by_value)]
     #[default("Opaque")]
+    #[validate(immutable)]
     pub r#type: Option<String>,
 }
 

@@ -1,0 +1,80 @@
+//! Validation of the shipped core kinds with kube-apiserver's messages (markers plus the
+//! validation hooks of `api-defs/core/hooks.rs`).
+
+use serde_json::{Value, json};
+
+fn errors(kind: &str, value: &Value) -> Vec<String> {
+    let scheme = generated::scheme();
+    let ops = scheme
+        .by_kind("", kind)
+        .unwrap_or_else(|| panic!("{kind} registered"));
+    ops.validate_create("v1", value)
+        .expect("validates")
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn config_map_keys_and_duplicates() {
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"},
+        "data": {"ok.key": "1", "bad key": "2", "both": "3"}, "binaryData": {"both": "AA==", "..x": "AA=="}});
+    let errs = errors("ConfigMap", &cm);
+    assert!(errs.contains(&"data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')".to_string()), "{errs:?}");
+    assert!(
+        errs.contains(
+            &"data[both]: Invalid value: \"both\": duplicate of key present in binaryData"
+                .to_string()
+        ),
+        "{errs:?}"
+    );
+    assert!(
+        errs.contains(
+            &"binaryData[..x]: Invalid value: \"..x\": must not start with '..'".to_string()
+        ),
+        "{errs:?}"
+    );
+    assert_eq!(errs.len(), 3, "{errs:?}");
+
+    let big = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"},
+        "data": {"a": "x".repeat(1024 * 1024 + 1)}});
+    assert_eq!(
+        errors("ConfigMap", &big),
+        [": Too long: may not be more than 1048576 bytes"]
+    );
+}
+
+#[test]
+fn secret_types_require_their_keys() {
+    let tls = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"},
+        "type": "kubernetes.io/tls", "data": {"tls.crt": "AA=="}});
+    assert_eq!(errors("Secret", &tls), ["data[tls.key]: Required value"]);
+    let opaque = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"},
+        "type": "Opaque", "data": {"good": "AA=="}});
+    assert!(errors("Secret", &opaque).is_empty());
+    let sa = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"},
+        "type": "kubernetes.io/service-account-token"});
+    assert_eq!(
+        errors("Secret", &sa),
+        ["metadata.annotations[kubernetes.io/service-account.name]: Required value"]
+    );
+}
+
+#[test]
+fn secret_type_is_immutable() {
+    let scheme = generated::scheme();
+    let ops = scheme.by_kind("", "Secret").expect("Secret");
+    let old = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"}, "type": "Opaque"});
+    let mut new = old.clone();
+    new["type"] = json!("example.dev/custom");
+    let errs: Vec<String> = ops
+        .validate_update("v1", &new, &old)
+        .expect("validates")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errs,
+        ["type: Invalid value: \"example.dev/custom\": field is immutable"]
+    );
+}
