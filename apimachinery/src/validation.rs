@@ -363,6 +363,45 @@ pub fn check_max_properties(v: &Value, path: &str, max: usize, errors: &mut Vec<
     }
 }
 
+/// `#[list(type = "map", map_keys = […])]`: items with the same key fields are duplicates
+/// (`spec.ports[1]: Duplicate value: {"name":"http"}`).
+pub fn check_list_map_keys(v: &Value, path: &str, keys: &[&str], errors: &mut Vec<FieldError>) {
+    let Some(items) = v.as_array() else { return };
+    let mut seen: Vec<Value> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let key: serde_json::Map<String, Value> = keys
+            .iter()
+            .filter_map(|k| item.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        let key = Value::Object(key);
+        if seen.contains(&key) {
+            errors.push(FieldError::new(
+                FieldErrorType::Duplicate,
+                format!("{path}[{i}]"),
+                Some(crate::errors::render_value(&key)),
+                "",
+            ));
+        } else {
+            seen.push(key);
+        }
+    }
+}
+
+/// `#[list(type = "set")]`: equal items are duplicates (`spec.verbs[2]: Duplicate value: "get"`).
+pub fn check_list_set(v: &Value, path: &str, errors: &mut Vec<FieldError>) {
+    let Some(items) = v.as_array() else { return };
+    for (i, item) in items.iter().enumerate() {
+        if items[..i].contains(item) {
+            errors.push(FieldError::new(
+                FieldErrorType::Duplicate,
+                format!("{path}[{i}]"),
+                Some(crate::errors::render_value(item)),
+                "",
+            ));
+        }
+    }
+}
+
 /// `#[validate(required)]`: the key must be present and not null (and not an empty string).
 pub fn check_required(obj: &Value, key: &str, path: &str, errors: &mut Vec<FieldError>) {
     match obj.get(key) {
@@ -614,6 +653,25 @@ mod tests {
                 "spec.color: Too long: may not be more than 63 bytes",
                 "spec.color: Invalid value: \"Red\": spec.color in body should match '^[a-z]+$'",
                 "spec.mode: Unsupported value: \"x\": supported values: \"A\", \"B\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn list_maps_and_sets_report_duplicates() {
+        let mut e = Vec::new();
+        check_list_map_keys(
+            &json!([{"name": "a", "port": 1}, {"name": "a", "port": 2}]),
+            "spec.ports",
+            &["name"],
+            &mut e,
+        );
+        check_list_set(&json!(["get", "list", "get"]), "rules[0].verbs", &mut e);
+        assert_eq!(
+            strings(&e),
+            [
+                "spec.ports[1]: Duplicate value: {\"name\":\"a\"}",
+                "rules[0].verbs[2]: Duplicate value: \"get\""
             ]
         );
     }

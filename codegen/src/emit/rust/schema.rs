@@ -169,7 +169,17 @@ fn emit_validation(f: &FieldModel, rules_ident: &proc_macro2::Ident) -> TokenStr
             quote! { ::apimachinery::validation::check_required(value, #json, path, errors); },
         );
     }
-    let container = container_checks(v);
+    let mut container = container_checks(v);
+    match &f.list {
+        Some(l) if l.type_ == crate::model::ListType::Map => {
+            let keys = &l.map_keys;
+            container.extend(quote! { ::apimachinery::validation::check_list_map_keys(v, &p, &[#(#keys),*], errors); });
+        }
+        Some(l) if l.type_ == crate::model::ListType::Set => {
+            container.extend(quote! { ::apimachinery::validation::check_list_set(v, &p, errors); });
+        }
+        _ => {}
+    }
     let leaf = leaf_checks(v);
     let base = f.ty.unwrap_option();
     let leaf_walk = if leaf.is_empty() {
