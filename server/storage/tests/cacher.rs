@@ -1,6 +1,7 @@
 //! Behaviour specific to the watch cache (over a Store on the embedded backend): slow watchers
 //! are closed without affecting others, each event is encoded once per encoding, consistent
-//! reads are served from memory once the cache catches up, and watches older than the ring get
+//! reads are served from memory once the cache catches up (and from the storage when it cannot),
+//! and watches older than the ring get
 //! 410 Expired.
 
 use std::sync::Arc;
@@ -256,4 +257,51 @@ async fn filtered_lists_and_watches_use_cached_attributes() {
         .map(|o| o.key.rsplit('/').next().unwrap_or("").to_string())
         .collect();
     assert_eq!(names, ["a", "c"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_fall_back_to_storage_when_the_cache_cannot_catch_up() {
+    let fixture = Fixture::new();
+    let keys = ResourceKeys::new("/registry", "test.dev", "widgets").expect("keys");
+    // No upstream bookmarks within the test: the cache cannot learn that the revision moved.
+    let store = Store::new(
+        Arc::clone(&fixture.backend),
+        StoreConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec))
+            .with_bookmark_interval(Duration::from_secs(3600)),
+    );
+    let mut config = CacherConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec));
+    config.consistent_read_timeout = Duration::from_millis(200);
+    let cacher = Cacher::new(Arc::new(store), config);
+    assert!(cacher.wait_ready(Duration::from_secs(10)).await);
+    create(&cacher, &keys, "a").await;
+    let (other, other_keys) = fixture.store("gadgets");
+    other
+        .create(
+            &other_keys.object_key(Some("ns"), "g").expect("key"),
+            object("ns", "g", &[], "g"),
+            None,
+        )
+        .await
+        .expect("create other");
+    let current = cacher.current_resource_version().await.expect("rv");
+    let started = Instant::now();
+    let list = cacher
+        .get_list(
+            keys.resource_prefix(),
+            ListOptions {
+                recursive: true,
+                ..ListOptions::default()
+            },
+        )
+        .await
+        .expect("list");
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "waited for the cache first"
+    );
+    assert!(
+        list.resource_version >= current,
+        "the fallback read is consistent"
+    );
+    assert_eq!(list.items.len(), 1);
 }
