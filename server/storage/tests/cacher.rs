@@ -1,8 +1,7 @@
 //! Behaviour specific to the watch cache (over a Store on the embedded backend): slow watchers
 //! are closed without affecting others, each event is encoded once per encoding, consistent
 //! reads are served from memory once the cache catches up (and from the storage when it cannot),
-//! and watches older than the ring get
-//! 410 Expired.
+//! and watches older than the ring get 410 Expired.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
