@@ -259,7 +259,13 @@ impl Cacher {
                 backlog.push(Item::Bookmark(state.revision, true));
             }
         } else {
-            let Some(events) = state.events_after(requested) else {
+            // Without initial events and without a resourceVersion the watch starts from now.
+            let from = if requested == 0 {
+                state.revision
+            } else {
+                requested
+            };
+            let Some(events) = state.events_after(from) else {
                 let error = StorageError::Expired {
                     requested,
                     compacted: state.ring_start,

@@ -853,9 +853,28 @@ pub async fn list_resource_version_match(factory: &Factory) {
         )
         .await
         .expect("not older than");
-    let specs: Vec<String> = newer.items.iter().map(|o| spec_of(&o.data)).collect();
+    assert!(newer.resource_version >= a.resource_version);
+    // Any state at least as new is allowed (a cache may lag); it must be the state at the
+    // revision it reports.
+    let at_reported = ctx
+        .store
+        .get_list(
+            ctx.keys.resource_prefix(),
+            ListOptions {
+                resource_version_match: Some(ResourceVersionMatch::Exact),
+                ..list_all(&newer.resource_version.to_string())
+            },
+        )
+        .await
+        .expect("exact at the reported revision");
+    assert_eq!(newer.items, at_reported.items);
+    let latest = ctx
+        .store
+        .get_list(ctx.keys.resource_prefix(), list_all(""))
+        .await
+        .expect("consistent list");
+    let specs: Vec<String> = latest.items.iter().map(|o| spec_of(&o.data)).collect();
     assert_eq!(specs, ["a2", "c1"]);
-    assert!(newer.resource_version > a.resource_version);
     // Legacy: a resourceVersion with a limit is an exact read.
     let legacy = ctx
         .store
