@@ -31,9 +31,17 @@ pub fn unknown_version(kind: &str, version: &str) -> CodecError {
     }
 }
 
-/// Decodes a JSON value into a typed object.
+/// Decodes a JSON value into a typed object; errors name the field path, such as
+/// `spec.replicas: invalid type: string "x", expected i32`.
 pub fn from_json<T: DeserializeOwned>(value: Value) -> Result<T, CodecError> {
-    serde_json::from_value(value).map_err(|e| CodecError::Json(e.to_string()))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." || path.is_empty() {
+            CodecError::Json(e.into_inner().to_string())
+        } else {
+            CodecError::Json(format!("{path}: {}", e.into_inner()))
+        }
+    })
 }
 
 /// Encodes a typed object as JSON.

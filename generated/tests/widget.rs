@@ -182,3 +182,18 @@ fn route_table_has_widgets_and_their_subresources() {
         (["create"].as_slice(), "")
     );
 }
+
+#[test]
+fn type_errors_name_the_field() {
+    let ops = widget_ops();
+    let err = ops
+        .decode(
+            "v1",
+            json!({"apiVersion": "example.dev/v1", "kind": "Widget", "spec": {"replicas": "many"}}),
+        )
+        .expect_err("type error");
+    assert_eq!(
+        err.to_string(),
+        "spec.replicas: invalid type: string \"many\", expected i32"
+    );
+}
