@@ -124,7 +124,7 @@ pub fn object(
             let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::from(""))});
             table::table(
                 std::slice::from_ref(&object),
-                rc.version_info.printer_columns,
+                &rc.version_info,
                 include,
                 v,
                 meta,
@@ -190,14 +190,7 @@ pub fn list(
     let body = match &n.transform {
         Transform::Table(v) => {
             let include = IncludeObject::parse(rc.q("includeObject"))?;
-            table::table(
-                &items,
-                rc.version_info.printer_columns,
-                include,
-                v,
-                list_meta,
-                true,
-            )
+            table::table(&items, &rc.version_info, include, v, list_meta, true)
         }
         Transform::PartialObjectMetadataList(v) => {
             let items: Vec<Value> = items

@@ -65,7 +65,7 @@ impl Encoder {
                 let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::from(""))});
                 let t = table::table(
                     std::slice::from_ref(&object),
-                    self.rc.version_info.printer_columns,
+                    &self.rc.version_info,
                     self.include,
                     v,
                     meta,

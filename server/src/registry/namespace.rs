@@ -48,13 +48,8 @@ pub async fn check_namespace_for_create(
     resource: &GroupResource,
     name: &str,
 ) -> Result<(), ApiError> {
-    // As the NamespaceLifecycle plugin, read the (cached) namespace first and fall back to a
-    // consistent read for namespaces the cache has not seen yet.
-    let ns = match namespaces.get("", namespace, "0").await {
-        Ok(ns) => Some(ns),
-        Err(e) if e.code() == 404 => namespaces.try_get("", namespace).await?,
-        Err(e) => return Err(e),
-    };
+    // A consistent read: a namespace that just started terminating must refuse new content.
+    let ns = namespaces.try_get("", namespace).await?;
     match ns {
         None => Err(ApiError::not_found(
             &GroupResource::new("", "namespaces"),

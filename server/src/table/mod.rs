@@ -3,13 +3,15 @@
 
 pub mod age;
 pub mod jsonpath;
+pub mod layout;
 
-use apimachinery::PrinterColumn;
+use apimachinery::ResourceInfo;
 use apimachinery::status::ApiError;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
 pub use age::human_duration;
+pub use layout::{Column, columns_for};
 
 /// What each row's `object` carries (`includeObject`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,18 +38,6 @@ impl IncludeObject {
     }
 }
 
-/// The column definitions of a kind's table.
-pub fn column_definitions(columns: &[PrinterColumn]) -> Vec<Value> {
-    let mut defs = vec![
-        json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names", "priority": 0}),
-    ];
-    for c in columns {
-        defs.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
-    }
-    defs.push(json!({"name": "Age", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", "priority": 0}));
-    defs
-}
-
 /// Builds `PartialObjectMetadata` of an object in the given `meta.k8s.io` version.
 pub fn partial_metadata(object: &Value, meta_version: &str) -> Value {
     json!({
@@ -60,28 +50,15 @@ pub fn partial_metadata(object: &Value, meta_version: &str) -> Value {
 /// Renders one row.
 pub fn row(
     object: &Value,
-    columns: &[PrinterColumn],
+    columns: &[Column],
     include: IncludeObject,
     meta_version: &str,
     now: DateTime<Utc>,
 ) -> Value {
-    let mut cells = vec![
-        object
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or(Value::String(String::new())),
-    ];
-    for c in columns {
-        let v = jsonpath::select(object, c.json_path);
-        cells.push(cell(v, c, now));
-    }
-    let age = object
-        .pointer("/metadata/creationTimestamp")
-        .and_then(Value::as_str)
-        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-        .map(|t| human_duration(now.signed_duration_since(t.with_timezone(&Utc))))
-        .unwrap_or_else(|| "<unknown>".to_string());
-    cells.push(Value::String(age));
+    let cells: Vec<Value> = columns
+        .iter()
+        .map(|c| layout::cell(object, c, now))
+        .collect();
     let mut row = Map::new();
     row.insert("cells".into(), Value::Array(cells));
     match include {
@@ -96,37 +73,22 @@ pub fn row(
     Value::Object(row)
 }
 
-fn cell(value: Option<Value>, column: &PrinterColumn, now: DateTime<Utc>) -> Value {
-    let Some(v) = value else { return Value::Null };
-    if column.type_ == "date"
-        && let Some(t) = v
-            .as_str()
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-    {
-        return Value::String(human_duration(
-            now.signed_duration_since(t.with_timezone(&Utc)),
-        ));
-    }
-    match v {
-        Value::Array(_) | Value::Object(_) => Value::String(v.to_string()),
-        other => other,
-    }
-}
-
-/// Builds a whole Table from objects. `list_meta` is the list's metadata (resourceVersion,
-/// continue, remainingItemCount); `with_columns` is false for watch events after the first.
+/// Builds a whole Table of objects of the kind `info` describes. `list_meta` is the list's
+/// metadata (resourceVersion, continue, remainingItemCount); `with_columns` is false for watch
+/// events after the first.
 pub fn table(
     objects: &[Value],
-    columns: &[PrinterColumn],
+    info: &ResourceInfo,
     include: IncludeObject,
     meta_version: &str,
     list_meta: Value,
     with_columns: bool,
 ) -> Value {
     let now = Utc::now();
+    let columns = layout::columns_for(info);
     let rows: Vec<Value> = objects
         .iter()
-        .map(|o| row(o, columns, include, meta_version, now))
+        .map(|o| row(o, &columns, include, meta_version, now))
         .collect();
     let mut t = Map::new();
     t.insert("kind".into(), Value::from("Table"));
@@ -138,7 +100,7 @@ pub fn table(
     if with_columns {
         t.insert(
             "columnDefinitions".into(),
-            Value::Array(column_definitions(columns)),
+            Value::Array(layout::definitions(&columns)),
         );
     } else {
         t.insert("columnDefinitions".into(), Value::Null);
@@ -150,6 +112,7 @@ pub fn table(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::{PrinterColumn, Scope};
 
     const COLS: &[PrinterColumn] = &[
         PrinterColumn {
@@ -170,29 +133,108 @@ mod tests {
         },
     ];
 
+    fn info(
+        group: &'static str,
+        kind: &'static str,
+        printer_columns: &'static [PrinterColumn],
+    ) -> ResourceInfo {
+        ResourceInfo {
+            group,
+            version: "v1",
+            kind,
+            list_kind: "",
+            plural: "",
+            singular: "",
+            scope: Scope::Namespaced,
+            short_names: &[],
+            categories: &[],
+            verbs: &[],
+            status_subresource: false,
+            scale: None,
+            printer_columns,
+            field_selectors: &[],
+            storage_version: true,
+            strategic_merge_patch: false,
+            allow_unconditional_update: false,
+            create_only: false,
+            proto_package: "",
+        }
+    }
+
+    fn names(t: &Value) -> Vec<String> {
+        t["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     #[test]
     fn renders_rows_and_columns() {
         let created = (Utc::now() - chrono::Duration::minutes(5)).to_rfc3339();
         let obj = json!({"metadata": {"name": "w", "creationTimestamp": created}, "spec": {"replicas": 3}});
         let t = table(
             &[obj],
-            COLS,
+            &info("example.dev", "Widget", COLS),
             IncludeObject::Metadata,
             "v1",
             json!({"resourceVersion": "5"}),
             true,
         );
+        assert_eq!(names(&t), vec!["Name", "Replicas", "Color", "Age"]);
         let defs = t["columnDefinitions"].as_array().unwrap();
-        assert_eq!(
-            defs.iter()
-                .map(|d| d["name"].as_str().unwrap())
-                .collect::<Vec<_>>(),
-            vec!["Name", "Replicas", "Color", "Age"]
-        );
         assert_eq!(defs[0]["format"], "name");
         assert_eq!(defs[2]["priority"], 1);
         assert_eq!(t["rows"][0]["cells"], json!(["w", 3, null, "5m"]));
         assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    }
+
+    #[test]
+    fn builtin_kinds_use_kubernetes_columns() {
+        let created = (Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
+        let cm = json!({"metadata": {"name": "c", "creationTimestamp": created}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": ""}});
+        let t = table(
+            &[cm],
+            &info("", "ConfigMap", &[]),
+            IncludeObject::None,
+            "v1",
+            json!({}),
+            true,
+        );
+        assert_eq!(names(&t), vec!["Name", "Data", "Age"]);
+        assert_eq!(t["rows"][0]["cells"], json!(["c", 3, "3h"]));
+        assert!(t["rows"][0].get("object").is_none());
+        let rb = json!({"metadata": {"name": "rb"}, "roleRef": {"kind": "ClusterRole", "name": "view"}, "subjects": [{"kind": "User", "name": "u"}, {"kind": "ServiceAccount", "name": "sa", "namespace": "ns"}]});
+        let t = table(
+            &[rb],
+            &info("rbac.authorization.k8s.io", "RoleBinding", &[]),
+            IncludeObject::None,
+            "v1",
+            json!({}),
+            true,
+        );
+        assert_eq!(
+            names(&t),
+            vec!["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"]
+        );
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!(["rb", "ClusterRole/view", "<unknown>", "u", "", "ns/sa"])
+        );
+        let ev = json!({"metadata": {"name": "e"}, "type": "Normal", "reason": "Scaled", "message": "m", "involvedObject": {"kind": "Widget", "name": "w"}});
+        let t = table(
+            &[ev],
+            &info("", "Event", &[]),
+            IncludeObject::None,
+            "v1",
+            json!({}),
+            true,
+        );
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!(["<unknown>", "Normal", "Scaled", "widget/w", "m", "e"])
+        );
     }
 
     #[test]
