@@ -1,11 +1,23 @@
 //! The typed API crate, generated from `api-defs/` by `codegen` at build time.
 //!
 //! Every API group is a module (`generated::example_dev`, `generated::core`, …) with one
-//! module per served version (`generated::example_dev::v1::Widget`) plus the internal hub.
-//! [`scheme()`] returns an `apimachinery::Scheme` with every kind and OpenAPI document
-//! registered; [`resources()`] lists every served (group, version, kind).
-
-#![allow(missing_docs)]
+//! module per served version (`generated::example_dev::v1`) plus `internal` for a group's hub.
+//! A version module holds the typed structs with Kubernetes' JSON encoding
+//! (`v1::Widget`, `v1::WidgetList`), their `apimachinery::schema::Schema` walks, the
+//! conversions to and from the hub (`widget_to_internal`, `widget_from_internal`) and one
+//! `ResourceInfo` per kind (`v1::WIDGET_RESOURCE`). A group module holds one
+//! `apimachinery::KindOps` per kind (`example_dev::WidgetOps`), `register(&mut Scheme)` and
+//! `sample_object` (random objects for property tests).
+//!
+//! - [`scheme()`]: an `apimachinery::Scheme` with every kind and every group version's OpenAPI
+//!   documents registered (core first, then groups by name).
+//! - [`resources()`]: every served (group, version, kind) as `ResourceInfo`.
+//! - [`routes()`]: the REST paths and verbs of every resource and subresource.
+//! - [`sample_object`]: a random object of a (group, version, kind) as JSON.
+//! - feature `kube`: [`kube::KubeObject`] makes any kind a `kube::Resource`
+//!   (`kube::Api<KubeObject<Widget>>`), plus `ApiResource` and `DynamicObject` conversions.
+//!
+//! Read the generated source with `cargo run -p codegen -- show example.dev/v1`.
 
 #[cfg(feature = "kube")]
 pub mod kube;
