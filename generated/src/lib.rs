@@ -14,7 +14,7 @@
 //! - [`resources()`]: every served (group, version, kind) as `ResourceInfo`.
 //! - [`routes()`]: the REST paths and verbs of every resource and subresource.
 //! - [`sample_object`]: a random object of a (group, version, kind) as JSON.
-//! - feature `kube`: [`kube::KubeObject`] makes any kind a `kube::Resource`
+//! - feature `kube`: `generated::kube::KubeObject` makes any kind a `kube::Resource`
 //!   (`kube::Api<KubeObject<Widget>>`), plus `ApiResource` and `DynamicObject` conversions.
 //!
 //! Read the generated source with `cargo run -p codegen -- show example.dev/v1`.
