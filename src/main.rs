@@ -118,8 +118,19 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
     };
     let prepared = config.complete().new_server().prepare_run().await?;
     let port = prepared.local_addr().port();
-    pki::write_kubeconfig(&paths, opts.bind_address, port)
-        .context("writing the admin kubeconfig")?;
+    if opts.client_ca_file.is_some() {
+        tracing::warn!(
+            ca = %paths.ca_cert.display(),
+            "--client-ca-file is set: the admin.kubeconfig client certificate is accepted only if that bundle includes apiary's CA"
+        );
+    }
+    pki::write_kubeconfig(
+        &paths,
+        opts.bind_address,
+        port,
+        opts.tls_cert_file.as_deref(),
+    )
+    .context("writing the admin kubeconfig")?;
     println!(
         "kubectl --kubeconfig {} get widgets",
         paths.kubeconfig.display()

@@ -196,3 +196,47 @@ async fn version_is_semver_with_build_facts() {
     assert_eq!(v["compiler"], "rustc");
     assert!(v["goVersion"].as_str().unwrap_or("").starts_with("rustc"));
 }
+
+#[test]
+fn user_serving_certificate_is_trusted_by_the_written_kubeconfig() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let ca_key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let mut ca_params =
+        CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "operator-ca");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca_params
+        .self_signed(&ca_key)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let mut params =
+        CertificateParams::new(vec!["localhost".to_string()]).unwrap_or_else(|e| panic!("{e}"));
+    params
+        .subject_alt_names
+        .push(rcgen::SanType::IpAddress([127, 0, 0, 1].into()));
+    let cert = params
+        .signed_by(&key, &issuer)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (cert_file, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&cert_file, format!("{}{}", cert.pem(), ca_cert.pem()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&key_file, key.serialize_pem()).unwrap_or_else(|e| panic!("{e}"));
+
+    let cert_arg = format!("--tls-cert-file={}", cert_file.display());
+    let key_arg = format!("--tls-private-key-file={}", key_file.display());
+    let server = Server::start_in(&dir.path().join("data"), &[&cert_arg, &key_arg]);
+    assert!(
+        !server.data_dir.join("pki/apiserver.crt").exists(),
+        "no serving certificate is generated"
+    );
+    let kubectl = common::kubectls().remove(0);
+    let out = server.kubectl(&kubectl, &["get", "--raw", "/version"]);
+    assert!(
+        out.status.success(),
+        "kubectl failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

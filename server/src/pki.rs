@@ -188,7 +188,15 @@ pub fn ensure(data_dir: &Path, bind: IpAddr, generate_serving: bool) -> Result<P
 
 /// Writes the admin kubeconfig for `https://127.0.0.1:<port>` (or the bind address when it is
 /// not a wildcard) with the CA and the admin credentials embedded.
-pub fn write_kubeconfig(paths: &PkiPaths, bind: IpAddr, port: u16) -> Result<(), PkiError> {
+/// `serving_chain` names a `--tls-cert-file` in use instead of the generated serving
+/// certificate: its last certificate (the issuer, or the certificate itself when alone) becomes
+/// the trusted CA of the kubeconfig.
+pub fn write_kubeconfig(
+    paths: &PkiPaths,
+    bind: IpAddr,
+    port: u16,
+    serving_chain: Option<&Path>,
+) -> Result<(), PkiError> {
     let host = if bind.is_unspecified() {
         "127.0.0.1".to_string()
     } else if bind.is_ipv6() {
@@ -196,13 +204,30 @@ pub fn write_kubeconfig(paths: &PkiPaths, bind: IpAddr, port: u16) -> Result<(),
     } else {
         bind.to_string()
     };
+    let ca = match serving_chain {
+        Some(chain) => last_certificate(&read(chain)?),
+        None => read(&paths.ca_cert)?,
+    };
     let kubeconfig = kubeconfig(
         &format!("https://{host}:{port}"),
-        &read(&paths.ca_cert)?,
+        &ca,
         &read(&paths.admin_cert)?,
         &read(&paths.admin_key)?,
     );
     write(&paths.kubeconfig, &kubeconfig, true)
+}
+
+/// The last PEM certificate block of a bundle (the whole text if it has none).
+fn last_certificate(pem: &str) -> String {
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    match pem.rfind(BEGIN) {
+        Some(start) => match pem[start..].find(END) {
+            Some(end) => format!("{}\n", &pem[start..start + end + END.len()]),
+            None => pem.to_string(),
+        },
+        None => pem.to_string(),
+    }
 }
 
 /// Renders a kubeconfig with one cluster, user and context named `apiary`.
@@ -228,7 +253,7 @@ mod tests {
         let ca1 = fs::read(&first.ca_cert).unwrap_or_default();
         let admin1 = fs::read(&first.admin_cert).unwrap_or_default();
         let second = ensure(dir.path(), bind, true).unwrap_or_else(|e| panic!("{e}"));
-        write_kubeconfig(&second, bind, 6443).unwrap_or_else(|e| panic!("{e}"));
+        write_kubeconfig(&second, bind, 6443, None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(fs::read(&second.ca_cert).unwrap_or_default(), ca1);
         assert_eq!(fs::read(&second.admin_cert).unwrap_or_default(), admin1);
         let der = rustls_pemfile::certs(&mut admin1.as_slice()).next();
@@ -241,5 +266,12 @@ mod tests {
         assert_eq!(user.groups, vec!["system:masters".to_string()]);
         let kc = fs::read_to_string(&second.kubeconfig).unwrap_or_default();
         assert!(kc.contains("server: https://127.0.0.1:6443"));
+
+        // With a --tls-cert-file chain, the chain's last certificate is the trusted CA.
+        let chain = fs::read_to_string(&second.serving_cert).unwrap_or_default();
+        assert_eq!(
+            last_certificate(&chain),
+            fs::read_to_string(&second.ca_cert).unwrap_or_default()
+        );
     }
 }

@@ -107,7 +107,7 @@ async fn hooks_delegation_and_shutdown_order() {
     server.add_delegate(Arc::new(Next));
     let prepared = server.prepare_run().await.unwrap_or_else(|e| panic!("{e}"));
     let base = format!("https://127.0.0.1:{}", prepared.local_addr().port());
-    server::pki::write_kubeconfig(&paths, localhost, prepared.local_addr().port())
+    server::pki::write_kubeconfig(&paths, localhost, prepared.local_addr().port(), None)
         .unwrap_or_else(|e| panic!("{e}"));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(prepared.run(async move {

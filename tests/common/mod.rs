@@ -93,8 +93,22 @@ impl Server {
         std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
     }
 
+    /// The CA the written kubeconfig trusts (`certificate-authority-data`).
+    pub fn kubeconfig_ca(&self) -> Vec<u8> {
+        use base64::Engine;
+        let text = std::fs::read_to_string(self.kubeconfig())
+            .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
+        let data = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("certificate-authority-data: "))
+            .unwrap_or_else(|| panic!("no certificate-authority-data in the kubeconfig"));
+        base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .unwrap_or_else(|e| panic!("ca data: {e}"))
+    }
+
     fn builder(&self) -> reqwest::ClientBuilder {
-        let ca = reqwest::Certificate::from_pem(&self.pem("ca.crt"))
+        let ca = reqwest::Certificate::from_pem(&self.kubeconfig_ca())
             .unwrap_or_else(|e| panic!("ca: {e}"));
         reqwest::Client::builder()
             .use_rustls_tls()
