@@ -85,7 +85,6 @@ pub struct PolicyRule {
     #[proto(1)]
     #[list(type = "atomic")]
     #[json(always)]
-    #[validate(required)]
     pub verbs: Vec<String>,
     /// The API groups of the resources; `""` is the core group and `*` any group.
     #[proto(2)]
@@ -114,7 +113,6 @@ pub struct PolicyRule {
 pub struct Subject {
     /// The kind of subject: `User`, `Group` or `ServiceAccount`.
     #[proto(1)]
-    #[validate(required, enum = ["ServiceAccount", "User", "Group"])]
     pub kind: String,
     /// The API group of the subject: `""` for service accounts, `rbac.authorization.k8s.io`
     /// for users and groups.
@@ -137,7 +135,6 @@ pub struct RoleRef {
     pub api_group: String,
     /// The kind of the role: `Role` or `ClusterRole`.
     #[proto(2)]
-    #[validate(required)]
     pub kind: String,
     /// The name of the role.
     #[proto(3)]

@@ -78,3 +78,47 @@ fn secret_type_is_immutable() {
         ["type: Invalid value: \"example.dev/custom\": field is immutable"]
     );
 }
+
+fn rbac_errors(kind: &str, value: &Value) -> Vec<String> {
+    let scheme = generated::scheme();
+    let ops = scheme
+        .by_kind("rbac.authorization.k8s.io", kind)
+        .unwrap_or_else(|| panic!("{kind} registered"));
+    ops.validate_create("v1", value)
+        .expect("validates")
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn rbac_rules_and_bindings() {
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "ns"},
+        "rules": [{"verbs": [], "apiGroups": [""], "resources": ["pods"]},
+                  {"verbs": ["get"], "nonResourceURLs": ["/healthz"]},
+                  {"verbs": ["get"]}]});
+    assert_eq!(
+        rbac_errors("Role", &role),
+        [
+            "rules[0].verbs: Required value: verbs must contain at least one value",
+            "rules[1].nonResourceURLs: Invalid value: []string{\"/healthz\"}: namespaced rules cannot apply to non-resource URLs",
+            "rules[2].apiGroups: Required value: resource rules must supply at least one api group",
+            "rules[2].resources: Required value: resource rules must supply at least one resource",
+        ]
+    );
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+        "subjects": [{"kind": "ServiceAccount", "name": "default"}, {"kind": "Robot", "name": "r2"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}});
+    assert_eq!(
+        rbac_errors("ClusterRoleBinding", &binding),
+        [
+            "roleRef.kind: Unsupported value: \"Role\": supported values: \"ClusterRole\"",
+            "subjects[0].namespace: Required value",
+            "subjects[1].kind: Unsupported value: \"Robot\": supported values: \"ServiceAccount\", \"User\", \"Group\"",
+        ]
+    );
+    let ok = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "b", "namespace": "ns"},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}});
+    assert!(rbac_errors("RoleBinding", &ok).is_empty());
+}
