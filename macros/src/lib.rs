@@ -14,7 +14,7 @@ use proc_macro::TokenStream;
 
 /// Implements `apimachinery::object::Object` (or `ListObject` with `list`) for a struct.
 ///
-/// ```ignore
+/// ```text
 /// #[derive(macros::Object)]
 /// #[object(group = "example.dev", version = "v1", kind = "Widget")]
 /// pub struct Widget { pub metadata: ObjectMeta, pub spec: WidgetSpec }
