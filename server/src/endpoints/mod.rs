@@ -51,6 +51,8 @@ pub struct ApiContext {
     /// `--min-request-timeout`: watches last this long times a random factor in [1, 2) unless
     /// the client asks for `timeoutSeconds`.
     pub min_request_timeout: Duration,
+    /// `--encryption-provider-config`: the transformer of each resource's stored values.
+    encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
     stores: RwLock<HashMap<(String, String), Arc<ResourceStore>>>,
     schemas: RwLock<HashMap<(String, String, String), SchemaNode>>,
 }
@@ -67,6 +69,7 @@ impl ApiContext {
             backend,
             prefix,
             min_request_timeout: Duration::from_secs(1800),
+            encryption: None,
             stores: RwLock::new(HashMap::new()),
             schemas: RwLock::new(HashMap::new()),
         }
@@ -75,6 +78,12 @@ impl ApiContext {
     /// Sets `--min-request-timeout`.
     pub fn with_min_request_timeout(mut self, timeout: Duration) -> Self {
         self.min_request_timeout = timeout;
+        self
+    }
+
+    /// Encrypts stored values as `--encryption-provider-config` says (per group and resource).
+    pub fn with_encryption(mut self, config: Arc<storage::transformer::EncryptionConfig>) -> Self {
+        self.encryption = Some(config);
         self
     }
 
@@ -96,10 +105,12 @@ impl ApiContext {
         let codec = Arc::new(JsonObjectCodec {
             field_selectors: fields,
         });
-        let store = Store::new(
-            self.backend.clone(),
-            StoreConfig::new(keys.resource_prefix(), codec.clone()),
-        );
+        let mut store_config = StoreConfig::new(keys.resource_prefix(), codec.clone());
+        if let Some(encryption) = &self.encryption {
+            store_config =
+                store_config.with_transformer(encryption.transformer_for(info.group, info.plural));
+        }
+        let store = Store::new(self.backend.clone(), store_config);
         let cacher = Cacher::new(
             Arc::new(store),
             CacherConfig::new(keys.resource_prefix(), codec.clone()),
