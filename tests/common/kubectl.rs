@@ -384,11 +384,40 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// The kubectl binaries to run journeys with: those of `common::kubectls()` (the one on PATH,
+/// `kubectl.1.27`, `kubectl.1.33`; missing ones fail), and with `APIARY_TEST_KUBECTL_ALL=1`
+/// also every other `kubectl.1.*` beside them.
+pub fn journey_kubectls() -> Vec<PathBuf> {
+    let mut all = kubectls();
+    if std::env::var("APIARY_TEST_KUBECTL_ALL").is_ok_and(|v| v == "1") {
+        let dir = all
+            .last()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut more: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("listing {}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|f| f.to_string_lossy().starts_with("kubectl.1."))
+            })
+            .filter(|p| !all.contains(p))
+            .collect();
+        more.sort();
+        all.extend(more);
+    }
+    all
+}
+
 /// Runs `journey` once for every installed kubectl (in parallel threads) against `server`, and
 /// panics with a per-version report if any check failed. A panic inside the journey (a hard
 /// precondition failing) is recorded as a failure of that version.
 pub fn each_kubectl(server: &Server, journey: impl Fn(&Kubectl, &mut Checks) + Sync) {
-    let kubectls: Vec<Kubectl> = kubectls().iter().map(|p| Kubectl::new(server, p)).collect();
+    let kubectls: Vec<Kubectl> = journey_kubectls()
+        .iter()
+        .map(|p| Kubectl::new(server, p))
+        .collect();
     let results: Vec<(String, Vec<String>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = kubectls
             .iter()
