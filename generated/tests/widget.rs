@@ -200,10 +200,15 @@ fn type_errors_name_the_field() {
 
 #[test]
 fn namespace_names_are_dns_labels() {
-    let ops = generated::scheme().by_kind("", "Namespace").expect("Namespace").clone();
+    let ops = generated::scheme()
+        .by_kind("", "Namespace")
+        .expect("Namespace")
+        .clone();
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a.b"}});
     assert_eq!(
         messages(&ops.validate_create("v1", &ns).expect("validate")),
-        ["metadata.name: Invalid value: \"a.b\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]
+        [
+            "metadata.name: Invalid value: \"a.b\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        ]
     );
 }

@@ -327,7 +327,8 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
             enc_list.push(quote!(#name => ::std::result::Result::Err(::apimachinery::scheme::CodecError::Protobuf(#msg.to_string())),));
         }
     }
-    let unknown = quote!(_ => ::std::result::Result::Err(crate::runtime::unknown_version(#kind, version)),);
+    let unknown =
+        quote!(_ => ::std::result::Result::Err(crate::runtime::unknown_version(#kind, version)),);
     let unknown_from = quote!(_ => return ::std::result::Result::Err(crate::runtime::unknown_version(#kind, from)),);
     let unknown_to =
         quote!(_ => ::std::result::Result::Err(crate::runtime::unknown_version(#kind, to)),);
