@@ -439,10 +439,10 @@ pub fn plural_of(lower: &str) -> String {
     {
         return format!("{lower}es");
     }
-    if let Some(stem) = lower.strip_suffix('y') {
-        if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) {
-            return format!("{stem}ies");
-        }
+    if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        return format!("{stem}ies");
     }
     format!("{lower}s")
 }
