@@ -70,13 +70,12 @@ pub struct ValidatingWebhook {
     /// Dry-run requests are only sent to webhooks without side effects.
     #[proto(6)]
     #[json(always)]
-    #[validate(required, enum = ["None", "NoneOnDryRun"])]
+    #[validate(enum = ["None", "NoneOnDryRun"])]
     pub side_effects: Option<String>,
     /// How many seconds to wait for the webhook, between 1 and 30; on timeout the failure
     /// policy applies.
     #[proto(7)]
     #[default(10)]
-    #[validate(minimum = 1, maximum = 30)]
     pub timeout_seconds: Option<i32>,
     /// The `AdmissionReview` versions the webhook accepts, most preferred first; the server
     /// sends the first it supports.
@@ -133,13 +132,12 @@ pub struct MutatingWebhook {
     /// Dry-run requests are only sent to webhooks without side effects.
     #[proto(6)]
     #[json(always)]
-    #[validate(required, enum = ["None", "NoneOnDryRun"])]
+    #[validate(enum = ["None", "NoneOnDryRun"])]
     pub side_effects: Option<String>,
     /// How many seconds to wait for the webhook, between 1 and 30; on timeout the failure
     /// policy applies.
     #[proto(7)]
     #[default(10)]
-    #[validate(minimum = 1, maximum = 30)]
     pub timeout_seconds: Option<i32>,
     /// The `AdmissionReview` versions the webhook accepts, most preferred first; the server
     /// sends the first it supports.

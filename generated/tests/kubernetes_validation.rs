@@ -122,3 +122,40 @@ fn rbac_rules_and_bindings() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}});
     assert!(rbac_errors("RoleBinding", &ok).is_empty());
 }
+
+#[test]
+fn webhook_configurations() {
+    let scheme = generated::scheme();
+    let ops = scheme
+        .by_kind(
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration",
+        )
+        .expect("registered");
+    let config = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+    "metadata": {"name": "v"},
+    "webhooks": [
+        {"name": "a.example.dev", "clientConfig": {}, "admissionReviewVersions": ["v1"], "timeoutSeconds": 31},
+        {"name": "a.example.dev", "clientConfig": {"url": "https://example.dev"}, "sideEffects": "Some",
+         "admissionReviewVersions": ["v1"]}
+    ]});
+    let errs: Vec<String> = ops
+        .validate_create("v1", &config)
+        .expect("validates")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    for expected in [
+        "webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun",
+        "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds",
+        "webhooks[0].clientConfig: Required value: exactly one of url or service is required",
+        "webhooks[1]: Duplicate value: {\"name\":\"a.example.dev\"}",
+        "webhooks[1].sideEffects: Unsupported value: \"Some\": supported values: \"None\", \"NoneOnDryRun\"",
+    ] {
+        assert!(
+            errs.iter().any(|e| e == expected),
+            "missing {expected:?} in {errs:?}"
+        );
+    }
+    assert_eq!(errs.len(), 5, "{errs:?}");
+}
