@@ -278,7 +278,10 @@ pub fn struct_schema(dialect: Dialect, version: &VersionModel, s: &StructModel) 
     }
     add_rules(&mut schema, &s.rules);
     if let Some(map) = &s.map {
-        schema.insert("x-kubernetes-map-type".into(), Value::String(map.type_.as_str().into()));
+        schema.insert(
+            "x-kubernetes-map-type".into(),
+            Value::String(map.type_.as_str().into()),
+        );
     }
     if let Some(kind) = &s.kind {
         schema.insert(
