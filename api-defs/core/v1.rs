@@ -8,7 +8,7 @@
 
 /// A Namespace partitions the names of namespaced objects; objects in different namespaces
 /// may share a name.
-#[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update, name_format = "dns1123-label")]
+#[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update)]
 #[kind(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
 #[kind(field_selectors = ["status.phase"], name_format = "dns1123-label")]
 #[print_column(name = "Status", type = "string", json_path = ".status.phase", description = "The lifecycle phase of the namespace.")]
