@@ -214,6 +214,45 @@ pub fn list(
     send(rc, &n, StatusCode::OK, &body, true, &[])
 }
 
+/// Sends an already-encoded JSON object with 200.
+pub fn raw_json(rc: &RequestContext, body: Vec<u8>) -> Result<Response<Body>, ApiError> {
+    build(
+        StatusCode::OK,
+        "application/json",
+        body,
+        &[],
+        accepts_gzip(rc.header("accept-encoding")),
+    )
+}
+
+/// Sends a JSON list whose items are already-encoded JSON objects of the requested version.
+pub fn raw_json_list(
+    rc: &RequestContext,
+    items: &[Vec<u8>],
+    list_meta: &Value,
+) -> Result<Response<Body>, ApiError> {
+    let head = serde_json::to_vec(&json!({"kind": rc.version_info.list_kind, "apiVersion": rc.version_info.api_version(), "metadata": list_meta})).map_err(ApiError::internal)?;
+    let total: usize = items.iter().map(|i| i.len() + 1).sum();
+    let mut body = Vec::with_capacity(head.len() + total + 16);
+    // `head` ends with `}`: reopen it to append the items.
+    body.extend_from_slice(&head[..head.len().saturating_sub(1)]);
+    body.extend_from_slice(b",\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(b"]}");
+    build(
+        StatusCode::OK,
+        "application/json",
+        body,
+        &[],
+        accepts_gzip(rc.header("accept-encoding")),
+    )
+}
+
 /// Sends a `Status` of success (delete).
 pub fn success(details: Value) -> Result<Response<Body>, ApiError> {
     let body = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details});

@@ -111,6 +111,20 @@ impl Encoder {
         event_type: &str,
         stored: &storage::interface::StoredObject,
     ) -> Result<Vec<u8>, ApiError> {
+        if self.negotiated.format == OutputFormat::Json
+            && self.negotiated.transform == Transform::None
+            && self.rc.version() == self.rc.storage_version()
+        {
+            // Written from the stored bytes: no decode, no re-encode.
+            let object = self.rc.store.json_bytes(stored)?;
+            let mut line = Vec::with_capacity(object.len() + event_type.len() + 24);
+            line.extend_from_slice(b"{\"type\":\"");
+            line.extend_from_slice(event_type.as_bytes());
+            line.extend_from_slice(b"\",\"object\":");
+            line.extend_from_slice(&object);
+            line.extend_from_slice(b"}\n");
+            return Ok(line);
+        }
         let obj = self.rc.store.decode(stored)?;
         let obj = self.rc.to_request_version(obj)?;
         let obj = self.transform(obj);

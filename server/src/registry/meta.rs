@@ -241,11 +241,7 @@ pub fn validate_object_meta(
             }
             let v = v.as_str().unwrap_or("");
             for e in label_value_errors(v) {
-                errs.push(FieldError::invalid(
-                    "metadata.labels",
-                    &Value::from(v),
-                    e,
-                ));
+                errs.push(FieldError::invalid("metadata.labels", &Value::from(v), e));
             }
         }
     }

@@ -147,6 +147,17 @@ impl ResourceStore {
         name: &str,
         resource_version: &str,
     ) -> Result<Value, ApiError> {
+        let stored = self.get_stored(namespace, name, resource_version).await?;
+        self.decode(&stored)
+    }
+
+    /// Reads one object without decoding it.
+    pub async fn get_stored(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: &str,
+    ) -> Result<StoredObject, ApiError> {
         let key = self.key(namespace, name)?;
         let opts = GetOptions {
             ignore_not_found: true,
@@ -163,7 +174,7 @@ impl ResourceStore {
             .await
             .map_err(|e| self.err(e, name))?
         {
-            Some(o) => self.decode(&o),
+            Some(o) => Ok(o),
             None => Err(ApiError::not_found(&self.resource, name)),
         }
     }
@@ -202,6 +213,35 @@ impl ResourceStore {
             .collect::<Result<Vec<_>, _>>()?;
         result.items.clear();
         Ok((items, result))
+    }
+
+    /// Lists a collection and returns the stored objects undecoded (for responses that can
+    /// be written from the stored bytes).
+    pub async fn list_raw(
+        &self,
+        namespace: &str,
+        opts: ListOptions,
+    ) -> Result<ListResult, ApiError> {
+        let key = self.collection_key(namespace)?;
+        self.storage
+            .get_list(
+                &key,
+                ListOptions {
+                    recursive: true,
+                    ..opts
+                },
+            )
+            .await
+            .map_err(|e| self.err(e, ""))
+    }
+
+    /// The JSON of a stored object with its resourceVersion, written from the stored bytes
+    /// when possible.
+    pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
+        match super::codec::splice_resource_version(&stored.data, stored.resource_version) {
+            Some(b) => Ok(b),
+            None => serde_json::to_vec(&self.decode(stored)?).map_err(ApiError::internal),
+        }
     }
 
     /// Lists a collection straight from the storage under the watch cache (a consistent read
