@@ -89,15 +89,14 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
             .clone()
             .unwrap_or_else(|| paths.ca_cert.clone()),
     };
-    if let Some(path) = &opts.encryption_provider_config {
-        storage::transformer::EncryptionConfig::from_file(path)
-            .map_err(|e| anyhow::anyhow!("--encryption-provider-config {}: {e}", path.display()))?;
-        // Refuse rather than silently store plaintext: the REST storage has no transformer hook yet.
-        anyhow::bail!(
-            "--encryption-provider-config {}: the configuration is valid, but this build does not apply encryption at rest to the REST storage",
-            path.display()
-        );
-    }
+    let encryption = match &opts.encryption_provider_config {
+        Some(path) => Some(Arc::new(
+            storage::transformer::EncryptionConfig::from_file(path).map_err(|e| {
+                anyhow::anyhow!("--encryption-provider-config {}: {e}", path.display())
+            })?,
+        )),
+        None => None,
+    };
     let backend = open_backend(&opts).await?;
     let config = Config {
         scheme: Arc::new(generated::scheme()),
@@ -111,6 +110,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         min_request_timeout: Duration::from_secs(opts.min_request_timeout),
         shutdown_delay: opts.shutdown_delay_duration,
         runtime_config: RuntimeConfig::new(opts.runtime_config_entries()),
+        encryption,
         max_requests_inflight: opts.max_requests_inflight as usize,
         max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
         authenticators: Vec::new(),

@@ -67,6 +67,7 @@ async fn hooks_delegation_and_shutdown_order() {
         min_request_timeout: Duration::from_secs(1800),
         shutdown_delay: Duration::from_millis(300),
         runtime_config: RuntimeConfig::new(vec![("example.dev/v1alpha1".into(), false)]),
+        encryption: None,
         max_requests_inflight: 0,
         max_mutating_requests_inflight: 0,
         authenticators: Vec::new(),

@@ -94,6 +94,8 @@ pub struct Config {
     pub shutdown_delay: Duration,
     /// `--runtime-config`.
     pub runtime_config: RuntimeConfig,
+    /// `--encryption-provider-config`, parsed.
+    pub encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
     /// `--max-requests-inflight` (0: unlimited).
     pub max_requests_inflight: usize,
     /// `--max-mutating-requests-inflight` (0: unlimited).
@@ -146,14 +148,16 @@ impl CompletedConfig {
     /// etcd).
     pub fn new_server(self) -> GenericServer {
         let c = &self.config;
-        let api = Arc::new(
-            ApiContext::new(
-                Arc::clone(&c.scheme),
-                Arc::clone(&c.backend),
-                c.storage_prefix.clone(),
-            )
-            .with_min_request_timeout(c.min_request_timeout),
-        );
+        let mut api = ApiContext::new(
+            Arc::clone(&c.scheme),
+            Arc::clone(&c.backend),
+            c.storage_prefix.clone(),
+        )
+        .with_min_request_timeout(c.min_request_timeout);
+        if let Some(encryption) = &c.encryption {
+            api = api.with_encryption(Arc::clone(encryption));
+        }
+        let api = Arc::new(api);
         let backend = Arc::clone(&c.backend);
         let etcd = HealthCheck::new("etcd", move || {
             let backend = Arc::clone(&backend);
