@@ -665,3 +665,291 @@ fn patch_label_annotate_and_scale() {
         });
     });
 }
+
+#[test]
+fn manifests_dry_run_replace_and_subresources() {
+    let server = Server::start(&[]);
+    each_kubectl(&server, |k: &Kubectl, c: &mut Checks| {
+        // A directory of manifests: a namespace, a ConfigMap and a Widget.
+        let ns = k.ns("dir");
+        let dir = k.work_dir().join("manifests");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let files = [
+            (
+                "0-namespace.yaml",
+                format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n"),
+            ),
+            (
+                "1-configmap.yaml",
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: conf\n  namespace: {ns}\ndata:\n  a: \"1\"\n"
+                ),
+            ),
+            ("2-widget.yaml", widget_v1("w", &ns, 2, None)),
+        ];
+        for (name, content) in &files {
+            std::fs::write(dir.join(name), content).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let dir = dir.to_string_lossy().into_owned();
+        let out = c.run_ok(k, &["apply", "-f", &dir]).stdout;
+        c.eq(
+            "apply -f dir",
+            out.lines().collect::<Vec<_>>(),
+            vec![
+                &format!("namespace/{ns} created") as &str,
+                "configmap/conf created",
+                "widget.example.dev/w created",
+            ],
+        );
+        let out = c.run_ok(k, &["apply", "-f", &dir]).stdout;
+        c.eq(
+            "apply -f dir again",
+            out.lines().filter(|l| l.ends_with(" unchanged")).count(),
+            3,
+        );
+
+        // Server-side dry runs validate and answer, and change nothing.
+        let dry = k.write("dry.yaml", &widget_v1("dry", &ns, 1, None));
+        let out = c
+            .run_ok(k, &["create", "-f", &dry, "--dry-run=server"])
+            .stdout;
+        c.eq(
+            "create --dry-run=server",
+            out.trim(),
+            "widget.example.dev/dry created (server dry run)",
+        );
+        let obj = c
+            .run_ok(k, &["create", "-f", &dry, "--dry-run=server", "-o", "json"])
+            .stdout;
+        let obj: serde_json::Value = serde_json::from_str(&obj).unwrap_or_default();
+        c.check(
+            obj["metadata"]["uid"].is_string() && obj["metadata"]["creationTimestamp"].is_string(),
+            || format!("dry-run object: {obj}"),
+        );
+        let run = k.run(&["get", "widget", "dry", "-n", &ns]);
+        c.check(!run.success(), || {
+            format!("dry-run create persisted: {}", run.describe())
+        });
+        let bad = k.write("bad.yaml", &widget_v1("bad", &ns, -1, None));
+        let run = k.run(&["create", "-f", &bad, "--dry-run=server"]);
+        c.check(!run.success(), || {
+            format!("invalid dry-run create succeeded: {}", run.describe())
+        });
+        c.contains(
+            "invalid dry-run create",
+            &run.stderr,
+            "must be greater than or equal to 0",
+        );
+        let out = c
+            .run_ok(k, &["create", "-f", &dry, "--dry-run=client"])
+            .stdout;
+        c.eq(
+            "create --dry-run=client",
+            out.trim(),
+            "widget.example.dev/dry created (dry run)",
+        );
+        let changed = k.write("w.yaml", &widget_v1("w", &ns, 5, None));
+        let out = c
+            .run_ok(k, &["apply", "-f", &changed, "--dry-run=server"])
+            .stdout;
+        c.eq(
+            "apply --dry-run=server",
+            out.trim(),
+            "widget.example.dev/w configured (server dry run)",
+        );
+        let out = c
+            .run_ok(k, &["delete", "-f", &changed, "--dry-run=server"])
+            .stdout;
+        c.eq(
+            "delete --dry-run=server",
+            out.trim(),
+            "widget.example.dev \"w\" deleted (server dry run)",
+        );
+        let live = k.json(&["get", "widget", "w", "-n", &ns, "-o", "json"]);
+        c.eq(
+            "replicas after dry runs",
+            live["spec"]["replicas"].as_i64(),
+            Some(2),
+        );
+
+        // generateName.
+        let generated = format!(
+            "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  generateName: gen-\n  namespace: {ns}\nspec:\n  replicas: 1\n"
+        );
+        let out = c
+            .run_ok(k, &["create", "-f", &k.write("gen.yaml", &generated)])
+            .stdout;
+        let name = out
+            .trim()
+            .strip_prefix("widget.example.dev/")
+            .and_then(|s| s.strip_suffix(" created"))
+            .unwrap_or_default()
+            .to_string();
+        c.check(
+            name.len() == 9
+                && name.starts_with("gen-")
+                && name[4..]
+                    .chars()
+                    .all(|ch| "bcdfghjklmnpqrstvwxz2456789".contains(ch)),
+            || format!("generateName output: {out}"),
+        );
+
+        // replace and replace --force.
+        let out = c.run_ok(k, &["replace", "-f", &changed]).stdout;
+        c.eq("replace", out.trim(), "widget.example.dev/w replaced");
+        let replaced = k.json(&["get", "widget", "w", "-n", &ns, "-o", "json"]);
+        c.eq(
+            "replicas after replace",
+            replaced["spec"]["replicas"].as_i64(),
+            Some(5),
+        );
+        let out = c.run_ok(k, &["replace", "--force", "-f", &changed]).stdout;
+        c.eq(
+            "replace --force",
+            out.lines().collect::<Vec<_>>(),
+            vec![
+                "widget.example.dev \"w\" deleted",
+                "widget.example.dev/w replaced",
+            ],
+        );
+        let forced = k.json(&["get", "widget", "w", "-n", &ns, "-o", "json"]);
+        c.check(
+            forced["metadata"]["uid"] != replaced["metadata"]["uid"],
+            || "replace --force kept the uid".to_string(),
+        );
+
+        // The status and scale subresources through kubectl.
+        let out = c
+            .run_ok(
+                k,
+                &[
+                    "patch",
+                    "widget",
+                    "w",
+                    "-n",
+                    &ns,
+                    "--subresource=status",
+                    "--type=merge",
+                    "-p",
+                    r#"{"status":{"replicas":3,"selector":"app=w"},"spec":{"replicas":9}}"#,
+                ],
+            )
+            .stdout;
+        c.eq(
+            "patch --subresource=status",
+            out.trim(),
+            "widget.example.dev/w patched",
+        );
+        let run = c.run_ok(
+            k,
+            &[
+                "wait",
+                "--for=jsonpath={.status.replicas}=3",
+                "widget/w",
+                "-n",
+                &ns,
+                "--timeout=30s",
+            ],
+        );
+        c.eq(
+            "wait --for=jsonpath",
+            run.stdout.trim(),
+            "widget.example.dev/w condition met",
+        );
+        let status = k.json(&[
+            "get",
+            "widget",
+            "w",
+            "-n",
+            &ns,
+            "--subresource=status",
+            "-o",
+            "json",
+        ]);
+        c.eq(
+            "status",
+            &status["status"],
+            &serde_json::json!({"replicas": 3, "selector": "app=w"}),
+        );
+        c.eq(
+            "spec unchanged by a status patch",
+            status["spec"]["replicas"].as_i64(),
+            Some(5),
+        );
+        let scale = k.json(&[
+            "get",
+            "widget",
+            "w",
+            "-n",
+            &ns,
+            "--subresource=scale",
+            "-o",
+            "json",
+        ]);
+        c.eq("scale kind", scale["kind"].as_str(), Some("Scale"));
+        c.eq(
+            "scale apiVersion",
+            scale["apiVersion"].as_str(),
+            Some("autoscaling/v1"),
+        );
+        c.eq(
+            "scale spec",
+            &scale["spec"],
+            &serde_json::json!({"replicas": 5}),
+        );
+        c.eq(
+            "scale status",
+            &scale["status"],
+            &serde_json::json!({"replicas": 3, "selector": "app=w"}),
+        );
+        let labels = k.ok(&["get", "widgets", "-n", &ns, "--show-labels", "-L", "tier"]);
+        let head: Vec<&str> = labels
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        c.eq(
+            "--show-labels -L tier header",
+            head,
+            vec!["NAME", "REPLICAS", "AGE", "TIER", "LABELS"],
+        );
+
+        // delete -f of the manifests, contents first (deleting the namespace first would race
+        // with the namespace's own cleanup of its contents).
+        let file = |name: &str| format!("{dir}/{name}");
+        let (w, cm, nsfile) = (
+            file("2-widget.yaml"),
+            file("1-configmap.yaml"),
+            file("0-namespace.yaml"),
+        );
+        let out = c
+            .run_ok(
+                k,
+                &[
+                    "delete",
+                    "-f",
+                    &w,
+                    "-f",
+                    &cm,
+                    "-f",
+                    &nsfile,
+                    "--timeout=60s",
+                ],
+            )
+            .stdout;
+        c.eq(
+            "delete -f",
+            out.lines().collect::<Vec<_>>(),
+            vec![
+                "widget.example.dev \"w\" deleted",
+                "configmap \"conf\" deleted",
+                &format!("namespace \"{ns}\" deleted") as &str,
+            ],
+        );
+        let run = k.run(&["get", "namespace", &ns]);
+        c.check(!run.success(), || {
+            format!("namespace survived delete -f: {}", run.describe())
+        });
+    });
+}
