@@ -242,3 +242,35 @@ async fn protobuf_objects() {
         .await;
     assert_eq!(r.status, 406);
 }
+
+#[tokio::test]
+async fn large_lists_are_gzipped_when_accepted() {
+    let h = Harness::new().await;
+    let blob = "x".repeat(4096);
+    for i in 0..40 {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("big{i}")}, "data": {"blob": blob}});
+        assert_eq!(
+            h.post("/api/v1/namespaces/default/configmaps", &cm)
+                .await
+                .status,
+            201
+        );
+    }
+    let plain = h.get("/api/v1/namespaces/default/configmaps").await;
+    assert_eq!(plain.header("content-encoding"), "");
+    assert!(plain.body.len() > 128 * 1024);
+    let r = h
+        .send(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            &[("accept-encoding", "gzip")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), "gzip");
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut decoded)
+        .unwrap();
+    assert_eq!(decoded, plain.body);
+}
