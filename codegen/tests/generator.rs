@@ -278,3 +278,28 @@ fn a_cel_rule_that_does_not_compile_fails_the_build() {
     assert!(errors[0].message.contains("does not compile"));
     assert!(errors[0].loc.file.ends_with("example.dev/v1.rs"));
 }
+
+#[test]
+fn a_kind_key_given_twice_is_an_error() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("example.dev/v1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let text = text.replacen(
+        "#[kind(namespaced, status,",
+        "#[kind(plural = \"widgets\")]\n#[kind(plural = \"widgets\", namespaced, status,",
+        1,
+    );
+    std::fs::write(&file, &text).expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        errors[0].message,
+        "`plural` is given twice in `#[kind]`; keep one"
+    );
+    let line = text
+        .lines()
+        .position(|l| l.contains("plural = \"widgets\", namespaced"))
+        .map(|i| i + 1)
+        .expect("line");
+    assert_eq!((errors[0].loc.line, errors[0].loc.column), (line, 8));
+}

@@ -343,6 +343,16 @@ pub struct KindKeys {
 pub fn parse_kind(cx: &mut MarkerCx<'_>, attr: &Attribute, keys: &mut KindKeys) {
     let result = attr.parse_nested_meta(|meta| {
         let key = path_name(&meta.path);
+        let given_before = match key.as_str() {
+            "plural" => keys.plural.is_some(),
+            "singular" => keys.singular.is_some(),
+            "name_format" => keys.name_format.is_some(),
+            "verbs" => keys.verbs.is_some(),
+            _ => false,
+        };
+        if given_before {
+            cx.error(meta.path.span(), format!("`{key}` is given twice in `#[kind]`; keep one"));
+        }
         match key.as_str() {
             "namespaced" | "cluster" => {
                 let scope =
