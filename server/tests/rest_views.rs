@@ -274,3 +274,22 @@ async fn large_lists_are_gzipped_when_accepted() {
         .unwrap();
     assert_eq!(decoded, plain.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consistent_list_of_an_idle_resource_does_not_stall() {
+    let h = Harness::new().await;
+    // Warm both caches, then write to one resource and list the other.
+    h.get("/api/v1/namespaces/default/configmaps").await;
+    h.get(WIDGETS).await;
+    for i in 0..3 {
+        h.post(WIDGETS, &widget(&format!("busy{i}"), 1)).await;
+        let t = std::time::Instant::now();
+        let r = h.get("/api/v1/namespaces/default/configmaps").await;
+        assert_eq!(r.status, 200);
+        assert!(
+            t.elapsed() < std::time::Duration::from_millis(600),
+            "consistent list took {:?}",
+            t.elapsed()
+        );
+    }
+}

@@ -105,7 +105,10 @@ impl ApiContext {
         let codec = Arc::new(JsonObjectCodec {
             field_selectors: fields,
         });
-        let mut store_config = StoreConfig::new(keys.resource_prefix(), codec.clone());
+        // The cache's upstream watch gets progress notifications often, so consistent reads from
+        // the cache rarely wait for an idle resource to catch up.
+        let mut store_config = StoreConfig::new(keys.resource_prefix(), codec.clone())
+            .with_bookmark_interval(UPSTREAM_PROGRESS_INTERVAL);
         if let Some(encryption) = &self.encryption {
             store_config =
                 store_config.with_transformer(encryption.transformer_for(info.group, info.plural));
