@@ -372,6 +372,77 @@ fn delete_wait_and_namespace_deletion() {
         c.eq("delete -l lines", out.lines().count(), 2);
         let rest = k.ok(&["get", "widgets", "-n", &ns, "-o", "name"]);
         c.eq("left after delete -l", rest.trim(), "widget.example.dev/c");
+
+        // Propagation policies and forced deletion: with no dependents, each deletes at once.
+        for name in ["fg", "orphan", "forced"] {
+            k.ok_stdin(&["create", "-f", "-"], &widget_v1(name, &ns, 1, None));
+        }
+        let out = c
+            .run_ok(
+                k,
+                &[
+                    "delete",
+                    "widget",
+                    "fg",
+                    "-n",
+                    &ns,
+                    "--cascade=foreground",
+                    "--timeout=30s",
+                ],
+            )
+            .stdout;
+        c.eq(
+            "delete --cascade=foreground",
+            out.trim(),
+            "widget.example.dev \"fg\" deleted",
+        );
+        let out = c
+            .run_ok(
+                k,
+                &[
+                    "delete",
+                    "widget",
+                    "orphan",
+                    "-n",
+                    &ns,
+                    "--cascade=orphan",
+                    "--timeout=30s",
+                ],
+            )
+            .stdout;
+        c.eq(
+            "delete --cascade=orphan",
+            out.trim(),
+            "widget.example.dev \"orphan\" deleted",
+        );
+        let run = c.run_ok(
+            k,
+            &[
+                "delete",
+                "widget",
+                "forced",
+                "-n",
+                &ns,
+                "--force",
+                "--grace-period=0",
+            ],
+        );
+        c.eq(
+            "delete --force --grace-period=0",
+            run.stdout.trim(),
+            "widget.example.dev \"forced\" force deleted",
+        );
+        c.contains(
+            "delete --force --grace-period=0",
+            &run.stderr,
+            "Immediate deletion does not wait for confirmation",
+        );
+        let rest = k.ok(&["get", "widgets", "-n", &ns, "-o", "name"]);
+        c.eq(
+            "left after cascading deletes",
+            rest.trim(),
+            "widget.example.dev/c",
+        );
         let out = c
             .run_ok(k, &["delete", "widgets", "--all", "-n", &ns])
             .stdout;

@@ -127,6 +127,23 @@ fn discovery_explain_and_auth() {
             &spec,
             "The widget's color, in lowercase letters.",
         );
+        let field = c.run_ok(k, &["explain", "widget.spec.replicas"]).stdout;
+        c.contains("explain widget.spec.replicas", &field, "replicas");
+        c.contains("explain widget.spec.replicas", &field, "<integer>");
+        c.contains(
+            "explain widget.spec.replicas",
+            &field,
+            "Desired number of copies of the widget.",
+        );
+        let recursive = c.run_ok(k, &["explain", "widgets", "--recursive"]).stdout;
+        for needle in [
+            "spec", "replicas", "color", "status", "selector", "metadata",
+        ] {
+            c.contains("explain widgets --recursive", &recursive, needle);
+        }
+        let data = c.run_ok(k, &["explain", "configmap.data"]).stdout;
+        c.contains("explain configmap.data", &data, "ConfigMap");
+        c.contains("explain configmap.data", &data, "map[string]string");
         let top = c.run_ok(k, &["explain", "widgets"]).stdout;
         c.contains(
             "explain widgets",
