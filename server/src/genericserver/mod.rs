@@ -229,7 +229,7 @@ impl GenericServer {
     pub async fn prepare_run(self) -> Result<PreparedServer, ServerError> {
         let c = &self.config.config;
         let cert = tls::ReloadingCert::load(c.tls.cert.clone(), c.tls.key.clone())?;
-        let tls_config = Arc::new(tls::server_config(Arc::clone(&cert), &c.tls.client_ca)?);
+        let tls_config = tls::TlsReloader::new(cert, c.tls.client_ca.clone())?;
         let listener = tokio::net::TcpListener::bind(c.bind)
             .await
             .map_err(|source| ServerError::Bind {
@@ -327,7 +327,6 @@ impl GenericServer {
             listener,
             local,
             tls: tls_config,
-            cert,
         })
     }
 }
@@ -338,8 +337,7 @@ pub struct PreparedServer {
     app: Router,
     listener: tokio::net::TcpListener,
     local: SocketAddr,
-    tls: Arc<rustls::ServerConfig>,
-    cert: Arc<tls::ReloadingCert>,
+    tls: Arc<tls::TlsReloader>,
 }
 
 impl PreparedServer {
@@ -361,10 +359,9 @@ impl PreparedServer {
             listener,
             local,
             tls,
-            cert,
         } = self;
         let signals = server.signals.clone();
-        let watcher = cert.spawn_watcher(Duration::from_secs(5));
+        let watcher = tls.spawn_watcher(Duration::from_secs(5));
         let drain = server.config.config.request_timeout + Duration::from_secs(5);
         let serving = tokio::spawn(serve::serve_tls(listener, tls, app, signals.clone(), drain));
         tracing::info!(address = %local, "serving securely");

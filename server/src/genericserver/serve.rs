@@ -60,12 +60,11 @@ impl Drop for InFlightGuard {
 /// (`in_flight_drained`) and gives open connections a short grace to close.
 pub async fn serve_tls(
     listener: TcpListener,
-    tls: Arc<rustls::ServerConfig>,
+    tls: Arc<super::tls::TlsReloader>,
     app: Router,
     signals: LifecycleSignals,
     drain_timeout: Duration,
 ) {
-    let acceptor = TlsAcceptor::from(tls);
     let graceful = GracefulShutdown::new();
     let mut builder = Builder::new(TokioExecutor::new());
     builder.http2().max_concurrent_streams(1000);
@@ -85,7 +84,7 @@ pub async fn serve_tls(
             }
         };
         let _ = tcp.set_nodelay(true);
-        let acceptor = acceptor.clone();
+        let acceptor = TlsAcceptor::from(tls.current());
         let app = app.clone();
         let builder = Arc::clone(&builder);
         let watcher = graceful.watcher();

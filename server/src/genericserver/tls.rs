@@ -179,6 +179,67 @@ pub fn server_config(
     Ok(config)
 }
 
+/// The live TLS configuration: the serving pair follows its files through [`ReloadingCert`], and
+/// a change of the client CA bundle rebuilds the configuration used for new connections.
+pub struct TlsReloader {
+    cert: Arc<ReloadingCert>,
+    client_ca: PathBuf,
+    state: RwLock<(Arc<rustls::ServerConfig>, Option<SystemTime>)>,
+}
+
+fn file_mtime(path: &Path) -> Option<SystemTime> {
+    fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl TlsReloader {
+    /// Loads the serving pair and the client CA.
+    pub fn new(cert: Arc<ReloadingCert>, client_ca: PathBuf) -> Result<Arc<Self>, TlsError> {
+        let config = Arc::new(server_config(Arc::clone(&cert), &client_ca)?);
+        let stamp = file_mtime(&client_ca);
+        Ok(Arc::new(Self {
+            cert,
+            client_ca,
+            state: RwLock::new((config, stamp)),
+        }))
+    }
+
+    /// The configuration for the next connection.
+    pub fn current(&self) -> Arc<rustls::ServerConfig> {
+        Arc::clone(&self.state.read().0)
+    }
+
+    /// Reloads what changed; returns whether the client CA was reloaded.
+    pub fn reload_if_changed(&self) -> bool {
+        self.cert.reload_if_changed();
+        let stamp = file_mtime(&self.client_ca);
+        if stamp.is_none() || stamp == self.state.read().1 {
+            return false;
+        }
+        match server_config(Arc::clone(&self.cert), &self.client_ca) {
+            Ok(config) => {
+                *self.state.write() = (Arc::new(config), stamp);
+                tracing::info!(client_ca = %self.client_ca.display(), "reloaded the client CA");
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "client CA changed but could not be loaded; keeping the old one");
+                false
+            }
+        }
+    }
+
+    /// Polls the files every `interval` until the returned task is aborted.
+    pub fn spawn_watcher(self: &Arc<Self>, interval: Duration) -> tokio::task::JoinHandle<()> {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                me.reload_if_changed();
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +293,26 @@ mod tests {
         let current = leaf(&cert);
         assert!(!cert.reload_if_changed());
         assert_eq!(leaf(&cert), current);
+    }
+
+    #[test]
+    fn client_ca_changes_rebuild_the_config() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (c, k) = write_pair(dir.path(), "serving");
+        let ca = dir.path().join("ca.crt");
+        fs::copy(&c, &ca).unwrap_or_else(|e| panic!("{e}"));
+        let cert = ReloadingCert::load(c, k).unwrap_or_else(|e| panic!("{e}"));
+        let reloader = TlsReloader::new(cert, ca.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let before = reloader.current();
+        assert!(!reloader.reload_if_changed());
+        let f = fs::File::options()
+            .write(true)
+            .open(&ca)
+            .unwrap_or_else(|e| panic!("{e}"));
+        f.set_modified(SystemTime::now() + Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(reloader.reload_if_changed());
+        assert!(!Arc::ptr_eq(&before, &reloader.current()));
     }
 
     #[test]
