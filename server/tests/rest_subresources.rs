@@ -249,3 +249,11 @@ async fn events_are_created_with_field_selectors() {
         .await;
     assert_eq!(r.json()["items"].as_array().unwrap().len(), 0);
 }
+
+#[tokio::test]
+async fn verbs_a_kind_does_not_serve_are_405() {
+    let h = Harness::new().await;
+    let r = h.delete("/api/v1/namespaces").await;
+    assert_eq!(r.status, 405, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["reason"], "MethodNotAllowed");
+}

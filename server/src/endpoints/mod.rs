@@ -221,6 +221,9 @@ async fn dispatch(
         }
         _ => return Err(ApiError::not_found_path()),
     }
+    if !rc.version_info.verbs.is_empty() && !rc.version_info.verbs.contains(&verb.as_str()) {
+        return Err(ApiError::method_not_supported(&rc.store.resource, &verb));
+    }
     match verb.as_str() {
         "get" => read::get(&ctx, rc).await,
         "list" => read::list(&ctx, rc).await,
