@@ -60,13 +60,32 @@ pub struct FieldError {
 
 impl FieldError {
     /// Creates an error of the given type.
-    pub fn new(type_: FieldErrorType, field: impl Into<String>, bad_value: Option<String>, detail: impl Into<String>) -> Self {
-        Self { type_, field: field.into(), bad_value, detail: detail.into() }
+    pub fn new(
+        type_: FieldErrorType,
+        field: impl Into<String>,
+        bad_value: Option<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            type_,
+            field: field.into(),
+            bad_value,
+            detail: detail.into(),
+        }
     }
 
     /// `FieldValueInvalid` with the value rendered from JSON.
-    pub fn invalid(field: impl Into<String>, value: &serde_json::Value, detail: impl Into<String>) -> Self {
-        Self::new(FieldErrorType::Invalid, field, Some(render_value(value)), detail)
+    pub fn invalid(
+        field: impl Into<String>,
+        value: &serde_json::Value,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self::new(
+            FieldErrorType::Invalid,
+            field,
+            Some(render_value(value)),
+            detail,
+        )
     }
 
     /// `FieldValueRequired`.
@@ -105,14 +124,65 @@ impl fmt::Display for FieldError {
             FieldErrorType::TypeInvalid => "Invalid value",
         };
         write!(f, "{}: {}", self.field, what)?;
-        if let Some(v) = &self.bad_value {
-            if matches!(self.type_, FieldErrorType::Invalid | FieldErrorType::NotSupported | FieldErrorType::Duplicate | FieldErrorType::NotFound | FieldErrorType::TypeInvalid) {
-                write!(f, ": {v}")?;
-            }
+        // As `field.Error.ErrorBody`: these types never print the value.
+        let omits_value = matches!(
+            self.type_,
+            FieldErrorType::Required
+                | FieldErrorType::Forbidden
+                | FieldErrorType::TooLong
+                | FieldErrorType::Internal
+        );
+        if let Some(v) = self.bad_value.as_ref().filter(|_| !omits_value) {
+            write!(f, ": {v}")?;
         }
         if !self.detail.is_empty() {
             write!(f, ": {}", self.detail)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_matches_kubernetes_error_body() {
+        let e = FieldError::invalid(
+            "spec.replicas",
+            &serde_json::json!(-1),
+            "must be greater than or equal to 0",
+        );
+        assert_eq!(
+            e.to_string(),
+            "spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+        );
+        let e = FieldError::new(
+            FieldErrorType::TooMany,
+            "spec.items",
+            Some("11".into()),
+            "must have at most 10 items",
+        );
+        assert_eq!(
+            e.to_string(),
+            "spec.items: Too many: 11: must have at most 10 items"
+        );
+        let e = FieldError::new(
+            FieldErrorType::TooLong,
+            "spec.color",
+            Some("\"abc\"".into()),
+            "may not be more than 2 bytes",
+        );
+        assert_eq!(
+            e.to_string(),
+            "spec.color: Too long: may not be more than 2 bytes"
+        );
+        let e = FieldError::required("metadata.name", "name or generateName is required");
+        assert_eq!(
+            e.to_string(),
+            "metadata.name: Required value: name or generateName is required"
+        );
+        let e = FieldError::invalid("spec.color", &serde_json::json!("Red"), "bad");
+        assert_eq!(e.to_string(), "spec.color: Invalid value: \"Red\": bad");
     }
 }
