@@ -14,7 +14,10 @@ pub struct GroupVersion {
 impl GroupVersion {
     /// Creates a group version.
     pub fn new(group: impl Into<String>, version: impl Into<String>) -> Self {
-        Self { group: group.into(), version: version.into() }
+        Self {
+            group: group.into(),
+            version: version.into(),
+        }
     }
 
     /// Parses an `apiVersion` string: `v1` is the core group, `g/v` any other group.
@@ -27,7 +30,11 @@ impl GroupVersion {
 
     /// Returns the `apiVersion` string: `v1` for the core group, `group/version` otherwise.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 }
 
@@ -50,8 +57,16 @@ pub struct GroupVersionKind {
 
 impl GroupVersionKind {
     /// Creates a group version kind.
-    pub fn new(group: impl Into<String>, version: impl Into<String>, kind: impl Into<String>) -> Self {
-        Self { group: group.into(), version: version.into(), kind: kind.into() }
+    pub fn new(
+        group: impl Into<String>,
+        version: impl Into<String>,
+        kind: impl Into<String>,
+    ) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
     }
 
     /// Returns the group version part.
@@ -79,8 +94,16 @@ pub struct GroupVersionResource {
 
 impl GroupVersionResource {
     /// Creates a group version resource.
-    pub fn new(group: impl Into<String>, version: impl Into<String>, resource: impl Into<String>) -> Self {
-        Self { group: group.into(), version: version.into(), resource: resource.into() }
+    pub fn new(
+        group: impl Into<String>,
+        version: impl Into<String>,
+        resource: impl Into<String>,
+    ) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            resource: resource.into(),
+        }
     }
 
     /// Returns the group resource part.
@@ -101,13 +124,20 @@ pub struct GroupResource {
 impl GroupResource {
     /// Creates a group resource.
     pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
-        Self { group: group.into(), resource: resource.into() }
+        Self {
+            group: group.into(),
+            resource: resource.into(),
+        }
     }
 }
 
 impl fmt::Display for GroupResource {
     /// Formats as Kubernetes does in messages: `widgets.example.dev`, or `configmaps` for core.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.group.is_empty() { f.write_str(&self.resource) } else { write!(f, "{}.{}", self.resource, self.group) }
+        if self.group.is_empty() {
+            f.write_str(&self.resource)
+        } else {
+            write!(f, "{}.{}", self.resource, self.group)
+        }
     }
 }

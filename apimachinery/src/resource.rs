@@ -95,6 +95,10 @@ impl ResourceInfo {
 
     /// Returns the `apiVersion` string of this entry.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.to_string() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 }

@@ -73,7 +73,12 @@ pub trait KindOps: Send + Sync + 'static {
 
     /// Validates an update: everything `validate_create` checks plus immutable fields and CEL
     /// transition rules against `old`.
-    fn validate_update(&self, version: &str, value: &Value, old: &Value) -> Result<Vec<FieldError>, CodecError>;
+    fn validate_update(
+        &self,
+        version: &str,
+        value: &Value,
+        old: &Value,
+    ) -> Result<Vec<FieldError>, CodecError>;
 
     /// Encodes an object of `version` as its protobuf message (the bytes that go in
     /// `runtime.Unknown.raw`, without the envelope).
@@ -135,7 +140,11 @@ impl Scheme {
     pub fn add_kind(&mut self, ops: Arc<dyn KindOps>) {
         let index = self.kinds.len();
         let first = &ops.versions()[0];
-        let (group, kind, plural) = (first.group.to_string(), first.kind.to_string(), first.plural.to_string());
+        let (group, kind, plural) = (
+            first.group.to_string(),
+            first.kind.to_string(),
+            first.plural.to_string(),
+        );
         if !self.group_order.contains(&group) {
             self.group_order.push(group.clone());
         }
@@ -161,12 +170,16 @@ impl Scheme {
 
     /// Looks a kind up by group and kind name.
     pub fn by_kind(&self, group: &str, kind: &str) -> Option<&Arc<dyn KindOps>> {
-        self.by_group_kind.get(&(group.to_string(), kind.to_string())).map(|&i| &self.kinds[i])
+        self.by_group_kind
+            .get(&(group.to_string(), kind.to_string()))
+            .map(|&i| &self.kinds[i])
     }
 
     /// Looks a kind up by group and plural resource name.
     pub fn by_resource(&self, group: &str, resource: &str) -> Option<&Arc<dyn KindOps>> {
-        self.by_group_resource.get(&(group.to_string(), resource.to_string())).map(|&i| &self.kinds[i])
+        self.by_group_resource
+            .get(&(group.to_string(), resource.to_string()))
+            .map(|&i| &self.kinds[i])
     }
 
     /// The OpenAPI documents of every group version.
