@@ -130,3 +130,21 @@ mod tests {
         );
     }
 }
+#[cfg(test)]
+mod alias_bombs {
+    /// Few aliases, nested: 81 aliases that would expand to 9^9 nodes.
+    #[test]
+    fn nested_alias_bomb_is_refused_quickly() {
+        let mut doc = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let p = i - 1;
+            doc.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let t = std::time::Instant::now();
+        let err = super::yaml_to_json(doc.as_bytes()).unwrap_err();
+        assert_eq!(err.code(), 400);
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    }
+}
