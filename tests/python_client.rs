@@ -1,8 +1,8 @@
 //! The Python `kubernetes` client (from PyPI) against the real binary: runs
 //! `tests/python/client_test.py` with the interpreter named by `APIARY_TEST_PYTHON` (set by
 //! `./tools/test`, which installs the client into `target/py-venv`), on the admin kubeconfig
-//! apiary wrote. CoreV1Api create/list/watch of ConfigMaps, a 409 on a stale update, and the
-//! dynamic client on Widgets.
+//! apiary wrote. CoreV1Api create/list/watch of ConfigMaps, a 409 on a stale update, the
+//! dynamic client and CustomObjectsApi on Widgets.
 
 mod common;
 
@@ -63,8 +63,10 @@ fn python_kubernetes_client() {
         script.display(),
         out.status
     );
-    assert!(
-        stdout.contains("PASS: CoreV1Api") && stdout.contains("PASS: DynamicClient"),
-        "{stdout}"
-    );
+    for part in ["CoreV1Api", "DynamicClient", "CustomObjectsApi"] {
+        assert!(
+            stdout.contains(&format!("PASS: {part}")),
+            "{part} did not pass:\n{stdout}"
+        );
+    }
 }

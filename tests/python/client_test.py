@@ -5,7 +5,7 @@ Usage: client_test.py <kubeconfig> <namespace>
 Loads the kubeconfig apiary wrote, then drives ConfigMaps through CoreV1Api (create, read,
 list with selectors, watch with kubernetes.watch.Watch, a 409 on a stale update) and Widgets
 through kubernetes.dynamic.DynamicClient (create, get, list, patch, server-side apply, the
-status subresource, delete). Every failed check is printed; the exit code is 1 when a check
+status subresource, delete) and CustomObjectsApi (CRUD, watch, scale, status, versions). Every failed check is printed; the exit code is 1 when a check
 failed and 2 when a step raised.
 """
 
@@ -239,6 +239,74 @@ def dynamic_widgets(ns):
     print("PASS: DynamicClient", flush=True)
 
 
+def custom_objects(ns):
+    """CustomObjectsApi, the usual way Python code reaches custom resources, on Widgets."""
+    api = client.CustomObjectsApi()
+    group, version, plural = "example.dev", "v1", "widgets"
+    body = {
+        "apiVersion": "example.dev/v1",
+        "kind": "Widget",
+        "metadata": {"name": "custom", "labels": {"via": "custom-objects"}},
+        "spec": {"replicas": 1},
+    }
+    created = api.create_namespaced_custom_object(group, version, ns, plural, body)
+    check(created["spec"] == {"replicas": 1}, f"custom create: {created}")
+    got = api.get_namespaced_custom_object(group, version, ns, plural, "custom")
+    check(got["metadata"]["uid"] == created["metadata"]["uid"], "custom get uid")
+    listed = api.list_namespaced_custom_object(group, version, ns, plural, label_selector="via=custom-objects")
+    check([i["metadata"]["name"] for i in listed["items"]] == ["custom"], f"custom list: {listed}")
+    everywhere = api.list_cluster_custom_object(group, version, plural)
+    check(any(i["metadata"]["name"] == "custom" for i in everywhere["items"]), "cluster-wide custom list")
+
+    start = listed["metadata"]["resourceVersion"]
+
+    def mutate():
+        time.sleep(0.5)
+        api.patch_namespaced_custom_object(group, version, ns, plural, "custom", {"spec": {"replicas": 2}})
+        api.patch_namespaced_custom_object(
+            group,
+            version,
+            ns,
+            plural,
+            "custom",
+            [{"op": "add", "path": "/spec/color", "value": "blue"}],
+            _content_type="application/json-patch+json",
+        )
+        api.delete_namespaced_custom_object(group, version, ns, plural, "custom")
+
+    writer = threading.Thread(target=mutate)
+    writer.start()
+    seen = []
+    w = watch.Watch()
+    for event in w.stream(
+        api.list_namespaced_custom_object, group, version, ns, plural, resource_version=start, timeout_seconds=20
+    ):
+        obj = event["object"]
+        seen.append((event["type"], obj["metadata"]["name"], obj["spec"].get("replicas"), obj["spec"].get("color")))
+        if event["type"] == "DELETED":
+            w.stop()
+    writer.join()
+    expected = [("MODIFIED", "custom", 2, None), ("MODIFIED", "custom", 2, "blue"), ("DELETED", "custom", 2, "blue")]
+    check(seen == expected, f"custom watch events: {seen}")
+
+    api.create_namespaced_custom_object(group, version, ns, plural, {**body, "spec": {"replicas": 3}})
+    scale = api.get_namespaced_custom_object_scale(group, version, ns, plural, "custom")
+    check(scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3, f"custom scale: {scale}")
+    api.patch_namespaced_custom_object_scale(group, version, ns, plural, "custom", {"spec": {"replicas": 8}})
+    status = api.patch_namespaced_custom_object_status(group, version, ns, plural, "custom", {"status": {"replicas": 8}})
+    check(status["spec"]["replicas"] == 8 and status["status"]["replicas"] == 8, f"custom status: {status}")
+    alpha = api.get_namespaced_custom_object(group, "v1alpha1", ns, plural, "custom")
+    check(alpha["apiVersion"] == "example.dev/v1alpha1" and alpha["spec"]["size"] == 8, f"custom v1alpha1: {alpha}")
+    try:
+        api.create_namespaced_custom_object(group, version, ns, plural, {**body, "spec": {"replicas": 200, "color": "red"}})
+        check(False, "a red widget with 200 replicas was created")
+    except ApiException as e:
+        check(e.status == 422, f"CEL rule status {e.status}")
+        check("a red widget may have at most 100 replicas" in status_of(e).get("message", ""), f"CEL message: {e.body}")
+    api.delete_namespaced_custom_object(group, version, ns, plural, "custom")
+    print("PASS: CustomObjectsApi", flush=True)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -249,6 +317,7 @@ def main():
     try:
         core_v1(ns)
         dynamic_widgets(ns)
+        custom_objects(ns)
     except Exception:  # noqa: BLE001 - any error is a failure of the run, reported in full.
         traceback.print_exc()
         return 2
