@@ -290,3 +290,22 @@ async fn strategic_merge_uses_schema_merge_keys() {
     assert_eq!(r.json()["metadata"]["finalizers"], json!(["b.example/y"]));
     assert_eq!(r.json()["metadata"]["ownerReferences"][0]["uid"], "u2");
 }
+
+#[tokio::test]
+async fn unknown_field_validation_directive_is_400() {
+    let h = Harness::new().await;
+    let r = h
+        .send(
+            "POST",
+            &format!("{WIDGETS}?fieldValidation=Loose"),
+            &[("content-type", "application/json")],
+            serde_json::to_vec(&widget("fv", 1)).unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    let r = h
+        .send("POST", &format!("{WIDGETS}?fieldValidation=Ignore"), &[("content-type", "application/json")], serde_json::to_vec(&json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "fv"}, "spec": {"foo": 1}})).unwrap())
+        .await;
+    assert_eq!(r.status, 201);
+    assert_eq!(r.header("warning"), "");
+}

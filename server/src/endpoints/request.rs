@@ -224,7 +224,15 @@ impl RequestContext {
             ))
         })?;
         let mut warnings = Vec::new();
-        let mode = self.q("fieldValidation").unwrap_or("Warn");
+        let mode = match self.q("fieldValidation").unwrap_or("") {
+            "" => "Warn",
+            m @ ("Ignore" | "Warn" | "Strict") => m,
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \"Strict\", \"Warn\""
+                )));
+            }
+        };
         match mode {
             "Strict" if !decoded.unknown_fields.is_empty() => {
                 let list: Vec<String> = decoded
