@@ -3,7 +3,9 @@
 //! Widgets, while a `kube::runtime::watcher` started here sees its Widget arrive; then this
 //! test drives `kube::Api<KubeObject<Widget>>` itself (create, list, get, merge patch,
 //! server-side apply, status, scale, delete) and checks what watchers (a plain one and one on
-//! streaming lists) report.
+//! streaming lists) report. A second test runs kube-rs discovery (legacy and aggregated),
+//! `Api<DynamicObject>` at both Widget versions, a reflector store and a `Controller` that
+//! reconciles `status` from `spec`.
 
 mod common;
 
@@ -217,6 +219,224 @@ fn kube_rs_example_and_watchers() {
         for (name, rx) in [("plain", &mut plain), ("streaming", &mut streaming), ("selected", &mut selected)] {
             let got = until(rx, &Seen::Delete("kr".to_string())).await;
             assert_eq!(got, expected, "{name} watcher");
+        }
+    });
+}
+
+/// The reconciler of the test controller: copies `spec.replicas` to `status.replicas` and sets
+/// the selector, through the status subresource.
+async fn reconcile(
+    widget: std::sync::Arc<KubeObject<Widget>>,
+    api: std::sync::Arc<Api<KubeObject<Widget>>>,
+) -> Result<kube::runtime::controller::Action, kube::Error> {
+    let want = widget.spec.replicas;
+    if widget.status.as_ref().map(|s| s.replicas) != Some(want) {
+        let status = serde_json::json!({"status": {"replicas": want, "selector": format!("widget={}", widget.name_any())}});
+        api.patch_status(
+            &widget.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(status),
+        )
+        .await?;
+    }
+    Ok(kube::runtime::controller::Action::await_change())
+}
+
+fn error_policy(
+    _: std::sync::Arc<KubeObject<Widget>>,
+    _: &kube::Error,
+    _: std::sync::Arc<Api<KubeObject<Widget>>>,
+) -> kube::runtime::controller::Action {
+    kube::runtime::controller::Action::requeue(Duration::from_millis(200))
+}
+
+/// Polls `get` until `done` holds for the Widget `name`.
+async fn eventually(
+    api: &Api<KubeObject<Widget>>,
+    name: &str,
+    done: impl Fn(&KubeObject<Widget>) -> bool,
+) -> KubeObject<Widget> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let w = api
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("get {name}: {e}"));
+        if done(&w) {
+            return w;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{name} never reached the state: {w:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[test]
+fn kube_rs_discovery_dynamic_reflector_and_controller() {
+    use kube::core::{DynamicObject, GroupVersionKind};
+    use kube::discovery::{Discovery, Scope};
+    use kube::runtime::{Controller, WatchStreamExt, reflector};
+
+    let server = Server::start(&[]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let client = client(&server).await;
+        let gvk = GroupVersionKind::gvk("example.dev", "v1", "Widget");
+        for aggregated in [false, true] {
+            let discovery = Discovery::new(client.clone());
+            let discovery = if aggregated {
+                discovery.run_aggregated().await
+            } else {
+                discovery.run().await
+            };
+            let discovery =
+                discovery.unwrap_or_else(|e| panic!("discovery (aggregated: {aggregated}): {e}"));
+            let (ar, caps) = discovery
+                .resolve_gvk(&gvk)
+                .unwrap_or_else(|| panic!("Widget not discovered (aggregated: {aggregated})"));
+            assert_eq!(ar.plural, "widgets");
+            assert!(matches!(caps.scope, Scope::Namespaced), "{caps:?}");
+            let group = discovery
+                .groups()
+                .find(|g| g.name() == "example.dev")
+                .unwrap_or_else(|| panic!("no example.dev group"));
+            assert_eq!(
+                group.versions().collect::<Vec<_>>(),
+                vec!["v1", "v1alpha1"],
+                "versions in preference order"
+            );
+            assert_eq!(group.preferred_version_or_latest(), "v1");
+        }
+
+        // DynamicObject through the discovered ApiResource.
+        let discovery = Discovery::new(client.clone())
+            .run()
+            .await
+            .unwrap_or_else(|e| panic!("discovery: {e}"));
+        let (ar, _) = discovery
+            .resolve_gvk(&gvk)
+            .unwrap_or_else(|| panic!("Widget not discovered"));
+        let dynamic: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+        let mut obj = DynamicObject::new("dyn", &ar);
+        obj.data = serde_json::json!({"spec": {"replicas": 2, "color": "green"}});
+        let made = dynamic
+            .create(&PostParams::default(), &obj)
+            .await
+            .unwrap_or_else(|e| panic!("dynamic create: {e}"));
+        assert_eq!(made.data["spec"]["replicas"], 2);
+        let listed = dynamic
+            .list(&ListParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("dynamic list: {e}"));
+        assert_eq!(
+            listed
+                .items
+                .iter()
+                .map(ResourceExt::name_any)
+                .collect::<Vec<_>>(),
+            vec!["dyn".to_string()]
+        );
+        let alpha = GroupVersionKind::gvk("example.dev", "v1alpha1", "Widget");
+        let (alpha_ar, _) = discovery
+            .resolve_gvk(&alpha)
+            .unwrap_or_else(|| panic!("v1alpha1 Widget not discovered"));
+        let old: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &alpha_ar);
+        let at_alpha = old
+            .get("dyn")
+            .await
+            .unwrap_or_else(|e| panic!("v1alpha1 get: {e}"));
+        assert_eq!(at_alpha.data["spec"]["size"], 2, "{at_alpha:?}");
+
+        // A reflector's store follows the Widgets.
+        let widgets: Api<KubeObject<Widget>> = Api::namespaced(client.clone(), "default");
+        let (reader, writer) = reflector::store::<KubeObject<Widget>>();
+        let stream = reflector(writer, watcher(widgets.clone(), watcher::Config::default()))
+            .applied_objects();
+        tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(Ok(_)) = stream.next().await {}
+        });
+        tokio::time::timeout(Duration::from_secs(30), reader.wait_until_ready())
+            .await
+            .unwrap_or_else(|_| panic!("the reflector never became ready"))
+            .unwrap_or_else(|e| panic!("reflector: {e}"));
+        assert_eq!(
+            reader
+                .state()
+                .iter()
+                .map(|w| w.name_any())
+                .collect::<Vec<_>>(),
+            vec!["dyn".to_string()]
+        );
+
+        // A controller reconciles status from spec.
+        let api = std::sync::Arc::new(widgets.clone());
+        tokio::spawn(
+            Controller::new(widgets.clone(), watcher::Config::default())
+                .run(reconcile, error_policy, api)
+                .for_each(|_| async {}),
+        );
+        let reconciled = eventually(&widgets, "dyn", |w| {
+            w.status.as_ref().is_some_and(|s| s.replicas == 2)
+        })
+        .await;
+        assert_eq!(
+            reconciled
+                .status
+                .as_ref()
+                .and_then(|s| s.selector.as_deref()),
+            Some("widget=dyn")
+        );
+        widgets
+            .create(&PostParams::default(), &widget("ctl", 5))
+            .await
+            .unwrap_or_else(|e| panic!("create ctl: {e}"));
+        eventually(&widgets, "ctl", |w| {
+            w.status.as_ref().is_some_and(|s| s.replicas == 5)
+        })
+        .await;
+        widgets
+            .patch_scale(
+                "ctl",
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"spec": {"replicas": 9}})),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("scale ctl: {e}"));
+        eventually(&widgets, "ctl", |w| {
+            w.status.as_ref().is_some_and(|s| s.replicas == 9)
+        })
+        .await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while reader.state().len() != 2
+            || reader
+                .get(&reflector::ObjectRef::new("ctl").within("default"))
+                .is_none_or(|w| w.spec.replicas != 9)
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "reflector state: {:?}",
+                reader.state()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        dynamic
+            .delete("dyn", &DeleteParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("dynamic delete: {e}"));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while reader.state().len() != 1 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "reflector kept a deleted Widget: {:?}",
+                reader.state()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
 }
