@@ -197,3 +197,48 @@ async fn watch_from_compacted_revision_is_410_error_event() {
         events[0]
     );
 }
+
+#[tokio::test]
+async fn watches_end_cleanly_on_shutdown() {
+    let h = Harness::new().await;
+    h.post(WIDGETS, &widget("s", 1)).await;
+    let resp = h
+        .send_raw(
+            "GET",
+            &format!("{WIDGETS}?watch=true&resourceVersion=0"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    let mut stream = BodyStream::new(resp.into_body());
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("ADDED in time");
+    assert!(first.is_some());
+    h.ctx.end_watches();
+    let mut ended = false;
+    for _ in 0..10 {
+        match tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .expect("stream ends in time")
+        {
+            None => {
+                ended = true;
+                break;
+            }
+            Some(frame) => assert!(frame.is_ok(), "the stream ends without an error"),
+        }
+    }
+    assert!(ended);
+    // Watches started after shutdown began end at once.
+    let resp = h
+        .send_raw("GET", &format!("{WIDGETS}?watch=true"), &[], Vec::new())
+        .await;
+    let mut stream = BodyStream::new(resp.into_body());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .expect("ends in time")
+            .is_none()
+    );
+}

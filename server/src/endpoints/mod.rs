@@ -53,6 +53,8 @@ pub struct ApiContext {
     pub min_request_timeout: Duration,
     /// `--encryption-provider-config`: the transformer of each resource's stored values.
     encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
+    /// Flips to true when the server shuts down: open watch streams then end cleanly.
+    watches_end: tokio::sync::watch::Sender<bool>,
     stores: RwLock<HashMap<(String, String), Arc<ResourceStore>>>,
     schemas: RwLock<HashMap<(String, String, String), SchemaNode>>,
 }
@@ -70,9 +72,21 @@ impl ApiContext {
             prefix,
             min_request_timeout: Duration::from_secs(1800),
             encryption: None,
+            watches_end: tokio::sync::watch::Sender::new(false),
             stores: RwLock::new(HashMap::new()),
             schemas: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// Ends every open watch stream (and every watch started later) cleanly; the generic
+    /// server calls it when shutdown starts so long-running requests do not hold it up.
+    pub fn end_watches(&self) {
+        self.watches_end.send_replace(true);
+    }
+
+    /// A receiver that turns true when watches must end.
+    pub fn watches_end_signal(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.watches_end.subscribe()
     }
 
     /// Sets `--min-request-timeout`.

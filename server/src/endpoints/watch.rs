@@ -190,6 +190,7 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
             ctx.min_request_timeout.mul_f64(factor)
         }
     };
+    let mut end = ctx.watches_end_signal();
     let key = rc.store.collection_key(rc.namespace())?;
     let opts = params.storage_options();
     let content_type = match negotiated.format {
@@ -244,7 +245,10 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
         })
         .filter_map(futures::future::ready)
         .map(|b| Ok::<_, std::convert::Infallible>(Bytes::from(b)))
-        .take_until(tokio::time::sleep(timeout));
+        .take_until(tokio::time::sleep(timeout))
+        .take_until(async move {
+            let _ = end.wait_for(|ended| *ended).await;
+        });
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, content_type)
