@@ -374,11 +374,16 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
                 singular: kind_keys.singular.unwrap_or(lower),
                 short_names: kind_keys.short_names,
                 categories: kind_keys.categories,
+                // A review kind is only ever created (Kubernetes serves it with verb `create`).
                 verbs: kind_keys.verbs.unwrap_or_else(|| {
-                    crate::model::DEFAULT_VERBS
-                        .iter()
-                        .map(|v| v.to_string())
-                        .collect()
+                    if kind_keys.create_only {
+                        vec!["create".to_string()]
+                    } else {
+                        crate::model::DEFAULT_VERBS
+                            .iter()
+                            .map(|v| v.to_string())
+                            .collect()
+                    }
                 }),
                 create_only: kind_keys.create_only,
                 strategic_merge_patch: kind_keys.strategic_merge_patch,
