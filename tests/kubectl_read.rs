@@ -104,6 +104,27 @@ fn discovery_explain_and_auth() {
             "widgets.example.dev",
         );
 
+        // Every resource discovery calls listable lists; review kinds are create-only.
+        let listable = c
+            .run_ok(k, &["api-resources", "--verbs=list", "-o", "name"])
+            .stdout;
+        c.check(!listable.contains("review"), || {
+            format!("review kinds advertise list:\n{listable}")
+        });
+        for resource in listable.lines() {
+            let run = k.run(&["get", resource, "-A"]);
+            c.check(run.success(), || {
+                format!("get {resource} -A: {}", run.describe())
+            });
+        }
+        let wide = c.run_ok(k, &["api-resources", "-o", "wide"]).stdout;
+        let review = row(&wide, "selfsubjectaccessreviews");
+        c.eq(
+            "selfsubjectaccessreviews verbs",
+            review.get(4).map(String::as_str),
+            Some("create"),
+        );
+
         let spec = c.run_ok(k, &["explain", "widget.spec"]).stdout;
         for needle in [
             "KIND:",
