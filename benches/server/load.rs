@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::process::cpu_time;
+
 /// When a run stops: whichever comes first.
 #[derive(Debug, Clone, Copy)]
 pub struct Limit {
@@ -39,12 +41,19 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// Every operation's latency, sorted.
     pub latencies: Vec<Duration>,
+    /// CPU time the serving process (or, for raw storage, this process) spent during the run.
+    pub cpu: Duration,
 }
 
 impl Outcome {
     /// Operations per second.
     pub fn rate(&self) -> f64 {
         self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// CPU microseconds spent per operation.
+    pub fn cpu_per_op(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64
     }
 
     /// The latency at quantile `q` (0..=1), nearest rank.
@@ -64,14 +73,21 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Duration {
 
 /// Runs one worker per element of `states`. Each worker repeatedly claims the next operation
 /// number `n` (unique across workers, from 0) and runs `op(state, n)`, which hands the state
-/// back. The first failing operation fails the run.
-pub async fn drive<S, F, Fut>(states: Vec<S>, limit: Limit, op: F) -> anyhow::Result<Outcome>
+/// back. The first failing operation fails the run. The CPU time of process `pid` over the run
+/// is recorded.
+pub async fn drive<S, F, Fut>(
+    pid: u32,
+    states: Vec<S>,
+    limit: Limit,
+    op: F,
+) -> anyhow::Result<Outcome>
 where
     S: Send + 'static,
     F: Fn(S, u64) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = anyhow::Result<S>> + Send + 'static,
 {
     let op = Arc::new(op);
+    let cpu_before = cpu_time(pid)?;
     let next = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let deadline = start + limit.duration;
@@ -99,10 +115,12 @@ where
         latencies.extend(worker.await??);
     }
     let elapsed = start.elapsed();
+    let cpu = cpu_time(pid)?.saturating_sub(cpu_before);
     latencies.sort();
     Ok(Outcome {
         ops: latencies.len() as u64,
         elapsed,
         latencies,
+        cpu,
     })
 }

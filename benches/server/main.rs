@@ -10,7 +10,8 @@
 //! 4. Server RSS idle and with 100,000 ConfigMaps stored, against the stored value bytes.
 //!
 //! Run: `cargo bench -p apiary --bench server -- [seconds per throughput case]` (default 4).
-//! The report is printed as Markdown tables.
+//! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
+//! (100k ConfigMaps) is kept and its path printed, for profiling a server over it.
 
 mod baseline;
 mod client;

@@ -90,6 +90,41 @@ impl Drop for Process {
     }
 }
 
+/// CPU time (user + system) a process has used so far, from `/proc/<pid>/stat`.
+pub fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = text
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .ok_or_else(|| anyhow!("malformed /proc/{pid}/stat"))?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> anyhow::Result<u64> {
+        Ok(fields
+            .get(i)
+            .ok_or_else(|| anyhow!("short /proc/{pid}/stat"))?
+            .parse()?)
+    };
+    // `rest` starts at field 3 (state), so field N is at index N - 3.
+    let total = ticks(11)? + ticks(12)?;
+    Ok(Duration::from_millis(total * 1000 / clock_ticks()))
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`; 100 when that cannot be asked).
+fn clock_ticks() -> u64 {
+    static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| s.trim().parse().ok())
+            .filter(|&t| t > 0)
+            .unwrap_or(100)
+    })
+}
+
 fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     text.lines()

@@ -93,6 +93,8 @@ impl ListRow {
 pub struct MemoryRow {
     /// RSS after start, before any object was written.
     pub idle_rss: u64,
+    /// RSS after a restart on the filled store, once the watch cache holds every object.
+    pub restarted_rss: u64,
     /// RSS with every object stored, after a short settle.
     pub loaded_rss: u64,
     /// Peak RSS over the run.
@@ -157,9 +159,9 @@ pub fn print(r: &Report) {
         r.value_size
     );
     println!(
-        "| connections | apiary creates/s | p50 ms | p99 ms | raw creates/s | raw p50 ms | raw p99 ms | ratio | target |"
+        "| connections | apiary creates/s | p50 ms | p99 ms | apiary CPU µs/op | raw creates/s | raw p50 ms | raw p99 ms | raw CPU µs/op | ratio | target |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for row in &r.creates {
         let ratio = row.server.rate() / row.raw.rate().max(1e-9);
         let target = if row.connections == 64 {
@@ -168,14 +170,16 @@ pub fn print(r: &Report) {
             "-".into()
         };
         println!(
-            "| {} | {:.0} | {} | {} | {:.0} | {} | {} | {ratio:.2}× | {target} |",
+            "| {} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {:.0} | {ratio:.2}× | {target} |",
             row.connections,
             row.server.rate(),
             ms(row.server.quantile(0.5)),
             ms(row.server.quantile(0.99)),
+            row.server.cpu_per_op(),
             row.raw.rate(),
             ms(row.raw.quantile(0.5)),
             ms(row.raw.quantile(0.99)),
+            row.raw.cpu_per_op(),
         );
     }
 
@@ -183,21 +187,23 @@ pub fn print(r: &Report) {
         "\n## GETs/s of one ConfigMap: apiary vs a minimal axum handler (same bytes, same TLS)\n"
     );
     println!(
-        "| protocol | connections | apiary GET/s | p50 ms | p99 ms | axum GET/s | p50 ms | p99 ms | ratio | target ≥ {GET_TARGET}× |"
+        "| protocol | connections | apiary GET/s | p50 ms | p99 ms | apiary CPU µs/op | axum GET/s | p50 ms | p99 ms | axum CPU µs/op | ratio | target ≥ {GET_TARGET}× |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for row in &r.gets {
         let ratio = row.server.rate() / row.baseline.rate().max(1e-9);
         println!(
-            "| {} | {} | {:.0} | {} | {} | {:.0} | {} | {} | {ratio:.2}× | {} |",
+            "| {} | {} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {:.0} | {ratio:.2}× | {} |",
             row.proto.label(),
             row.connections,
             row.server.rate(),
             ms(row.server.quantile(0.5)),
             ms(row.server.quantile(0.99)),
+            row.server.cpu_per_op(),
             row.baseline.rate(),
             ms(row.baseline.quantile(0.5)),
             ms(row.baseline.quantile(0.99)),
+            row.baseline.cpu_per_op(),
             verdict(ratio >= GET_TARGET),
         );
     }
@@ -244,6 +250,11 @@ pub fn print(r: &Report) {
     println!("| store files on disk | {} |", mib(m.file_bytes));
     println!("| RSS with them stored (VmRSS) | {} |", mib(m.loaded_rss));
     println!("| peak RSS over the run (VmHWM) | {} |", mib(m.peak_rss));
+    println!(
+        "| RSS after a restart on the filled store, cache loaded | {} ({:.2}× the stored values) |",
+        mib(m.restarted_rss),
+        m.restarted_rss as f64 / m.everything.value_bytes.max(1) as f64
+    );
     println!(
         "| RSS / stored value bytes | {ratio:.2}× (target ≤ {RSS_TARGET}×: {}) |",
         verdict(ratio <= RSS_TARGET)

@@ -23,6 +23,9 @@ const LIST_OBJECTS: u64 = 10_000;
 const STORED_OBJECTS: u64 = 100_000;
 /// Bytes of `data.payload` in every ConfigMap.
 const PAYLOAD: usize = 256;
+/// When this environment variable is set, the filled apiary data directory is kept (for
+/// profiling a server over it) instead of being deleted.
+const KEEP_ENV: &str = "APIARY_BENCH_KEEP";
 /// Upper bound of any bulk-loading phase.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
 
@@ -48,8 +51,9 @@ async fn connections(ep: &Endpoint, n: usize) -> anyhow::Result<Vec<Conn>> {
     Ok(conns)
 }
 
-/// Creates ConfigMaps named `<tag><n>` in `ns` over `conns` connections.
+/// Creates ConfigMaps named `<tag><n>` in `ns` over `conns` connections to server `pid`.
 async fn http_creates(
+    pid: u32,
     ep: &Arc<Endpoint>,
     ns: &str,
     tag: &str,
@@ -58,18 +62,24 @@ async fn http_creates(
 ) -> anyhow::Result<Outcome> {
     let path = format!("/api/v1/namespaces/{ns}/configmaps");
     let (ep2, ns, tag) = (Arc::clone(ep), ns.to_string(), tag.to_string());
-    drive(connections(ep, conns).await?, limit, move |mut conn, n| {
-        let req = ep2.request(Method::POST, &path, configmap(&ns, &format!("{tag}{n}")));
-        async move {
-            conn.expect(req, StatusCode::CREATED).await?;
-            Ok(conn)
-        }
-    })
+    drive(
+        pid,
+        connections(ep, conns).await?,
+        limit,
+        move |mut conn, n| {
+            let req = ep2.request(Method::POST, &path, configmap(&ns, &format!("{tag}{n}")));
+            async move {
+                conn.expect(req, StatusCode::CREATED).await?;
+                Ok(conn)
+            }
+        },
+    )
     .await
 }
 
-/// GETs `path` over `conns` connections; every answer must be `want`.
+/// GETs `path` over `conns` connections to server `pid`; every answer must be `want`.
 async fn http_gets(
+    pid: u32,
     ep: &Arc<Endpoint>,
     path: &str,
     want: &Bytes,
@@ -77,17 +87,22 @@ async fn http_gets(
     limit: Limit,
 ) -> anyhow::Result<Outcome> {
     let (ep2, path, want) = (Arc::clone(ep), path.to_string(), want.clone());
-    drive(connections(ep, conns).await?, limit, move |mut conn, _| {
-        let req = ep2.request(Method::GET, &path, Bytes::new());
-        let want = want.clone();
-        async move {
-            let body = conn.expect(req, StatusCode::OK).await?;
-            if body.len() != want.len() {
-                bail!("GET returned {} bytes, wanted {}", body.len(), want.len());
+    drive(
+        pid,
+        connections(ep, conns).await?,
+        limit,
+        move |mut conn, _| {
+            let req = ep2.request(Method::GET, &path, Bytes::new());
+            let want = want.clone();
+            async move {
+                let body = conn.expect(req, StatusCode::OK).await?;
+                if body.len() != want.len() {
+                    bail!("GET returned {} bytes, wanted {}", body.len(), want.len());
+                }
+                Ok(conn)
             }
-            Ok(conn)
-        }
-    })
+        },
+    )
     .await
 }
 
@@ -224,7 +239,15 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
     let mut creates = Vec::new();
     for c in CONNECTIONS {
         eprintln!("creates at {c} connections");
-        let server = http_creates(&h1, "bench", &format!("c{c}-"), c, Limit::time(case)).await?;
+        let server = http_creates(
+            apiary.pid(),
+            &h1,
+            "bench",
+            &format!("c{c}-"),
+            c,
+            Limit::time(case),
+        )
+        .await?;
         stored += server.ops;
         let raw_dir = tmp.path().join(format!("raw-{c}"));
         let raw = raw::creates(&raw_dir, c, value_size, Limit::time(case)).await?;
@@ -261,8 +284,24 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         let base_ep = Endpoint::new(base_addr, proto, &creds)?;
         for c in CONNECTIONS {
             eprintln!("GETs at {c} connections over {}", proto.label());
-            let server = http_gets(server_ep, get_path, &object, c, Limit::time(case)).await?;
-            let minimal = http_gets(&base_ep, get_path, &object, c, Limit::time(case)).await?;
+            let server = http_gets(
+                apiary.pid(),
+                server_ep,
+                get_path,
+                &object,
+                c,
+                Limit::time(case),
+            )
+            .await?;
+            let minimal = http_gets(
+                baseline.pid(),
+                &base_ep,
+                get_path,
+                &object,
+                c,
+                Limit::time(case),
+            )
+            .await?;
             gets.push(GetRow {
                 proto,
                 connections: c,
@@ -276,6 +315,7 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
     // 3. Lists of 10k objects.
     eprintln!("loading {LIST_OBJECTS} objects to list");
     let loaded = http_creates(
+        apiary.pid(),
         &h1,
         "list",
         "l-",
@@ -319,7 +359,15 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
     // 4. Memory with 100k objects stored.
     let remaining = STORED_OBJECTS.saturating_sub(stored);
     eprintln!("loading {remaining} more objects for the memory figure");
-    let filled = http_creates(&h1, "fill", "f-", 64, Limit::ops(remaining, LOAD_TIMEOUT)).await?;
+    let filled = http_creates(
+        apiary.pid(),
+        &h1,
+        "fill",
+        "f-",
+        64,
+        Limit::ops(remaining, LOAD_TIMEOUT),
+    )
+    .await?;
     stored += filled.ops;
     if filled.ops != remaining {
         bail!("created only {} of {remaining} filler objects", filled.ops);
@@ -339,8 +387,10 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
             configmaps.keys
         );
     }
+    let restarted_rss = restarted_rss(&data_dir, &creds).await?;
     let memory = MemoryRow {
         idle_rss,
+        restarted_rss,
         loaded_rss,
         peak_rss,
         configmaps,
@@ -359,7 +409,40 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         total: started.elapsed(),
         case,
     });
+    if std::env::var_os(KEEP_ENV).is_some() {
+        let kept = tmp.keep();
+        eprintln!(
+            "{KEEP_ENV}: kept the filled data directory {}",
+            kept.join("apiary").display()
+        );
+    }
     Ok(())
+}
+
+/// Restarts apiary on the filled data directory, waits until the ConfigMap watch cache answers
+/// a consistent list, and returns the settled RSS.
+async fn restarted_rss(data_dir: &Path, creds: &Kubeconfig) -> anyhow::Result<u64> {
+    eprintln!("restarting apiary on the filled store");
+    let (apiary, kubeconfig) = start_apiary(data_dir)?;
+    let addr = Kubeconfig::read(&kubeconfig)?.addr()?;
+    let ep = Endpoint::new(addr, Proto::H1, creds)?;
+    wait_ready(&ep).await?;
+    let mut conn = ep.connect().await?;
+    let path = "/api/v1/namespaces/list/configmaps";
+    list_samples(
+        &mut conn,
+        &ep,
+        path,
+        LIST_OBJECTS as usize,
+        1,
+        Duration::from_secs(60),
+    )
+    .await?;
+    drop(conn);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let rss = apiary.rss()?;
+    apiary.terminate(Duration::from_secs(30))?;
+    Ok(rss)
 }
 
 fn dir_bytes(dir: &Path) -> anyhow::Result<u64> {
