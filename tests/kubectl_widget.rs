@@ -333,6 +333,31 @@ fn widget_validation_errors() {
             "Invalid value: -1: must be greater than or equal to 0",
         );
 
+        // Object names and labels are validated with Kubernetes' messages.
+        let run = k.run(&["create", "namespace", "Bad_Name"]);
+        c.eq("invalid namespace name exit code", run.code, Some(1));
+        c.contains(
+            "invalid namespace name",
+            &run.stderr,
+            "The Namespace \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        );
+        let run = k.run_with(
+            &["create", "-f", "-"],
+            &[],
+            &widget_v1("Bad_Name", &ns, 1, None),
+        );
+        c.eq("invalid widget name exit code", run.code, Some(1));
+        c.contains(
+            "invalid widget name",
+            &run.stderr,
+            "metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        );
+        let run = k.run(&["label", "widget", "red", "-n", &ns, "bad label=x"]);
+        c.check(!run.success(), || {
+            format!("an invalid label key was accepted: {}", run.describe())
+        });
+        c.contains("invalid label key", &run.stderr, "metadata.labels: Invalid value: \"bad label\": name part must consist of alphanumeric characters");
+
         // Defaulting: replicas defaults to 1.
         let defaulted = format!(
             "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: dflt\n  namespace: {ns}\nspec: {{}}\n"
