@@ -293,3 +293,30 @@ async fn consistent_list_of_an_idle_resource_does_not_stall() {
         );
     }
 }
+
+#[tokio::test]
+async fn objects_stored_under_another_version_are_converted_on_read() {
+    let h = Harness::new().await;
+    let ops = h
+        .ctx
+        .scheme
+        .by_resource("example.dev", "widgets")
+        .unwrap()
+        .clone();
+    let store = h.ctx.store(&ops).unwrap();
+    let old = json!({"apiVersion": "example.dev/v1alpha1", "kind": "Widget", "metadata": {"name": "legacy", "namespace": "default", "uid": "u"}, "spec": {"size": 4}});
+    store
+        .storage
+        .create(
+            "/registry/example.dev/widgets/default/legacy",
+            serde_json::to_vec(&old).unwrap().into(),
+            None,
+        )
+        .await
+        .unwrap();
+    let r = h.get(&format!("{WIDGETS}/legacy")).await.json();
+    assert_eq!(r["apiVersion"], "example.dev/v1");
+    assert_eq!(r["spec"]["replicas"], 4);
+    let list = h.get(WIDGETS).await.json();
+    assert_eq!(list["items"][0]["spec"]["replicas"], 4);
+}

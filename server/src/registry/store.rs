@@ -120,6 +120,24 @@ impl ResourceStore {
     /// Decodes a stored object and stamps its resourceVersion.
     pub fn decode(&self, stored: &StoredObject) -> Result<Value, ApiError> {
         let mut v: Value = serde_json::from_slice(&stored.data).map_err(ApiError::internal)?;
+        // Objects written under an earlier storage version are converted on read.
+        let api_version = self.info.api_version();
+        let stored_version = v
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .map(|av| apimachinery::GroupVersion::parse(av).version);
+        if let Some(from) = stored_version
+            && from != self.info.version
+            && self.ops.version(&from).is_some()
+        {
+            v = self
+                .ops
+                .convert(v, &from, self.info.version)
+                .map_err(ApiError::internal)?;
+        }
+        if let Some(m) = v.as_object_mut() {
+            m.insert("apiVersion".into(), Value::from(api_version));
+        }
         meta_mut(&mut v).insert(
             "resourceVersion".into(),
             Value::from(stored.resource_version.to_string()),
@@ -129,7 +147,17 @@ impl ResourceStore {
 
     /// Encodes an object for storage (without its resourceVersion).
     pub fn encode(&self, object: &Value) -> Result<Bytes, ApiError> {
-        let mut v = object.clone();
+        // `apiVersion` and `kind` lead, so reads can recognise the version from the prefix.
+        let mut v = Value::Object(serde_json::Map::new());
+        if let (Some(out), Some(src)) = (v.as_object_mut(), object.as_object()) {
+            out.insert("apiVersion".into(), Value::from(self.info.api_version()));
+            out.insert("kind".into(), Value::from(self.info.kind));
+            for (k, val) in src {
+                if k != "apiVersion" && k != "kind" {
+                    out.insert(k.clone(), val.clone());
+                }
+            }
+        }
         meta_mut(&mut v).remove("resourceVersion");
         serde_json::to_vec(&v)
             .map(Bytes::from)
@@ -238,10 +266,16 @@ impl ResourceStore {
     /// The JSON of a stored object with its resourceVersion, written from the stored bytes
     /// when possible.
     pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
-        match super::codec::splice_resource_version(&stored.data, stored.resource_version) {
-            Some(b) => Ok(b),
-            None => serde_json::to_vec(&self.decode(stored)?).map_err(ApiError::internal),
+        // Only bytes that are visibly of the storage version are spliced; anything else is
+        // decoded (and converted) first.
+        let prefix = format!("{{\"apiVersion\":\"{}\"", self.info.api_version());
+        if stored.data.starts_with(prefix.as_bytes())
+            && let Some(b) =
+                super::codec::splice_resource_version(&stored.data, stored.resource_version)
+        {
+            return Ok(b);
         }
+        serde_json::to_vec(&self.decode(stored)?).map_err(ApiError::internal)
     }
 
     /// Lists a collection straight from the storage under the watch cache (a consistent read
