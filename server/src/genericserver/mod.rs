@@ -385,6 +385,9 @@ impl PreparedServer {
             }
         }
         signals.not_accepting_new_requests.signal();
+        // Watch streams end cleanly (their bodies finish) instead of holding the drain until
+        // their own timeouts.
+        server.api.end_watches();
         let _ = serving.await;
         hook_task.abort();
         watcher.abort();
