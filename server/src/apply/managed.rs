@@ -121,8 +121,40 @@ fn scope_for(subresource: &str, status_subresource: bool) -> Scope {
     }
 }
 
+/// The `managedFields` an update request sets itself, taken as Kubernetes takes them: never
+/// through a subresource; `[{}]` resets them to an empty list; an absent, empty or malformed
+/// list keeps the live object's (`None`), so clients unaware of managedFields cannot drop them.
+/// kubectl relies on this when it moves client-side-apply ownership to its server-side-apply
+/// manager with a JSON patch of `/metadata/managedFields`.
+pub fn requested_managed_fields(requested: Option<&Value>, subresource: &str) -> Option<Value> {
+    if !subresource.is_empty() {
+        return None;
+    }
+    let list = requested?.as_array()?;
+    if let [only] = list.as_slice()
+        && only.as_object().is_some_and(Map::is_empty)
+    {
+        return Some(Value::Array(Vec::new()));
+    }
+    let valid = |e: &Value| {
+        e.get("manager").is_some_and(Value::is_string)
+            && matches!(
+                e.get("operation").and_then(Value::as_str),
+                Some("Apply" | "Update")
+            )
+            && e.get("fieldsType").is_none_or(|t| t == "FieldsV1")
+            && e.get("fieldsV1").is_none_or(Value::is_object)
+    };
+    if list.is_empty() || !list.iter().all(valid) {
+        return None;
+    }
+    Some(Value::Array(list.clone()))
+}
+
 /// Records a non-apply write by `manager`: the fields it changed become its own (taken from
 /// other managers), fields it removed leave every manager. `old` is `None` on create.
+/// Ownership starts from `new`'s `managedFields` when it has them (the caller decides, with
+/// [`requested_managed_fields`], whether the request's own list counts), else from `old`'s.
 /// Objects are in the JSON of `api_version`.
 pub fn record_update(
     old: Option<&Value>,
@@ -133,7 +165,11 @@ pub fn record_update(
     status_subresource: bool,
     schema: &SchemaNode,
 ) {
-    let mut list = old.map(entries).unwrap_or_default();
+    let mut list = if new.pointer("/metadata/managedFields").is_some() {
+        entries(new)
+    } else {
+        old.map(entries).unwrap_or_default()
+    };
     let scope = scope_for(subresource, status_subresource);
     let new_set = FieldSet::from_object(new, schema, scope);
     let old_set = old
@@ -418,5 +454,60 @@ mod tests {
             "kubectl"
         );
         assert_eq!(manager_from_user_agent(""), "unknown");
+    }
+
+    #[test]
+    fn requested_managed_fields_as_kubernetes_takes_them() {
+        let entry = json!({"manager": "kubectl", "operation": "Apply", "apiVersion": "example.dev/v1",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:color": {}}}});
+        let list = json!([entry]);
+        assert_eq!(
+            requested_managed_fields(Some(&list), ""),
+            Some(list.clone())
+        );
+        // Through a subresource the request's list never counts.
+        assert_eq!(requested_managed_fields(Some(&list), "status"), None);
+        // `[{}]` resets; absent, empty or malformed lists keep the live ones.
+        assert_eq!(
+            requested_managed_fields(Some(&json!([{}])), ""),
+            Some(json!([]))
+        );
+        assert_eq!(requested_managed_fields(None, ""), None);
+        assert_eq!(requested_managed_fields(Some(&json!([])), ""), None);
+        assert_eq!(
+            requested_managed_fields(Some(&json!([{"manager": "m", "operation": "Delete"}])), ""),
+            None
+        );
+        assert_eq!(requested_managed_fields(Some(&json!("x")), ""), None);
+    }
+
+    #[test]
+    fn record_update_starts_from_the_new_objects_managed_fields() {
+        let schema = SchemaNode::untyped();
+        let old = json!({"metadata": {"name": "w", "managedFields": [
+            {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "example.dev/v1",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:color": {}}}}]}, "spec": {"color": "blue"}});
+        let mut new = old.clone();
+        new["metadata"]["managedFields"] = json!([
+            {"manager": "kubectl", "operation": "Apply", "apiVersion": "example.dev/v1",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:color": {}}}}]);
+        record_update(
+            Some(&old),
+            &mut new,
+            "kubectl",
+            "example.dev/v1",
+            "",
+            true,
+            &schema,
+        );
+        let mf = new["metadata"]["managedFields"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(mf.len(), 1, "{mf:?}");
+        assert_eq!(
+            (mf[0]["manager"].as_str(), mf[0]["operation"].as_str()),
+            (Some("kubectl"), Some("Apply"))
+        );
     }
 }

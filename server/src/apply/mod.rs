@@ -7,4 +7,7 @@ pub mod managed;
 pub mod merge;
 
 pub use fieldset::{FieldSet, Path};
-pub use managed::{ApplyRequest, ManagedEntry, apply, manager_from_user_agent, record_update};
+pub use managed::{
+    ApplyRequest, ManagedEntry, apply, manager_from_user_agent, record_update,
+    requested_managed_fields,
+};

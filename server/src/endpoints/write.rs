@@ -190,13 +190,17 @@ fn finish_update(
     let subresource = rc.info.subresource.as_str();
     if record {
         let cur_req = rc.to_request_version(cur.clone())?;
-        meta_mut(&mut new_req).insert(
-            "managedFields".into(),
+        let managed = crate::apply::requested_managed_fields(
+            new_req.pointer("/metadata/managedFields"),
+            subresource,
+        )
+        .unwrap_or_else(|| {
             cur_req
                 .pointer("/metadata/managedFields")
                 .cloned()
-                .unwrap_or(Value::Array(vec![])),
-        );
+                .unwrap_or(Value::Array(vec![]))
+        });
+        meta_mut(&mut new_req).insert("managedFields".into(), managed);
         record_update(
             Some(&cur_req),
             &mut new_req,
