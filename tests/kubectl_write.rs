@@ -358,6 +358,37 @@ fn server_side_apply_and_conflicts() {
             Some("yellow"),
         );
 
+        // Moving from client-side to server-side apply: kubectl hands the client-side manager's
+        // fields to its own with a JSON patch of managedFields, so a field later dropped from
+        // the manifest is removed.
+        let mig = k.write("mig.yaml", &widget_v1("mig", &ns, 2, Some("blue")));
+        c.run_ok(k, &["apply", "-f", &mig]);
+        let out = c.run_ok(k, &["apply", "--server-side", "-f", &mig]).stdout;
+        c.eq(
+            "server-side apply after client-side apply",
+            out.trim(),
+            "widget.example.dev/mig serverside-applied",
+        );
+        let migrated = get(k, "widget", "mig", &ns);
+        c.check(
+            managed(&migrated, "kubectl-client-side-apply").is_none(),
+            || format!("client-side manager not migrated: {migrated}"),
+        );
+        let owns = managed(&migrated, "kubectl").is_some_and(|m| {
+            m["operation"] == "Apply" && m["fieldsV1"]["f:spec"]["f:color"].is_object()
+        });
+        c.check(owns, || {
+            format!("kubectl does not own spec.color after migration: {migrated}")
+        });
+        k.write("mig.yaml", &widget_v1("mig", &ns, 2, None));
+        c.run_ok(k, &["apply", "--server-side", "-f", &mig]);
+        let dropped = get(k, "widget", "mig", &ns);
+        c.eq(
+            "spec after dropping color",
+            &dropped["spec"],
+            &serde_json::json!({"replicas": 2}),
+        );
+
         // Server-side apply creates, and a ConfigMap keeps fields of other managers.
         let cm = k.write("cm.yaml", &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa-cm\n  namespace: {ns}\ndata:\n  a: \"1\"\n"));
         let out = c.run_ok(k, &["apply", "--server-side", "-f", &cm]).stdout;
