@@ -359,6 +359,70 @@ fn delete_wait_and_namespace_deletion() {
             format!("recreated namespace is not empty: {}", run.describe())
         });
 
+        // A finalizer inside a namespace holds the namespace in Terminating; new content is
+        // refused; releasing the finalizer lets the namespace go.
+        let held_ns = k.ns("held");
+        k.ok(&["create", "namespace", &held_ns]);
+        k.ok_stdin(
+            &["create", "-f", "-"],
+            &held.replace(
+                &format!("namespace: {ns}"),
+                &format!("namespace: {held_ns}"),
+            ),
+        );
+        c.run_ok(k, &["delete", "namespace", &held_ns, "--wait=false"]);
+        let terminating = k.json(&["get", "namespace", &held_ns, "-o", "json"]);
+        c.eq(
+            "namespace phase while content is held",
+            terminating["status"]["phase"].as_str(),
+            Some("Terminating"),
+        );
+        c.check(
+            terminating["metadata"]["deletionTimestamp"].is_string(),
+            || format!("no deletionTimestamp: {terminating}"),
+        );
+        let run = k.run(&[
+            "create",
+            "configmap",
+            "late",
+            "-n",
+            &held_ns,
+            "--from-literal=a=1",
+        ]);
+        c.check(!run.success(), || {
+            format!("created in a terminating namespace: {}", run.describe())
+        });
+        c.contains(
+            "create in a terminating namespace",
+            &run.stderr,
+            &format!("configmaps \"late\" is forbidden: unable to create new content in namespace {held_ns} because it is being terminated"),
+        );
+        c.run_ok(
+            k,
+            &[
+                "patch",
+                "widget",
+                "held",
+                "-n",
+                &held_ns,
+                "--type=json",
+                "-p",
+                r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+            ],
+        );
+        let run = k.run(&[
+            "wait",
+            "--for=delete",
+            &format!("namespace/{held_ns}"),
+            "--timeout=60s",
+        ]);
+        c.check(run.success(), || {
+            format!(
+                "the namespace stayed after its content was released: {}",
+                run.describe()
+            )
+        });
+
         // Deleting by label selector.
         for (name, tier) in [("a", "first"), ("b", "first"), ("c", "second")] {
             let manifest = format!(
