@@ -104,6 +104,7 @@ impl Kubectl {
             .args(args)
             .current_dir(self.work.path())
             .env_remove("KUBECONFIG")
+            .env_remove("KUBE_EDITOR")
             .env("HOME", self.work.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
