@@ -105,6 +105,7 @@ impl Kubectl {
             .current_dir(self.work.path())
             .env_remove("KUBECONFIG")
             .env_remove("KUBE_EDITOR")
+            .env_remove("KUBECTL_EXTERNAL_DIFF")
             .env("HOME", self.work.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
