@@ -66,6 +66,27 @@ fn get_watch_sees_added_modified_deleted() {
             "the watch never printed ADDED before: {}",
             watch.describe()
         );
+        // An all-namespaces watch sees this namespace's changes too.
+        let everywhere = k.spawn(&[
+            "get",
+            "widgets",
+            "-A",
+            "-w",
+            "--output-watch-events",
+            "-o",
+            "json",
+            "--request-timeout=60s",
+        ]);
+        let listed_all = everywhere.wait_for(Duration::from_secs(30), |out| {
+            json_values(out)
+                .iter()
+                .any(|e| e["object"]["metadata"]["namespace"] == ns.as_str())
+        });
+        assert!(
+            listed_all,
+            "the -A watch never listed {ns}: {}",
+            everywhere.describe()
+        );
         // A single-object watch prints table lines: first the current state, then each change.
         let table = k.spawn(&[
             "get",
@@ -107,6 +128,25 @@ fn get_watch_sees_added_modified_deleted() {
         c.check(done, || {
             format!("the watch did not see all changes: {}", watch.describe())
         });
+        let mine = |out: &str| {
+            json_values(out)
+                .into_iter()
+                .filter(|e| {
+                    e["object"]["metadata"]["namespace"] == ns.as_str()
+                        && e["object"]["metadata"]["name"] == "w"
+                })
+                .filter_map(|e| e["type"].as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+        };
+        let all_done = everywhere.wait_for(Duration::from_secs(30), |out| mine(out).len() >= 3);
+        c.check(all_done, || {
+            format!("the -A watch missed changes: {}", everywhere.describe())
+        });
+        c.eq(
+            "-A watch events of w",
+            mine(&everywhere.stdout()),
+            ["ADDED", "MODIFIED", "DELETED"].map(String::from).to_vec(),
+        );
         let seen: Vec<(String, String, i64)> = events(&watch.stdout());
         let expected: Vec<(String, String, i64)> = [
             ("ADDED", "before", 1),
