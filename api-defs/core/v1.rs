@@ -8,7 +8,7 @@
 
 /// A Namespace partitions the names of namespaced objects; objects in different namespaces
 /// may share a name.
-#[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update)]
+#[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update, no_generation)]
 #[kind(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
 #[kind(field_selectors = ["status.phase"], name_format = "dns1123-label")]
 #[print_column(name = "Status", type = "string", json_path = ".status.phase", description = "The lifecycle phase of the namespace.")]
@@ -69,7 +69,7 @@ pub struct NamespaceCondition {
 }
 
 /// A ConfigMap holds configuration data, as strings or bytes, for workloads to consume.
-#[kind(namespaced, short_names = ["cm"], strategic_merge_patch, unconditional_update)]
+#[kind(namespaced, short_names = ["cm"], strategic_merge_patch, unconditional_update, no_generation)]
 pub struct ConfigMap {
     /// Standard object metadata.
     #[proto(1)]
@@ -89,7 +89,7 @@ pub struct ConfigMap {
 
 /// A Secret holds a small amount of sensitive data of some type, such as a password, a token
 /// or a key. The values together must stay under one mebibyte.
-#[kind(namespaced, strategic_merge_patch, unconditional_update, field_selectors = ["type"])]
+#[kind(namespaced, strategic_merge_patch, unconditional_update, no_generation, field_selectors = ["type"])]
 #[print_column(name = "Type", type = "string", json_path = ".type", description = "The type of the secret.")]
 pub struct Secret {
     /// Standard object metadata.
@@ -115,7 +115,7 @@ pub struct Secret {
 
 /// A ServiceAccount is an identity for processes running in pods, with the secrets they may
 /// use.
-#[kind(namespaced, short_names = ["sa"], strategic_merge_patch, unconditional_update)]
+#[kind(namespaced, short_names = ["sa"], strategic_merge_patch, unconditional_update, no_generation)]
 pub struct ServiceAccount {
     /// Standard object metadata.
     #[proto(1)]
@@ -139,7 +139,7 @@ pub struct ServiceAccount {
 
 /// An Event reports something that happened to an object. Events are kept for a limited time
 /// and are informative, best-effort data.
-#[kind(namespaced, short_names = ["ev"], strategic_merge_patch, unconditional_update)]
+#[kind(namespaced, short_names = ["ev"], strategic_merge_patch, unconditional_update, no_generation)]
 #[kind(field_selectors = ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"])]
 #[print_column(name = "Last Seen", type = "date", json_path = ".lastTimestamp", description = "When the event last occurred.")]
 #[print_column(name = "Type", type = "string", json_path = ".type", description = "Normal or Warning.")]

@@ -80,6 +80,9 @@ pub struct ResourceInfo {
     pub strategic_merge_patch: bool,
     /// Whether objects may be updated without a resourceVersion (`AllowUnconditionalUpdate`).
     pub allow_unconditional_update: bool,
+    /// Whether the kind sets `metadata.generation` (1 on create, bumped when the spec changes
+    /// or deletion starts). Custom kinds do; most of Kubernetes' built-in kinds do not.
+    pub tracks_generation: bool,
     /// Whether the kind is a "virtual" request/response kind that is created but never stored
     /// (SubjectAccessReview, TokenReview, ...): only `create` is served.
     pub create_only: bool,

@@ -261,6 +261,9 @@ pub struct KindModel {
     pub strategic_merge_patch: bool,
     /// `unconditional_update`: updates without a resourceVersion are allowed.
     pub unconditional_update: bool,
+    /// `no_generation`: the kind does not track `metadata.generation` (Kubernetes' ConfigMap,
+    /// Secret, RBAC kinds, …); by default a kind tracks it, as custom resources do.
+    pub no_generation: bool,
     /// `field_selectors = […]`: extra field selector paths beyond name and namespace.
     pub field_selectors: Vec<String>,
     /// `name_format = "…"`: how `metadata.name` is validated: `dns1123-subdomain` (default),

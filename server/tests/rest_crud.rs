@@ -309,3 +309,25 @@ async fn unknown_field_validation_directive_is_400() {
     assert_eq!(r.status, 201);
     assert_eq!(r.header("warning"), "");
 }
+
+#[tokio::test]
+async fn kubernetes_kinds_without_generation_never_get_one() {
+    let h = Harness::new().await;
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nogen", "generation": 5}, "data": {"a": "1"}});
+    let r = h.post("/api/v1/namespaces/default/configmaps", &cm).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let created = r.json();
+    assert!(created["metadata"].get("generation").is_none(), "{created}");
+    let r = h
+        .patch(
+            "/api/v1/namespaces/default/configmaps/nogen",
+            "application/merge-patch+json",
+            r#"{"data":{"a":"2"}}"#,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(r.json()["metadata"].get("generation").is_none());
+    // The namespaces apiary creates itself follow the same rule.
+    let ns = h.get("/api/v1/namespaces/default").await.json();
+    assert!(ns["metadata"].get("generation").is_none(), "{ns}");
+}

@@ -388,6 +388,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
                 create_only: kind_keys.create_only,
                 strategic_merge_patch: kind_keys.strategic_merge_patch,
                 unconditional_update: kind_keys.unconditional_update,
+                no_generation: kind_keys.no_generation,
                 field_selectors: kind_keys.field_selectors,
                 name_format: kind_keys
                     .name_format

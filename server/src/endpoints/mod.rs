@@ -173,7 +173,10 @@ impl ApiContext {
             }
             let mut obj = json!({"apiVersion": ops.storage_version().api_version(), "kind": "Namespace", "metadata": {"name": name}});
             obj = ops.default(version, obj).map_err(ApiError::internal)?;
-            crate::registry::meta::prepare_create(&mut obj);
+            crate::registry::meta::prepare_create(
+                &mut obj,
+                ops.storage_version().tracks_generation,
+            );
             crate::registry::namespace::prepare_namespace_create(&mut obj);
             crate::apply::record_update(
                 None,

@@ -85,7 +85,7 @@ fn validate_create(rc: &RequestContext, sv: &Value) -> Result<(), ApiError> {
 
 /// Prepares a storage-version object for create: system metadata, status reset, kind hooks.
 fn prepare_create(rc: &RequestContext, sv: &mut Value) {
-    meta::prepare_create(sv);
+    meta::prepare_create(sv, rc.version_info.tracks_generation);
     if rc.version_info.status_subresource
         && let Some(m) = sv.as_object_mut()
     {

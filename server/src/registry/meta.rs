@@ -59,8 +59,8 @@ pub fn is_deleting(object: &Value) -> bool {
 }
 
 /// Prepares an object for create: wipes what clients may not set, sets uid, creation time
-/// and generation 1.
-pub fn prepare_create(object: &mut Value) {
+/// and, for kinds that track it, generation 1 (kinds that do not never carry a generation).
+pub fn prepare_create(object: &mut Value, tracks_generation: bool) {
     let meta = meta_mut(object);
     for k in [
         "uid",
@@ -69,12 +69,15 @@ pub fn prepare_create(object: &mut Value) {
         "deletionGracePeriodSeconds",
         "selfLink",
         "resourceVersion",
+        "generation",
     ] {
         meta.remove(k);
     }
     meta.insert("uid".into(), Value::from(uuid::Uuid::new_v4().to_string()));
     meta.insert("creationTimestamp".into(), Value::from(now_rfc3339()));
-    meta.insert("generation".into(), Value::from(1));
+    if tracks_generation {
+        meta.insert("generation".into(), Value::from(1));
+    }
 }
 
 /// The part of an object that drives `metadata.generation`: everything except metadata (and
@@ -111,10 +114,10 @@ pub fn prepare_update(new: &mut Value, old: &Value, status_subresource: bool) {
         }
     }
     copy_system_meta(new, old);
-    let old_gen = old
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
+    // Only kinds that track generation have one (set on create); the others never get one.
+    let Some(old_gen) = old.pointer("/metadata/generation").and_then(Value::as_i64) else {
+        return;
+    };
     let changed = spec_part(new, status_subresource) != spec_part(old, status_subresource);
     meta_mut(new).insert(
         "generation".into(),
@@ -322,11 +325,21 @@ mod tests {
     #[test]
     fn create_wipes_and_sets_system_fields() {
         let mut o = json!({"metadata": {"name": "a", "uid": "x", "selfLink": "/x", "deletionTimestamp": "2020-01-01T00:00:00Z"}});
-        prepare_create(&mut o);
+        prepare_create(&mut o, true);
         assert_ne!(o["metadata"]["uid"], "x");
         assert_eq!(o["metadata"]["generation"], 1);
         assert!(o["metadata"].get("selfLink").is_none());
         assert!(o["metadata"].get("deletionTimestamp").is_none());
+    }
+
+    #[test]
+    fn kinds_without_generation_never_carry_one() {
+        let mut o = json!({"metadata": {"name": "a", "generation": 7}, "data": {"k": "v"}});
+        prepare_create(&mut o, false);
+        assert!(o["metadata"].get("generation").is_none());
+        let mut changed = json!({"metadata": {"name": "a", "generation": 3}, "data": {"k": "w"}});
+        prepare_update(&mut changed, &o, false);
+        assert!(changed["metadata"].get("generation").is_none());
     }
 
     #[test]

@@ -516,11 +516,13 @@ impl ResourceStore {
     }
 }
 
-/// Marks an object as being deleted: `deletionTimestamp`, grace period 0 and a generation bump.
+/// Marks an object as being deleted: `deletionTimestamp`, grace period 0 and, for kinds that
+/// track generation, a generation bump.
 pub fn mark_deleting(object: &mut Value) {
     let meta = meta_mut(object);
     meta.insert("deletionTimestamp".into(), Value::from(meta::now_rfc3339()));
     meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-    let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
-    meta.insert("generation".into(), Value::from(generation + 1));
+    if let Some(generation) = meta.get("generation").and_then(Value::as_i64) {
+        meta.insert("generation".into(), Value::from(generation + 1));
+    }
 }
