@@ -37,7 +37,14 @@ fn check_group(group: &GroupModel, diags: &mut Diagnostics) {
                 );
             }
         }
-        [_] => {}
+        [only] => {
+            if !only.served {
+                diags.push(
+                    only.loc.clone(),
+                    "the storage version must be served: remove `#![served = false]` or put `#![storage]` on a served version",
+                );
+            }
+        }
         [_, rest @ ..] => {
             for v in rest {
                 diags.push(

@@ -59,7 +59,7 @@ pub struct GroupModel {
     pub name: String,
     /// The directory under `api-defs`, such as `example.dev` or `core`.
     pub dir: PathBuf,
-    /// The served versions, in priority order (preferred first).
+    /// The versions (served or not), in priority order (preferred first).
     pub versions: Vec<VersionModel>,
     /// The internal hub version (`internal.rs`), if the group has one. Without it the storage
     /// version is the hub.
@@ -89,10 +89,15 @@ impl GroupModel {
         self.versions.iter().find(|v| v.version == name)
     }
 
+    /// The versions the server serves, in priority order.
+    pub fn served_versions(&self) -> impl Iterator<Item = &VersionModel> {
+        self.versions.iter().filter(|v| v.served)
+    }
+
     /// Every kind name served by some version, in first-seen order over priority order.
     pub fn kind_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
-        for v in &self.versions {
+        for v in self.served_versions() {
             for k in v.kinds() {
                 if !names.contains(&k.name) {
                     names.push(k.name.clone());
@@ -125,6 +130,9 @@ pub struct VersionModel {
     pub docs: String,
     /// `#![storage]`: this version is the storage version.
     pub storage: bool,
+    /// `#![served = false]` turns serving off: the version's types and conversions are still
+    /// generated (clients may use them) but the server neither routes nor documents it.
+    pub served: bool,
     /// `#![priority = N]`: version priority, higher preferred (default 10).
     pub priority: i32,
     /// `#![proto_package = "…"]`: the protobuf package, if given.

@@ -303,3 +303,79 @@ fn a_kind_key_given_twice_is_an_error() {
         .expect("line");
     assert_eq!((errors[0].loc.line, errors[0].loc.column), (line, 8));
 }
+
+#[test]
+fn an_unserved_version_is_generated_but_not_registered() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("example.dev/v1alpha1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let text = text.replacen(
+        "#![version = \"v1alpha1\"]",
+        "#![version = \"v1alpha1\"]\n#![served = false]",
+        1,
+    );
+    std::fs::write(&file, &text).expect("write");
+    let out = tempfile::tempdir().expect("out");
+    Generator::new(defs.path())
+        .generate(out.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let group = std::fs::read_to_string(out.path().join("example_dev.rs")).expect("group file");
+    // The types and conversions stay available to clients...
+    assert!(group.contains("pub mod v1alpha1"), "v1alpha1 module");
+    assert!(group.contains("pub const WIDGET_RESOURCE: ::apimachinery::ResourceInfo"));
+    // ...but the kind's served versions and the OpenAPI registrations name only v1.
+    assert!(group.contains("v1::WIDGET_RESOURCE"), "v1 is served");
+    assert!(
+        !group.contains("v1alpha1::WIDGET_RESOURCE"),
+        "v1alpha1 must not be served"
+    );
+    assert_eq!(group.matches(".add_openapi(").count(), 1);
+    assert!(!group.contains("/openapi/example_dev_v1alpha1.v3.json"));
+}
+
+#[test]
+fn the_storage_version_must_be_served() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("example.dev/v1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(
+        &file,
+        text.replacen("#![storage]", "#![storage]\n#![served = false]", 1),
+    )
+    .expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0]
+            .message
+            .starts_with("the storage version must be served"),
+        "{}",
+        errors[0].message
+    );
+    assert!(errors[0].loc.file.ends_with("example.dev/v1.rs"));
+}
+
+#[test]
+fn a_served_marker_that_is_not_a_boolean_is_a_spanned_error() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("example.dev/v1alpha1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let text = text.replacen(
+        "#![version = \"v1alpha1\"]",
+        "#![version = \"v1alpha1\"]\n#![served = \"no\"]",
+        1,
+    );
+    std::fs::write(&file, &text).expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        errors[0].message,
+        "write `#![served = false]` (or leave it out: versions are served by default)"
+    );
+    let line = text
+        .lines()
+        .position(|l| l.contains("#![served = \"no\"]"))
+        .map(|i| i + 1)
+        .expect("line");
+    assert_eq!((errors[0].loc.line, errors[0].loc.column), (line, 13));
+}

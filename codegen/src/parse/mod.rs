@@ -208,6 +208,7 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
         file: path.to_path_buf(),
         docs: markers::docs(&file.attrs),
         storage: false,
+        served: true,
         priority: 10,
         proto_package: None,
         is_internal: path.file_stem().is_some_and(|s| s == "internal"),
@@ -220,10 +221,11 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
     };
     let mut saw_group = false;
     let mut saw_version = false;
-    const FILE_MARKERS: [&str; 6] = [
+    const FILE_MARKERS: [&str; 7] = [
         "group",
         "version",
         "storage",
+        "served",
         "priority",
         "proto_package",
         "doc",
@@ -250,6 +252,15 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
                 }
             }
             ("storage", Meta::Path(_)) => v.storage = true,
+            ("served", Meta::NameValue(nv)) => match &nv.value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Bool(b), ..
+                }) => v.served = b.value,
+                other => cx.error(
+                    other.span(),
+                    "write `#![served = false]` (or leave it out: versions are served by default)",
+                ),
+            },
             ("priority", Meta::NameValue(nv)) => match &nv.value {
                 Expr::Lit(ExprLit {
                     lit: Lit::Int(i), ..
@@ -269,14 +280,14 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
                     "write `#![proto_package = \"k8s.io.api.core.v1\"]`",
                 ),
             },
-            ("group" | "version" | "priority" | "proto_package", _) => {
+            ("group" | "version" | "priority" | "proto_package" | "served", _) => {
                 cx.error(attr.span(), format!("write `#![{name} = …]`"));
             }
             ("storage", _) => cx.error(attr.span(), "write `#![storage]` without arguments"),
             _ => {
                 let hint = suggestion(&name, FILE_MARKERS);
                 let fix = if hint.is_empty() {
-                    "; file markers are `group`, `version`, `storage`, `priority`, `proto_package`"
+                    "; file markers are `group`, `version`, `storage`, `served`, `priority`, `proto_package`"
                         .to_string()
                 } else {
                     hint

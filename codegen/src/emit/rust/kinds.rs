@@ -198,7 +198,7 @@ pub fn emit_group_registration(group: &GroupModel) -> TokenStream {
         let ops = format_ident!("{}", ops_type_name(&kind));
         adds.push(quote!(scheme.add_kind(::std::sync::Arc::new(#ops));));
     }
-    let docs = group.versions.iter().map(|v| {
+    let docs = group.served_versions().map(|v| {
         let (g, ver) = (&v.group, &v.version);
         let v3 = format!("/{}", super::super::openapi_path(group, v, "v3"));
         let v2 = format!("/{}", super::super::openapi_path(group, v, "v2"));
@@ -236,8 +236,7 @@ fn kind_versions<'a>(
     kind: &str,
 ) -> Vec<(&'a VersionModel, &'a StructModel)> {
     group
-        .versions
-        .iter()
+        .served_versions()
         .filter_map(|v| {
             v.struct_named(kind)
                 .filter(|s| s.kind.is_some())
