@@ -15,6 +15,10 @@ use server::genericserver::version::{VersionInfo, go_arch};
 use server::genericserver::{self, Config, TlsFiles};
 use server::pki;
 
+/// mimalloc serves the many small per-request allocations faster than glibc malloc.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A Kubernetes-style declarative API server generated from API definitions.
 #[derive(Parser, Debug)]
 #[command(name = "apiary", version)]
