@@ -38,6 +38,9 @@ use writer::{Request, WriteOp, WriterSettings};
 /// The file name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "storage.redb";
 
+/// The default bound of redb's page cache: 64 MiB.
+pub const DEFAULT_CACHE_SIZE: usize = 64 * 1024 * 1024;
+
 /// Options of the embedded backend.
 #[derive(Debug, Clone)]
 pub struct EmbeddedOptions {
@@ -51,20 +54,24 @@ pub struct EmbeddedOptions {
     /// The number of committed batches buffered per watcher before it falls back to replaying
     /// from the history.
     pub watch_buffer: usize,
-    /// redb's page cache size in bytes.
+    /// The upper bound, in bytes, of redb's page cache (the memory redb may keep of database
+    /// pages read or written; it is filled lazily). The default is [`DEFAULT_CACHE_SIZE`]: the
+    /// server also holds every object in its watch cache, so a large page cache mostly
+    /// duplicates values already in memory, while reads that miss it are served from the OS page
+    /// cache. Raise it for stores much larger than memory-resident working sets.
     pub cache_size: usize,
 }
 
 impl EmbeddedOptions {
     /// Defaults: 100,000 retained revisions, a 1 second TTL sweep, a 1,024-batch watch buffer and
-    /// a 256 MiB cache.
+    /// a [`DEFAULT_CACHE_SIZE`] (64 MiB) page cache.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
             retained_revisions: 100_000,
             sweep_interval: Duration::from_secs(1),
             watch_buffer: 1024,
-            cache_size: 256 * 1024 * 1024,
+            cache_size: DEFAULT_CACHE_SIZE,
         }
     }
 }
