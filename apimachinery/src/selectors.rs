@@ -50,10 +50,17 @@ pub struct Requirement {
 impl Requirement {
     /// Returns whether the labels satisfy this requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(&self.key);
+        self.matches_with(|k| labels.get(k).map(String::as_str))
+    }
+
+    /// Returns whether the labels, read through `get` (the value of a label key, if set),
+    /// satisfy this requirement.
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        let value = get(&self.key);
+        let listed = |v: &str| self.values.iter().any(|w| w == v);
         match self.operator {
-            Operator::Equals | Operator::In => value.is_some_and(|v| self.values.contains(v)),
-            Operator::NotEquals | Operator::NotIn => value.is_none_or(|v| !self.values.contains(v)),
+            Operator::Equals | Operator::In => value.is_some_and(listed),
+            Operator::NotEquals | Operator::NotIn => value.is_none_or(|v| !listed(v)),
             Operator::Exists => value.is_some(),
             Operator::DoesNotExist => value.is_none(),
             Operator::GreaterThan | Operator::LessThan => {
@@ -109,6 +116,12 @@ impl LabelSelector {
     /// Returns whether the labels satisfy every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
+    }
+
+    /// Returns whether the labels, read through `get` (the value of a label key, if set),
+    /// satisfy every requirement.
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.requirements.iter().all(|r| r.matches_with(&get))
     }
 
     /// Matches against the `metadata.labels` of a JSON object.

@@ -223,9 +223,9 @@ impl ListParams {
         let labels = self.labels.clone();
         let fields = self.fields.clone();
         let mut p = Predicate::new(move |attrs| {
-            labels.matches(&attrs.labels)
+            labels.matches_with(|k| attrs.labels.get(k))
                 && fields.requirements.iter().all(|r| {
-                    let have = attrs.fields.get(&r.field).map(String::as_str).unwrap_or("");
+                    let have = attrs.fields.get(&r.field).unwrap_or("");
                     match r.operator {
                         apimachinery::selectors::FieldOperator::Equals => have == r.value,
                         apimachinery::selectors::FieldOperator::NotEquals => have != r.value,

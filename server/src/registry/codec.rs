@@ -1,8 +1,6 @@
 //! The [`storage::interface::ObjectCodec`] of stored objects: objects are stored as the JSON of
 //! their storage version, and storage asks this codec for uid, labels and selectable fields.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 use storage::StorageError;
 use storage::interface::{ObjectAttrs, ObjectCodec};
@@ -22,17 +20,32 @@ impl JsonObjectCodec {
             meta.and_then(|m| m.get(k))
                 .and_then(Value::as_str)
                 .unwrap_or("")
-                .to_string()
         };
-        let mut fields = BTreeMap::new();
-        fields.insert("metadata.name".to_string(), s("name"));
-        fields.insert("metadata.namespace".to_string(), s("namespace"));
-        for f in &self.field_selectors {
-            fields.insert(f.clone(), apimachinery::selectors::field_value(object, f));
-        }
+        let fields = [
+            ("metadata.name", s("name").into()),
+            ("metadata.namespace", s("namespace").into()),
+        ]
+        .into_iter()
+        .chain(self.field_selectors.iter().map(|f| {
+            (
+                f.as_str(),
+                apimachinery::selectors::field_value(object, f).into_boxed_str(),
+            )
+        }))
+        .collect();
+        // Labels with non-string values are skipped, as `selectors::labels_of` does.
+        let labels = meta
+            .and_then(|m| m.get("labels"))
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
+                    .collect()
+            })
+            .unwrap_or_default();
         ObjectAttrs {
-            uid: s("uid"),
-            labels: apimachinery::selectors::labels_of(object),
+            uid: s("uid").to_string(),
+            labels,
             fields,
         }
     }

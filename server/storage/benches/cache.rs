@@ -140,7 +140,7 @@ fn list_bench(c: &mut Criterion) {
         (
             "label_filter_half",
             "0",
-            Predicate::new(|a| a.labels.get("color").map(String::as_str) == Some("red")),
+            Predicate::new(|a| a.labels.get("color") == Some("red")),
         ),
     ] {
         group.bench_function(name, |b| {

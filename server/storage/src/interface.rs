@@ -10,7 +10,6 @@
 //! [`ResourceKeys`](crate::keys::ResourceKeys). For recursive operations the key is a collection
 //! prefix; a missing trailing `/` is added.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -18,6 +17,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
+pub use crate::attr_map::AttrMap;
 use crate::errors::{Result, Revision, StorageError};
 
 /// The attributes of an object that filtering and preconditions use.
@@ -26,10 +26,10 @@ pub struct ObjectAttrs {
     /// `metadata.uid`.
     pub uid: String,
     /// `metadata.labels`.
-    pub labels: BTreeMap<String, String>,
+    pub labels: AttrMap,
     /// The selectable fields (`metadata.name`, `metadata.namespace`, and any the resource
     /// declares), as field selectors see them.
-    pub fields: BTreeMap<String, String>,
+    pub fields: AttrMap,
 }
 
 /// Extracts [`ObjectAttrs`] from an encoded object. The server implements it per resource.

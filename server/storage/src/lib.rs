@@ -8,6 +8,7 @@
 //! - [`transformer`]: encryption at rest.
 //! - [`errors::StorageError`]: the one error type.
 
+pub mod attr_map;
 pub mod backend;
 pub mod cacher;
 pub mod continue_token;

@@ -238,7 +238,7 @@ async fn filtered_lists_and_watches_use_cached_attributes() {
             .await
             .expect("create");
     }
-    let red = Predicate::new(|attrs| attrs.labels.get("color").map(String::as_str) == Some("red"));
+    let red = Predicate::new(|attrs| attrs.labels.get("color") == Some("red"));
     let list = cacher
         .get_list(
             keys.resource_prefix(),

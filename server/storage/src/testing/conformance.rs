@@ -782,7 +782,7 @@ pub async fn list_continue_with_filter(factory: &Factory) {
             .await
             .expect("create");
     }
-    let red = Predicate::new(|attrs| attrs.labels.get("color").map(String::as_str) == Some("red"));
+    let red = Predicate::new(|attrs| attrs.labels.get("color") == Some("red"));
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {

@@ -7,7 +7,6 @@
 pub mod conformance;
 pub mod watch_conformance;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,15 +34,14 @@ impl ObjectCodec for JsonTestCodec {
         let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
         let labels = meta["labels"]
             .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), text(v)))
-                    .collect::<BTreeMap<_, _>>()
-            })
+            .map(|m| m.iter().map(|(k, v)| (k.as_str(), text(v))).collect())
             .unwrap_or_default();
-        let mut fields = BTreeMap::new();
-        fields.insert("metadata.name".to_string(), text(&meta["name"]));
-        fields.insert("metadata.namespace".to_string(), text(&meta["namespace"]));
+        let fields = [
+            ("metadata.name", text(&meta["name"])),
+            ("metadata.namespace", text(&meta["namespace"])),
+        ]
+        .into_iter()
+        .collect();
         Ok(ObjectAttrs {
             uid: text(&meta["uid"]),
             labels,

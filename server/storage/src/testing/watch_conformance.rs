@@ -159,7 +159,7 @@ pub async fn watch_single_key(factory: &Factory) {
 pub async fn watch_predicate_transitions(factory: &Factory) {
     let ctx = factory().await;
     let a = create(&ctx, "ns", "a", &[("color", "blue")], "a").await;
-    let red = Predicate::new(|attrs| attrs.labels.get("color").map(String::as_str) == Some("red"));
+    let red = Predicate::new(|attrs| attrs.labels.get("color") == Some("red"));
     let opts = ListOptions {
         predicate: red,
         ..watch_all(&a.resource_version.to_string())
