@@ -300,9 +300,8 @@ impl Cacher {
             Box::new(
                 state
                     .objects
-                    .range(filter.key.clone()..)
-                    .take_while(|(k, _)| k.starts_with(&filter.key))
-                    .map(|(_, o)| o),
+                    .range_from(&filter.key)
+                    .take_while(|o| o.object.key.starts_with(&filter.key)),
             )
         } else {
             Box::new(state.objects.get(&filter.key).into_iter())

@@ -1,6 +1,8 @@
 //! The cache's data: the objects at the cache revision, and a bounded ring of recent events.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::borrow::Borrow;
+use std::collections::{BTreeSet, VecDeque};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::errors::Revision;
@@ -13,6 +15,74 @@ use super::memo::EncodedMemo;
 pub(crate) struct CachedObject {
     pub(crate) object: StoredObject,
     pub(crate) attrs: Arc<ObjectAttrs>,
+}
+
+/// A [`CachedObject`] ordered and looked up by its storage key, so the index needs no second
+/// copy of every key.
+#[derive(Debug, Clone)]
+struct ByKey(CachedObject);
+
+impl PartialEq for ByKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.object.key == other.0.object.key
+    }
+}
+
+impl Eq for ByKey {}
+
+impl PartialOrd for ByKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.object.key.cmp(&other.0.object.key)
+    }
+}
+
+impl Borrow<str> for ByKey {
+    fn borrow(&self) -> &str {
+        &self.0.object.key
+    }
+}
+
+/// The cached objects in key order, indexed by the key each object carries.
+#[derive(Debug, Default)]
+pub(crate) struct ObjectIndex(BTreeSet<ByKey>);
+
+impl ObjectIndex {
+    /// The object stored under `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&CachedObject> {
+        self.0.get(key).map(|o| &o.0)
+    }
+
+    /// Inserts or replaces the object under its key.
+    pub(crate) fn insert(&mut self, object: CachedObject) {
+        self.0.replace(ByKey(object));
+    }
+
+    /// Removes the object under `key`.
+    pub(crate) fn remove(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+
+    /// The objects whose key is `>= from`, in key order.
+    pub(crate) fn range_from<'a>(
+        &'a self,
+        from: &str,
+    ) -> impl Iterator<Item = &'a CachedObject> + 'a {
+        self.0
+            .range::<str, _>((Bound::Included(from), Bound::Unbounded))
+            .map(|o| &o.0)
+    }
+}
+
+impl FromIterator<CachedObject> for ObjectIndex {
+    fn from_iter<I: IntoIterator<Item = CachedObject>>(iter: I) -> Self {
+        Self(iter.into_iter().map(ByKey).collect())
+    }
 }
 
 /// The kind of a cached event.
@@ -56,7 +126,7 @@ pub(crate) struct CacheState {
     /// Every event up to this revision is applied.
     pub(crate) revision: Revision,
     /// The objects, by key.
-    pub(crate) objects: BTreeMap<String, CachedObject>,
+    pub(crate) objects: ObjectIndex,
     /// Recent events in revision order.
     pub(crate) events: VecDeque<Arc<CachedEvent>>,
     /// Watches from a revision `>= ring_start` can be served from `events`.
@@ -66,10 +136,7 @@ pub(crate) struct CacheState {
 impl CacheState {
     /// Replaces everything with a fresh list at `revision`.
     pub(crate) fn replace(&mut self, objects: Vec<CachedObject>, revision: Revision) {
-        self.objects = objects
-            .into_iter()
-            .map(|o| (o.object.key.clone(), o))
-            .collect();
+        self.objects = objects.into_iter().collect();
         self.events.clear();
         self.revision = revision;
         self.ring_start = revision;
@@ -83,8 +150,7 @@ impl CacheState {
                 self.objects.remove(&event.key);
             }
             ChangeKind::Added | ChangeKind::Modified => {
-                self.objects
-                    .insert(event.key.clone(), event.current.clone());
+                self.objects.insert(event.current.clone());
             }
         }
         self.revision = self.revision.max(event.revision);
