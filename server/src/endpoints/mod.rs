@@ -36,6 +36,9 @@ use crate::registry::ResourceStore;
 use crate::registry::codec::JsonObjectCodec;
 pub use request::RequestContext;
 
+/// A kind at a version: (group, version, kind).
+type KindVersion = (&'static str, &'static str, &'static str);
+
 /// How often the watch cache's upstream watch receives progress notifications.
 pub const UPSTREAM_PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
@@ -56,7 +59,8 @@ pub struct ApiContext {
     /// Flips to true when the server shuts down: open watch streams then end cleanly.
     watches_end: tokio::sync::watch::Sender<bool>,
     stores: RwLock<HashMap<(String, String), Arc<ResourceStore>>>,
-    schemas: RwLock<HashMap<(String, String, String), SchemaNode>>,
+    /// The schema of each (group, version, kind), built once and shared by every request.
+    schemas: RwLock<HashMap<KindVersion, Arc<SchemaNode>>>,
 }
 
 impl ApiContext {
@@ -140,9 +144,15 @@ impl ApiContext {
         Ok(rs)
     }
 
-    /// The schema of a kind at a version, from the scheme's OpenAPI v3 documents.
-    pub fn schema(&self, group: &str, version: &str, kind: &str) -> SchemaNode {
-        let id = (group.to_string(), version.to_string(), kind.to_string());
+    /// The schema of a kind at a version, from the scheme's OpenAPI v3 documents (built on first
+    /// use, then shared).
+    pub fn schema(
+        &self,
+        group: &'static str,
+        version: &'static str,
+        kind: &'static str,
+    ) -> Arc<SchemaNode> {
+        let id = (group, version, kind);
         if let Some(s) = self.schemas.read().get(&id) {
             return s.clone();
         }
@@ -152,11 +162,11 @@ impl ApiContext {
             .iter()
             .find(|d| d.group == group && d.version == version)
             .and_then(|d| serde_json::from_str::<Value>(d.v3).ok());
-        let node = doc
-            .map(|d| SchemaNode::for_kind(&d, group, version, kind))
-            .unwrap_or_else(SchemaNode::untyped);
-        self.schemas.write().insert(id, node.clone());
-        node
+        let node = Arc::new(
+            doc.map(|d| SchemaNode::for_kind(&d, group, version, kind))
+                .unwrap_or_else(SchemaNode::untyped),
+        );
+        self.schemas.write().entry(id).or_insert(node).clone()
     }
 
     /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`) if they

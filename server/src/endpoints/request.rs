@@ -39,7 +39,7 @@ pub struct RequestContext {
     /// The store of the kind.
     pub store: Arc<ResourceStore>,
     /// The schema of the kind at the requested version.
-    pub schema: SchemaNode,
+    pub schema: Arc<SchemaNode>,
 }
 
 impl RequestContext {
