@@ -1,13 +1,44 @@
 //! x509 client-certificate authentication: the TLS layer has verified the chain against the
 //! client CA; the leaf's Common Name is the user and its Organizations are the groups.
 
+use std::collections::HashMap;
+
+use parking_lot::Mutex;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
 use super::{Authenticator, AuthnOutcome, PeerCertificates, UserInfo};
 
+/// How many distinct client certificates the authenticator remembers; when full, the memory
+/// starts over.
+const CACHE_CAPACITY: usize = 256;
+
+/// The outcome of reading a certificate: its user, or why it has none.
+type CertificateUser = Result<UserInfo, String>;
+
 /// Authenticates requests whose TLS connection presented a verified client certificate.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct X509Authenticator;
+///
+/// Every request of a connection carries the same certificate, so the user read from a
+/// certificate is remembered, keyed by the certificate's DER bytes, instead of parsing it again.
+#[derive(Debug, Default)]
+pub struct X509Authenticator {
+    users: Mutex<HashMap<Box<[u8]>, CertificateUser>>,
+}
+
+impl X509Authenticator {
+    /// The user of a DER certificate, from the cache or read and remembered.
+    fn user(&self, der: &[u8]) -> CertificateUser {
+        if let Some(known) = self.users.lock().get(der) {
+            return known.clone();
+        }
+        let user = user_from_certificate(der);
+        let mut users = self.users.lock();
+        if users.len() >= CACHE_CAPACITY {
+            users.clear();
+        }
+        users.insert(der.into(), user.clone());
+        user
+    }
+}
 
 /// Reads the user from a DER certificate: CN → name, O → groups.
 pub fn user_from_certificate(der: &[u8]) -> Result<UserInfo, String> {
@@ -43,9 +74,56 @@ impl Authenticator for X509Authenticator {
         let Some(leaf) = chain.first() else {
             return AuthnOutcome::NoCredentials;
         };
-        match user_from_certificate(leaf.as_ref()) {
+        match self.user(leaf.as_ref()) {
             Ok(user) => AuthnOutcome::Authenticated(user),
             Err(reason) => AuthnOutcome::Failed(reason),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn certificate(cn: &str, org: &str) -> Vec<u8> {
+        let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, org);
+        let cert = params.self_signed(&key).unwrap_or_else(|e| panic!("{e}"));
+        cert.der().to_vec()
+    }
+
+    #[test]
+    fn remembered_users_match_each_certificate() {
+        let authn = X509Authenticator::default();
+        let admin = certificate("admin", "system:masters");
+        let alice = certificate("alice", "dev");
+        for _ in 0..2 {
+            let user = authn.user(&admin).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(user.name, "admin");
+            assert_eq!(user.groups, vec!["system:masters".to_string()]);
+            let user = authn.user(&alice).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(user.name, "alice");
+            assert_eq!(user.groups, vec!["dev".to_string()]);
+        }
+        assert_eq!(authn.users.lock().len(), 2);
+        assert!(authn.user(b"not a certificate").is_err());
+        assert!(authn.user(b"not a certificate").is_err());
+    }
+
+    #[test]
+    fn the_memory_stays_bounded() {
+        let authn = X509Authenticator::default();
+        for i in 0..CACHE_CAPACITY + 3 {
+            let der = format!("garbage {i}").into_bytes();
+            assert!(authn.user(&der).is_err());
+        }
+        assert!(authn.users.lock().len() <= CACHE_CAPACITY);
     }
 }

@@ -117,7 +117,8 @@ impl Config {
     /// Fills in defaults: the authenticator union (x509, then the extra ones, then anonymous)
     /// and the authorizer union (the extra ones, then `system:masters`, then public info paths).
     pub fn complete(mut self) -> CompletedConfig {
-        let mut authenticators: Vec<Box<dyn Authenticator>> = vec![Box::new(X509Authenticator)];
+        let mut authenticators: Vec<Box<dyn Authenticator>> =
+            vec![Box::new(X509Authenticator::default())];
         authenticators.append(&mut self.authenticators);
         let authenticator = Arc::new(UnionAuthenticator::new(authenticators, self.anonymous_auth));
         let mut authorizers = std::mem::take(&mut self.authorizers);
