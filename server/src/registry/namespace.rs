@@ -48,7 +48,14 @@ pub async fn check_namespace_for_create(
     resource: &GroupResource,
     name: &str,
 ) -> Result<(), ApiError> {
-    // A consistent read: a namespace that just started terminating must refuse new content.
+    // As kube-apiserver's admission plugin answers from its informer, the watch cache answers
+    // for a namespace it holds as active. A namespace it lacks or shows terminating is read
+    // consistently from storage, so one created (or recreated) just before is never refused.
+    if let Ok(cached) = namespaces.get("", namespace, "0").await
+        && !is_terminating(&cached)
+    {
+        return Ok(());
+    }
     let ns = namespaces.try_get("", namespace).await?;
     match ns {
         None => Err(ApiError::not_found(
