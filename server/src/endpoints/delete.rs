@@ -158,6 +158,7 @@ async fn delete_namespace(
         let out = rc.to_request_version(current)?;
         return response::object(&rc, StatusCode::OK, out, &[]);
     }
+    ctx.recent_namespace_deletions.mark(&name);
     let obj = begin_namespace_deletion(&rc.store, &name).await?;
     let stores = namespaced_kinds(&ctx.scheme)
         .iter()
@@ -197,6 +198,7 @@ pub async fn delete_collection(
                 && !is_terminating(&item)
                 && !matches!(name.as_str(), "default" | "kube-system" | "kube-public")
             {
+                ctx.recent_namespace_deletions.mark(&name);
                 let obj = begin_namespace_deletion(&rc.store, &name).await?;
                 let stores = namespaced_kinds(&ctx.scheme)
                     .iter()

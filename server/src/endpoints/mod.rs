@@ -61,6 +61,8 @@ pub struct ApiContext {
     stores: RwLock<HashMap<(String, String), Arc<ResourceStore>>>,
     /// The schema of each (group, version, kind), built once and shared by every request.
     schemas: RwLock<HashMap<KindVersion, Arc<SchemaNode>>>,
+    /// Namespaces whose deletion started lately; NamespaceLifecycle reads them from storage.
+    pub(crate) recent_namespace_deletions: crate::registry::namespace::RecentNamespaceDeletions,
 }
 
 impl ApiContext {
@@ -79,6 +81,7 @@ impl ApiContext {
             watches_end: tokio::sync::watch::Sender::new(false),
             stores: RwLock::new(HashMap::new()),
             schemas: RwLock::new(HashMap::new()),
+            recent_namespace_deletions: Default::default(),
         }
     }
 

@@ -114,7 +114,14 @@ async fn check_namespace(
         return Ok(());
     };
     let ns_store = ctx.store(&ns_ops)?;
-    check_namespace_for_create(&ns_store, rc.namespace(), &rc.store.resource, name).await
+    check_namespace_for_create(
+        &ns_store,
+        &ctx.recent_namespace_deletions,
+        rc.namespace(),
+        &rc.store.resource,
+        name,
+    )
+    .await
 }
 
 /// `POST` to a collection.

@@ -2,8 +2,9 @@
 //! writes need an existing namespace that is not terminating) and namespace deletion, which
 //! marks the namespace `Terminating`, deletes everything in it and then removes it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use apimachinery::status::ApiError;
 use apimachinery::{GroupResource, Scheme};
@@ -40,18 +41,50 @@ pub fn is_terminating(ns: &Value) -> bool {
     is_deleting(ns) || ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
 }
 
+/// Namespaces whose deletion this server started recently. NamespaceLifecycle reads them
+/// from storage rather than the watch cache, which may not have seen the deletion yet (as
+/// kube-apiserver's admission plugin keeps a force-live-lookup cache of deleted namespaces).
+#[derive(Debug, Default)]
+pub struct RecentNamespaceDeletions {
+    started: parking_lot::Mutex<HashMap<String, Instant>>,
+}
+
+impl RecentNamespaceDeletions {
+    /// How long after a deletion starts the namespace is read from storage (kube: 30 s).
+    const TTL: Duration = Duration::from_secs(30);
+
+    /// Records that deletion of `name` is starting.
+    pub fn mark(&self, name: &str) {
+        let mut started = self.started.lock();
+        started.retain(|_, at| at.elapsed() < Self::TTL);
+        started.insert(name.to_string(), Instant::now());
+    }
+
+    /// Whether deletion of `name` started within the last [`Self::TTL`].
+    pub fn contains(&self, name: &str) -> bool {
+        self.started
+            .lock()
+            .get(name)
+            .is_some_and(|at| at.elapsed() < Self::TTL)
+    }
+}
+
 /// NamespaceLifecycle: a namespaced create in `namespace` needs it to exist and not be
-/// terminating. `resource`/`name` name the object for the 403 message.
+/// terminating. `resource`/`name` name the object for the 403 message. `recent` lists the
+/// namespaces whose deletion this server started lately; they are always read from storage.
 pub async fn check_namespace_for_create(
     namespaces: &ResourceStore,
+    recent: &RecentNamespaceDeletions,
     namespace: &str,
     resource: &GroupResource,
     name: &str,
 ) -> Result<(), ApiError> {
     // As kube-apiserver's admission plugin answers from its informer, the watch cache answers
-    // for a namespace it holds as active. A namespace it lacks or shows terminating is read
-    // consistently from storage, so one created (or recreated) just before is never refused.
-    if let Ok(cached) = namespaces.get("", namespace, "0").await
+    // for a namespace it holds as active, unless this server started deleting it lately. A
+    // namespace the cache lacks or shows terminating is read consistently from storage, so one
+    // created (or recreated) just before is never refused.
+    if !recent.contains(namespace)
+        && let Ok(cached) = namespaces.get("", namespace, "0").await
         && !is_terminating(&cached)
     {
         return Ok(());
@@ -177,4 +210,18 @@ pub fn namespaced_kinds(scheme: &Scheme) -> Vec<Arc<dyn apimachinery::KindOps>> 
         .filter(|k| k.storage_version().namespaced() && !k.storage_version().create_only)
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_deletions_are_remembered_per_name() {
+        let recent = RecentNamespaceDeletions::default();
+        assert!(!recent.contains("doomed"));
+        recent.mark("doomed");
+        assert!(recent.contains("doomed"));
+        assert!(!recent.contains("doomed2"));
+    }
 }
