@@ -361,6 +361,73 @@ fn put(paths: &mut Map<String, Value>, path: &str, method: &str, op: Value, para
     }
 }
 
+/// A subresource served with get, put and patch (`status`, `scale`).
+struct Subresource<'a> {
+    /// The path segment, also used (capitalised) in operation ids and descriptions.
+    name: &'a str,
+    /// The kind of its body.
+    gvk: (&'a str, &'a str, &'a str),
+    /// The definition name of its body.
+    schema: String,
+}
+
+/// The get, put and patch operations of one subresource under a kind's item path.
+#[allow(clippy::too_many_arguments)]
+fn subresource_paths(
+    ops: &Ops<'_>,
+    paths: &mut Map<String, Value>,
+    item: &str,
+    id_stem: &str,
+    k: &str,
+    sub: &Subresource<'_>,
+    patch: &str,
+    patch_media: &[&str],
+    item_params: &Value,
+) {
+    let path = format!("{item}/{}", sub.name);
+    let title = sub.name.to_upper_camel_case();
+    let body = Body {
+        schema: sub.schema.clone(),
+        media: &OBJECT_MEDIA,
+    };
+    let read = ops.op(
+        &format!("read{id_stem}{title}"),
+        &format!("reads the {} of the named {k}", sub.name),
+        "get",
+        sub.gvk,
+        Vec::new(),
+        None,
+        &[("200", Some(&body))],
+    );
+    put(paths, &path, "get", read, item_params);
+    let replace = ops.op(
+        &format!("replace{id_stem}{title}"),
+        &format!("replaces the {} of the named {k}", sub.name),
+        "put",
+        sub.gvk,
+        ops.qs(&WRITE_PARAMS),
+        Some(Body {
+            schema: sub.schema.clone(),
+            media: &["*/*"],
+        }),
+        &[("200", Some(&body)), ("201", Some(&body))],
+    );
+    put(paths, &path, "put", replace, item_params);
+    let patch_op = ops.op(
+        &format!("patch{id_stem}{title}"),
+        &format!("partially updates the {} of the named {k}", sub.name),
+        "patch",
+        sub.gvk,
+        ops.qs(&PATCH_PARAMS),
+        Some(Body {
+            schema: patch.to_string(),
+            media: patch_media,
+        }),
+        &[("200", Some(&body)), ("201", Some(&body))],
+    );
+    put(paths, &path, "patch", patch_op, item_params);
+}
+
 /// Every path of one kind.
 fn kind_paths(ops: &Ops<'_>, kind: &KindModel, paths: &mut Map<String, Value>) {
     let version = ops.version;
@@ -528,90 +595,43 @@ fn kind_paths(ops: &Ops<'_>, kind: &KindModel, paths: &mut Map<String, Value>) {
         put(paths, &all, "get", op, &ops.path_params(false, false, k));
     }
 
+    let id_stem = format!("{prefix}{ns}{k}");
     if kind.status && !kind.create_only {
-        let path = format!("{item}/status");
-        let read = ops.op(
-            &format!("read{prefix}{ns}{k}Status"),
-            &format!("reads the status of the named {k}"),
-            "get",
+        let status_sub = Subresource {
+            name: "status",
             gvk,
-            Vec::new(),
-            None,
-            &[("200", Some(&object_body))],
+            schema: object.clone(),
+        };
+        subresource_paths(
+            ops,
+            paths,
+            &item,
+            &id_stem,
+            k,
+            &status_sub,
+            &patch,
+            &patch_media,
+            &item_params,
         );
-        put(paths, &path, "get", read, &item_params);
-        let replace = ops.op(
-            &format!("replace{prefix}{ns}{k}Status"),
-            &format!("replaces the status of the named {k}"),
-            "put",
-            gvk,
-            ops.qs(&WRITE_PARAMS),
-            Some(Body {
-                schema: object.clone(),
-                media: &["*/*"],
-            }),
-            &[("200", Some(&object_body)), ("201", Some(&object_body))],
-        );
-        put(paths, &path, "put", replace, &item_params);
-        let patch_op = ops.op(
-            &format!("patch{prefix}{ns}{k}Status"),
-            &format!("partially updates the status of the named {k}"),
-            "patch",
-            gvk,
-            ops.qs(&PATCH_PARAMS),
-            Some(Body {
-                schema: patch.clone(),
-                media: &patch_media,
-            }),
-            &[("200", Some(&object_body)), ("201", Some(&object_body))],
-        );
-        put(paths, &path, "patch", patch_op, &item_params);
     }
 
     if kind.scale.is_some() && !kind.create_only {
-        let path = format!("{item}/scale");
-        let scale = shared_name("Scale");
-        let scale_body = Body {
-            schema: scale.clone(),
-            media: &OBJECT_MEDIA,
+        let scale_sub = Subresource {
+            name: "scale",
+            gvk: ("autoscaling", "v1", "Scale"),
+            schema: shared_name("Scale"),
         };
-        let scale_gvk = ("autoscaling", "v1", "Scale");
-        let read = ops.op(
-            &format!("read{prefix}{ns}{k}Scale"),
-            &format!("reads the scale of the named {k}"),
-            "get",
-            scale_gvk,
-            Vec::new(),
-            None,
-            &[("200", Some(&scale_body))],
+        subresource_paths(
+            ops,
+            paths,
+            &item,
+            &id_stem,
+            k,
+            &scale_sub,
+            &patch,
+            &patch_media,
+            &item_params,
         );
-        put(paths, &path, "get", read, &item_params);
-        let replace = ops.op(
-            &format!("replace{prefix}{ns}{k}Scale"),
-            &format!("replaces the scale of the named {k}"),
-            "put",
-            scale_gvk,
-            ops.qs(&WRITE_PARAMS),
-            Some(Body {
-                schema: scale.clone(),
-                media: &["*/*"],
-            }),
-            &[("200", Some(&scale_body)), ("201", Some(&scale_body))],
-        );
-        put(paths, &path, "put", replace, &item_params);
-        let patch_op = ops.op(
-            &format!("patch{prefix}{ns}{k}Scale"),
-            &format!("partially updates the scale of the named {k}"),
-            "patch",
-            scale_gvk,
-            ops.qs(&PATCH_PARAMS),
-            Some(Body {
-                schema: patch.clone(),
-                media: &patch_media,
-            }),
-            &[("200", Some(&scale_body)), ("201", Some(&scale_body))],
-        );
-        put(paths, &path, "patch", patch_op, &item_params);
     }
 
     if has("watch") {
