@@ -1,8 +1,10 @@
 //! [`EtcdBackend`]: the [`Backend`] contract on an etcd v3 cluster.
 //!
 //! Revisions are etcd's: a key's resourceVersion is its `mod_revision`. Conditional writes are
-//! single transactions (create compares `create_revision == 0`, compare-and-swap compares
-//! `mod_revision`), so they are atomic on the server. Reads are retried with backoff while etcd
+//! transactions (create compares `create_revision == 0`, compare-and-swap compares
+//! `mod_revision`), so they are atomic on the server; concurrent writes share one etcd
+//! transaction as nested transactions (group commit, see [`super::batch`]), so several keys may
+//! carry the same revision. Reads are retried with backoff while etcd
 //! is unavailable (they are idempotent); writes are not retried, since a write whose response was
 //! lost may have been applied.
 
@@ -13,10 +15,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use async_trait::async_trait;
 use bytes::Bytes;
 use etcd_client::{
-    Client, CompactionOptions, Compare, CompareOp, DeleteOptions, GetOptions, PutOptions, Txn,
-    TxnOp, TxnOpResponse, TxnResponse,
+    Client, CompactionOptions, Compare, CompareOp, DeleteOptions, GetOptions, PutOptions, TxnOp,
+    TxnOpResponse,
 };
 
+use super::batch::{Applied, Batcher, Write};
 use super::config::EtcdConfig;
 use super::error::{Backoff, Failure, classify};
 use super::lease::LeaseManager;
@@ -37,6 +40,8 @@ pub(crate) struct Inner {
     pub(crate) client: Client,
     pub(crate) config: EtcdConfig,
     leases: LeaseManager,
+    /// Groups concurrent writes into shared transactions.
+    batcher: Batcher,
     /// True when the server answers progress requests in order with events (etcd ≥ 3.4.25,
     /// ≥ 3.5.8); older servers may send such a notification ahead of pending events.
     pub(crate) progress_requests: bool,
@@ -93,6 +98,7 @@ impl EtcdBackend {
         let client = config.connect().await?;
         let mut backend = Self {
             inner: Arc::new(Inner {
+                batcher: Batcher::new(client.clone(), config.request_timeout),
                 client,
                 config,
                 leases: LeaseManager::default(),
@@ -157,20 +163,6 @@ impl EtcdBackend {
         }
     }
 
-    /// Runs a write once, bounded by the request timeout.
-    async fn write<T, Fut>(&self, fut: Fut) -> Result<T>
-    where
-        Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
-    {
-        match tokio::time::timeout(self.inner.config.request_timeout, fut).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(classify(error).into_storage()),
-            Err(_) => Err(StorageError::Timeout {
-                message: "etcd write timed out; it may or may not have been applied".to_string(),
-            }),
-        }
-    }
-
     /// Turns a revision-related read failure into `Expired` / `TooLargeResourceVersion` with the
     /// revisions filled in.
     async fn revision_failure(&self, failure: Failure, requested: Revision) -> StorageError {
@@ -207,11 +199,8 @@ impl EtcdBackend {
     }
 
     /// Interprets a transaction of the form `when(cmp) then(op with prev_kv) else(get key)`.
-    async fn outcome(&self, mut response: TxnResponse) -> Result<TxnOutcome> {
-        let revision = response
-            .take_header()
-            .map(|h| h.revision())
-            .ok_or_else(|| StorageError::internal("etcd txn response without header"))?;
+    async fn outcome(&self, applied: Applied) -> Result<TxnOutcome> {
+        let Applied { revision, response } = applied;
         let succeeded = response.succeeded();
         let op = response.op_responses().into_iter().next();
         if succeeded {
@@ -346,13 +335,15 @@ impl Backend for EtcdBackend {
             let lease = self.inner.leases.lease_for(&self.inner.client, ttl).await?;
             options = options.with_lease(lease);
         }
-        let txn = Txn::new()
-            .when(Self::compare_for(key, condition))
-            .and_then(vec![TxnOp::put(key, value.to_vec(), Some(options))])
-            .or_else(vec![TxnOp::get(key, None)]);
-        let mut client = self.client();
-        let response = self.write(client.txn(txn)).await?;
-        self.outcome(response).await
+        let write = Write {
+            key: key.to_string(),
+            compare: Self::compare_for(key, condition),
+            size: key.len() + value.len(),
+            success: TxnOp::put(key, value.to_vec(), Some(options)),
+            failure: TxnOp::get(key, None),
+        };
+        let applied = self.inner.batcher.submit(write).await?;
+        self.outcome(applied).await
     }
 
     async fn delete(&self, key: &str, condition: Condition) -> Result<TxnOutcome> {
@@ -365,16 +356,15 @@ impl Backend for EtcdBackend {
             Condition::ModRevision(rev) => Compare::mod_revision(key, CompareOp::Equal, rev),
             Condition::Always => Compare::create_revision(key, CompareOp::Greater, 0),
         };
-        let txn = Txn::new()
-            .when(vec![compare])
-            .and_then(vec![TxnOp::delete(
-                key,
-                Some(DeleteOptions::new().with_prev_key()),
-            )])
-            .or_else(vec![TxnOp::get(key, None)]);
-        let mut client = self.client();
-        let response = self.write(client.txn(txn)).await?;
-        self.outcome(response).await
+        let write = Write {
+            key: key.to_string(),
+            compare: vec![compare],
+            size: key.len(),
+            success: TxnOp::delete(key, Some(DeleteOptions::new().with_prev_key())),
+            failure: TxnOp::get(key, None),
+        };
+        let applied = self.inner.batcher.submit(write).await?;
+        self.outcome(applied).await
     }
 
     async fn count(&self, prefix: &str) -> Result<i64> {

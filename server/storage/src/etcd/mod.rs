@@ -14,6 +14,7 @@
 //! flag lowered to keep consistent reads fast; otherwise such reads fall back to etcd.
 
 mod backend;
+mod batch;
 mod config;
 mod error;
 mod lease;

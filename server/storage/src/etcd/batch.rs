@@ -1,0 +1,285 @@
+//! Group commit: conditional writes that arrive while earlier ones are in flight share one etcd
+//! transaction.
+//!
+//! Every write of the backend is a small transaction `when(compare) then(write) else(get)`. On
+//! its own each such transaction costs etcd one request, one raft proposal and one apply. The
+//! [`Batcher`] keeps up to [`MAX_IN_FLIGHT`] requests in flight; writes submitted while all of
+//! them are busy queue up and leave together in the next request, as ONE transaction whose
+//! success branch holds each write's own transaction as a nested transaction (etcd ≥ 3.3). etcd
+//! evaluates every nested compare against the state before the batch and runs each nested
+//! transaction's success or failure branch independently, so every write commits or fails
+//! exactly as it would alone; all writes of a batch share one raft entry and one revision.
+//!
+//! Constraints honoured when a batch is formed:
+//! - a batch never holds two writes to the same key (etcd rejects a transaction that writes a
+//!   key twice); a later write to a key waits for the next batch, keeping submission order;
+//! - at most [`MAX_BATCH_OPS`] writes (etcd's `--max-txn-ops` defaults to 128 and nested
+//!   transactions count against it) and about [`MAX_BATCH_BYTES`] of keys and values (etcd's
+//!   `--max-request-bytes` defaults to 1.5 MiB);
+//! - a batch of one is sent as the plain transaction, so a lone writer pays nothing extra.
+//!
+//! If etcd rejects a batch as invalid (a server configured with lower limits), nothing of it
+//! was applied, and its writes are sent again one by one.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+
+use etcd_client::{Client, Compare, KvClient, Txn, TxnOp, TxnOpResponse, TxnResponse};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, oneshot};
+
+use super::error::classify;
+use crate::errors::{Result, Revision, StorageError};
+
+/// How many etcd requests carrying writes may be in flight at once.
+pub(crate) const MAX_IN_FLIGHT: usize = 2;
+
+/// The most writes one batch carries.
+pub(crate) const MAX_BATCH_OPS: usize = 64;
+
+/// The most key and value bytes one batch carries (a single larger write is sent alone).
+pub(crate) const MAX_BATCH_BYTES: usize = 1024 * 1024;
+
+/// The largest response a batch may receive: updates and deletes return previous values.
+const MAX_RESPONSE_BYTES: usize = 512 * 1024 * 1024;
+
+/// One conditional write: `when(compare) then(success) else(failure)` on a single key.
+pub(crate) struct Write {
+    /// The key written (batches never hold the same key twice).
+    pub(crate) key: String,
+    /// The conditions.
+    pub(crate) compare: Vec<Compare>,
+    /// The write, run when every condition holds.
+    pub(crate) success: TxnOp,
+    /// The read run otherwise (the key's current value).
+    pub(crate) failure: TxnOp,
+    /// Key and value bytes, for the batch size limit.
+    pub(crate) size: usize,
+}
+
+impl Write {
+    fn txn(&self) -> Txn {
+        Txn::new()
+            .when(self.compare.clone())
+            .and_then(vec![self.success.clone()])
+            .or_else(vec![self.failure.clone()])
+    }
+}
+
+/// The result of one write: the revision of the transaction that carried it (the new revision
+/// when anything in it committed) and the write's own transaction response (whether its
+/// conditions held, and the responses of the branch that ran).
+pub(crate) struct Applied {
+    /// The revision in the header of the etcd response.
+    pub(crate) revision: Revision,
+    /// This write's transaction response; its header may be absent.
+    pub(crate) response: TxnResponse,
+}
+
+/// A queued write and where its result goes.
+struct Pending {
+    write: Write,
+    reply: oneshot::Sender<Result<Applied>>,
+}
+
+/// Submits writes to etcd, grouping concurrent ones (see the module documentation).
+pub(crate) struct Batcher {
+    client: Client,
+    timeout: Duration,
+    /// The queue of the dispatcher task; replaced when that task is gone (its runtime ended).
+    queue: Mutex<Option<mpsc::UnboundedSender<Pending>>>,
+}
+
+impl Batcher {
+    /// A batcher sending over `client`, bounding each etcd request by `timeout`.
+    pub(crate) fn new(client: Client, timeout: Duration) -> Self {
+        Self {
+            client,
+            timeout,
+            queue: Mutex::new(None),
+        }
+    }
+
+    /// Runs `write`, alone or together with concurrent writes, and returns its result. A write
+    /// whose request failed or timed out may or may not have been applied.
+    pub(crate) async fn submit(&self, write: Write) -> Result<Applied> {
+        let (reply, result) = oneshot::channel();
+        self.enqueue(Pending { write, reply });
+        match result.await {
+            Ok(result) => result,
+            Err(_) => Err(StorageError::unavailable(
+                "the etcd write dispatcher stopped before answering",
+            )),
+        }
+    }
+
+    fn enqueue(&self, pending: Pending) {
+        let mut queue = self.queue.lock();
+        let pending = match queue.as_ref() {
+            Some(tx) => match tx.send(pending) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(pending)) => pending,
+            },
+            None => pending,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let kv = self
+            .client
+            .kv_client()
+            .max_decoding_message_size(MAX_RESPONSE_BYTES);
+        tokio::spawn(dispatch(kv, self.timeout, rx));
+        // The receiver was just created and is held by the new task.
+        let _ = tx.send(pending);
+        *queue = Some(tx);
+    }
+}
+
+/// The dispatcher: forms batches from the queue whenever fewer than [`MAX_IN_FLIGHT`] are in
+/// flight. Ends when every [`Batcher`] handle is gone and the queue is drained.
+async fn dispatch(kv: KvClient, timeout: Duration, mut rx: mpsc::UnboundedReceiver<Pending>) {
+    let mut queue: VecDeque<Pending> = VecDeque::new();
+    let mut in_flight = FuturesUnordered::new();
+    let mut open = true;
+    loop {
+        while let Ok(pending) = rx.try_recv() {
+            queue.push_back(pending);
+        }
+        while in_flight.len() < MAX_IN_FLIGHT && !queue.is_empty() {
+            let batch = take_batch(&mut queue);
+            in_flight.push(send(kv.clone(), timeout, batch));
+        }
+        if !open && queue.is_empty() && in_flight.is_empty() {
+            return;
+        }
+        tokio::select! {
+            pending = rx.recv(), if open => match pending {
+                Some(pending) => queue.push_back(pending),
+                None => open = false,
+            },
+            Some(()) = in_flight.next(), if !in_flight.is_empty() => {}
+        }
+    }
+}
+
+/// Takes the next batch from the front of `queue`: writes in queue order, skipping (and
+/// leaving queued) any write to a key already in the batch, within the size limits.
+fn take_batch(queue: &mut VecDeque<Pending>) -> Vec<Pending> {
+    let mut batch: Vec<Pending> = Vec::new();
+    let mut keys: HashSet<String> = HashSet::new();
+    let mut bytes = 0;
+    let mut index = 0;
+    while index < queue.len() && batch.len() < MAX_BATCH_OPS {
+        let write = &queue[index].write;
+        if keys.contains(&write.key) {
+            index += 1;
+            continue;
+        }
+        if !batch.is_empty() && bytes + write.size > MAX_BATCH_BYTES {
+            break;
+        }
+        let Some(pending) = queue.remove(index) else {
+            break;
+        };
+        bytes += pending.write.size;
+        keys.insert(pending.write.key.clone());
+        batch.push(pending);
+    }
+    batch
+}
+
+/// Sends one batch and answers each of its writes.
+async fn send(mut kv: KvClient, timeout: Duration, mut batch: Vec<Pending>) {
+    if batch.len() == 1 {
+        let Some(pending) = batch.pop() else {
+            return;
+        };
+        let result = send_one(&mut kv, timeout, &pending.write).await;
+        let _ = pending.reply.send(result);
+        return;
+    }
+    let txn = Txn::new().and_then(
+        batch
+            .iter()
+            .map(|pending| TxnOp::txn(pending.write.txn()))
+            .collect::<Vec<_>>(),
+    );
+    match tokio::time::timeout(timeout, kv.txn(txn)).await {
+        Ok(Ok(response)) => answer(batch, response),
+        Ok(Err(etcd_client::Error::GRpcStatus(status)))
+            if status.code() == tonic::Code::InvalidArgument =>
+        {
+            // Rejected before anything was applied (limits lower than the defaults): send the
+            // writes one by one.
+            tracing::debug!(%status, size = batch.len(), "etcd rejected a write batch; splitting");
+            let singles = batch.into_iter().map(|pending| {
+                let mut kv = kv.clone();
+                async move {
+                    let result = send_one(&mut kv, timeout, &pending.write).await;
+                    let _ = pending.reply.send(result);
+                }
+            });
+            futures::future::join_all(singles).await;
+        }
+        Ok(Err(error)) => fail_all(batch, classify(error).into_storage()),
+        Err(_) => fail_all(batch, timed_out()),
+    }
+}
+
+/// Sends one write as its plain transaction.
+async fn send_one(kv: &mut KvClient, timeout: Duration, write: &Write) -> Result<Applied> {
+    match tokio::time::timeout(timeout, kv.txn(write.txn())).await {
+        Ok(Ok(mut response)) => Ok(Applied {
+            revision: header_revision(&mut response)?,
+            response,
+        }),
+        Ok(Err(error)) => Err(classify(error).into_storage()),
+        Err(_) => Err(timed_out()),
+    }
+}
+
+/// Hands each write of a committed batch its nested transaction response.
+fn answer(batch: Vec<Pending>, mut response: TxnResponse) {
+    let revision = match header_revision(&mut response) {
+        Ok(revision) => revision,
+        Err(error) => return fail_all(batch, error),
+    };
+    let responses = response.op_responses();
+    if responses.len() != batch.len() {
+        let error = StorageError::internal(format!(
+            "etcd answered a batch of {} writes with {} responses",
+            batch.len(),
+            responses.len()
+        ));
+        return fail_all(batch, error);
+    }
+    for (pending, op) in batch.into_iter().zip(responses) {
+        let result = match op {
+            TxnOpResponse::Txn(response) => Ok(Applied { revision, response }),
+            _ => Err(StorageError::internal(
+                "etcd answered a nested transaction with another operation",
+            )),
+        };
+        let _ = pending.reply.send(result);
+    }
+}
+
+fn fail_all(batch: Vec<Pending>, error: StorageError) {
+    for pending in batch {
+        let _ = pending.reply.send(Err(error.clone()));
+    }
+}
+
+fn timed_out() -> StorageError {
+    StorageError::Timeout {
+        message: "etcd write timed out; it may or may not have been applied".to_string(),
+    }
+}
+
+fn header_revision(response: &mut TxnResponse) -> Result<Revision> {
+    response
+        .take_header()
+        .map(|h| h.revision())
+        .ok_or_else(|| StorageError::internal("etcd txn response without header"))
+}
