@@ -91,6 +91,22 @@ pub trait KindOps: Send + Sync + 'static {
     /// protobuf.
     fn encode_protobuf_list(&self, version: &str, list: &Value) -> Result<Vec<u8>, CodecError>;
 
+    /// Transcodes a protobuf message of `version` (without the envelope) straight into the
+    /// JSON bytes of the object with `metadata.resourceVersion` set to `resource_version`, as
+    /// a read from storage serves it. The generated kinds decode into their typed form and
+    /// serialize that, without building a `serde_json::Value`; this default goes through
+    /// [`KindOps::decode_protobuf`].
+    fn protobuf_to_json(
+        &self,
+        version: &str,
+        bytes: &[u8],
+        resource_version: &str,
+    ) -> Result<Vec<u8>, CodecError> {
+        let mut value = self.decode_protobuf(version, bytes)?;
+        set_resource_version(&mut value, resource_version);
+        serde_json::to_vec(&value).map_err(|e| CodecError::Json(e.to_string()))
+    }
+
     /// Returns the storage version's entry.
     fn storage_version(&self) -> &ResourceInfo {
         self.versions()
@@ -102,6 +118,19 @@ pub trait KindOps: Send + Sync + 'static {
     /// Returns the entry of `version`, if served.
     fn version(&self, version: &str) -> Option<&ResourceInfo> {
         self.versions().iter().find(|v| v.version == version)
+    }
+}
+
+/// Sets `metadata.resourceVersion` of a JSON object (creating `metadata` when absent); other
+/// values are left alone.
+pub fn set_resource_version(object: &mut Value, resource_version: &str) {
+    if let Some(object) = object.as_object_mut() {
+        let meta = object
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("resourceVersion".to_string(), Value::from(resource_version));
+        }
     }
 }
 

@@ -271,6 +271,7 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
     let mut enc = Vec::new();
     let mut dec = Vec::new();
     let mut enc_list = Vec::new();
+    let mut to_json = Vec::new();
     for (v, s) in &versions {
         let Some(k) = &s.kind else { continue };
         let name = v.version.as_str();
@@ -321,6 +322,15 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
             enc_list.push(
                 quote!(#name => ::std::result::Result::Ok(#m::#el(&crate::runtime::from_json::<#m::#list_ident>(list.clone())?)),),
             );
+            if has_object_meta(s) {
+                to_json.push(quote! {
+                    #name => {
+                        let mut obj = #m::#d(bytes)?;
+                        obj.metadata.resource_version = ::std::option::Option::Some(resource_version.to_string());
+                        ::serde_json::to_vec(&obj).map_err(|e| ::apimachinery::scheme::CodecError::Json(e.to_string()))
+                    }
+                });
+            }
         } else {
             let msg = format!("{kind} has no protobuf encoding at {}", v.api_version());
             enc.push(quote!(#name => ::std::result::Result::Err(::apimachinery::scheme::CodecError::Protobuf(#msg.to_string())),));
@@ -333,6 +343,23 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
     let unknown_from = quote!(_ => return ::std::result::Result::Err(crate::runtime::unknown_version(#kind, from)),);
     let unknown_to =
         quote!(_ => ::std::result::Result::Err(crate::runtime::unknown_version(#kind, to)),);
+    // Versions without a typed transcoding use the trait's default (through a JSON value).
+    let protobuf_to_json = if to_json.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            fn protobuf_to_json(&self, version: &str, bytes: &[u8], resource_version: &str) -> ::std::result::Result<::std::vec::Vec<u8>, ::apimachinery::scheme::CodecError> {
+                match version {
+                    #(#to_json)*
+                    _ => {
+                        let mut value = self.decode_protobuf(version, bytes)?;
+                        ::apimachinery::scheme::set_resource_version(&mut value, resource_version);
+                        ::serde_json::to_vec(&value).map_err(|e| ::apimachinery::scheme::CodecError::Json(e.to_string()))
+                    }
+                }
+            }
+        }
+    };
     let doc = format!(" The typed operations of `{kind}` in every served version.");
     let hub_type = quote!(#hub_mod::#kind_ident);
     quote! {
@@ -379,6 +406,16 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
             fn encode_protobuf_list(&self, version: &str, list: &::serde_json::Value) -> ::std::result::Result<::std::vec::Vec<u8>, ::apimachinery::scheme::CodecError> {
                 match version { #(#enc_list)* #unknown }
             }
+
+            #protobuf_to_json
         }
     }
+}
+
+/// Whether a kind's struct has `metadata: ObjectMeta` (so its typed form can carry a
+/// resourceVersion).
+fn has_object_meta(s: &StructModel) -> bool {
+    s.fields.iter().any(|f| {
+        f.name == "metadata" && matches!(f.ty, TypeRef::Meta(crate::model::MetaType::ObjectMeta))
+    })
 }
