@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 
 use super::Shared;
 use super::state::{CachedEvent, CachedObject, ChangeKind};
 use super::watcher::Dispatch;
-use crate::errors::{Result, StorageError};
+use crate::errors::{Result, Revision, StorageError};
 use crate::interface::{ListOptions, StoredObject, WatchEvent};
 
 /// Runs forever (until the cacher is dropped and this task aborted).
@@ -98,8 +98,35 @@ async fn list_and_watch(shared: &Arc<Shared>) -> StorageError {
                 let Some(event) = event else {
                     return StorageError::unavailable("the upstream watch ended");
                 };
-                if let Err(error) = apply(shared, event) {
+                // Every event of one storage revision is ready together (the storage's watch
+                // yields them back to back): apply them as one group, so that no reader, watcher
+                // or bookmark sees a revision half applied.
+                let mut group = vec![event];
+                let mut ended = false;
+                loop {
+                    match upstream.next().now_or_never() {
+                        Some(Some(event)) => {
+                            let split = group.len() >= GROUP_LIMIT
+                                && group.last().and_then(revision_of) != revision_of(&event);
+                            if split {
+                                if let Err(error) = apply(shared, std::mem::take(&mut group)) {
+                                    return error;
+                                }
+                            }
+                            group.push(event);
+                        }
+                        Some(None) => {
+                            ended = true;
+                            break;
+                        }
+                        None => break,
+                    }
+                }
+                if let Err(error) = apply(shared, group) {
                     return error;
+                }
+                if ended {
+                    return StorageError::unavailable("the upstream watch ended");
                 }
             }
             _ = bookmarks.tick() => send_bookmarks(shared),
@@ -107,55 +134,102 @@ async fn list_and_watch(shared: &Arc<Shared>) -> StorageError {
     }
 }
 
-/// Applies one upstream event to the cache and dispatches it.
-fn apply(shared: &Shared, event: WatchEvent) -> Result<()> {
-    let (incoming, object) = match event {
-        WatchEvent::Error(error) => return Err(error),
+/// Past this many ready events a group is applied at the next revision boundary.
+const GROUP_LIMIT: usize = 1024;
+
+/// The revision an upstream event carries.
+fn revision_of(event: &WatchEvent) -> Option<Revision> {
+    match event {
+        WatchEvent::Added(object) | WatchEvent::Deleted(object) => Some(object.resource_version),
+        WatchEvent::Modified { object, .. } => Some(object.resource_version),
         WatchEvent::Bookmark {
             resource_version, ..
-        } => {
-            let revision = {
-                let mut state = shared.state.write();
-                state.revision = state.revision.max(resource_version);
-                state.revision
-            };
-            shared.revision.send_replace(revision);
-            return Ok(());
-        }
-        WatchEvent::Added(object) => (ChangeKind::Added, object),
-        WatchEvent::Modified { object, .. } => (ChangeKind::Modified, object),
-        WatchEvent::Deleted(object) => (ChangeKind::Deleted, object),
-    };
-    let current = cached(shared, object)?;
-    let key = current.object.key.clone();
-    let revision = current.object.resource_version;
-    let mut state = shared.state.write();
-    if revision < state.revision {
-        // Already applied (the upstream never repeats events, but a relist may overlap).
-        return Ok(());
+        } => Some(*resource_version),
+        WatchEvent::Error(_) => None,
     }
-    let prev = state.objects.get(&key).cloned();
-    let kind = match (incoming, &prev) {
-        (ChangeKind::Deleted, _) => ChangeKind::Deleted,
-        (_, Some(_)) => ChangeKind::Modified,
-        (_, None) => ChangeKind::Added,
-    };
-    let event = Arc::new(CachedEvent {
-        kind,
-        revision,
-        key,
-        current,
-        prev,
-        memos: Default::default(),
-    });
-    state.push(Arc::clone(&event), shared.config.event_capacity);
-    shared
-        .watchers
-        .lock()
-        .retain(|watcher| matches!(watcher.offer(&event), Dispatch::Keep));
+}
+
+/// An upstream event ready to apply.
+enum Change {
+    Progress(Revision),
+    Object(ChangeKind, CachedObject),
+}
+
+/// Applies a group of upstream events to the cache under one lock, dispatches them, and then
+/// announces the new cache revision. An error event ends the group (after the events before
+/// it were applied) and is returned.
+fn apply(shared: &Shared, events: Vec<WatchEvent>) -> Result<()> {
+    let mut changes = Vec::with_capacity(events.len());
+    let mut failure = None;
+    for event in events {
+        let change = match event {
+            WatchEvent::Error(error) => Err(error),
+            WatchEvent::Bookmark {
+                resource_version, ..
+            } => Ok(Change::Progress(resource_version)),
+            WatchEvent::Added(object) => {
+                cached(shared, object).map(|o| Change::Object(ChangeKind::Added, o))
+            }
+            WatchEvent::Modified { object, .. } => {
+                cached(shared, object).map(|o| Change::Object(ChangeKind::Modified, o))
+            }
+            WatchEvent::Deleted(object) => {
+                cached(shared, object).map(|o| Change::Object(ChangeKind::Deleted, o))
+            }
+        };
+        match change {
+            Ok(change) => changes.push(change),
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    let mut state = shared.state.write();
+    let mut watchers = shared.watchers.lock();
+    let mut applied: Vec<Arc<CachedEvent>> = Vec::with_capacity(changes.len());
+    for change in changes {
+        let (incoming, current) = match change {
+            Change::Progress(revision) => {
+                state.revision = state.revision.max(revision);
+                continue;
+            }
+            Change::Object(kind, object) => (kind, object),
+        };
+        let key = current.object.key.clone();
+        let revision = current.object.resource_version;
+        if revision < state.revision {
+            // Already applied (the upstream never repeats events, but a relist may overlap).
+            continue;
+        }
+        let prev = state.objects.get(&key).cloned();
+        let kind = match (incoming, &prev) {
+            (ChangeKind::Deleted, _) => ChangeKind::Deleted,
+            (_, Some(_)) => ChangeKind::Modified,
+            (_, None) => ChangeKind::Added,
+        };
+        let event = Arc::new(CachedEvent {
+            kind,
+            revision,
+            key,
+            current,
+            prev,
+            memos: Default::default(),
+        });
+        state.push(Arc::clone(&event), shared.config.event_capacity);
+        applied.push(event);
+    }
+    for revision in applied.chunk_by(|a, b| a.revision == b.revision) {
+        watchers.retain(|watcher| matches!(watcher.offer_revision(revision), Dispatch::Keep));
+    }
+    drop(watchers);
+    let revision = state.revision;
     drop(state);
     shared.revision.send_replace(revision);
-    Ok(())
+    match failure {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
 }
 
 /// Sends a bookmark at the cache revision to every watcher that allows bookmarks.

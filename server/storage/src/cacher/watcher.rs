@@ -149,24 +149,34 @@ pub(crate) enum Dispatch {
 }
 
 impl WatcherEntry {
-    /// Offers an event without waiting. A full buffer closes this watcher (with an error on its
-    /// stream); other watchers are unaffected.
-    pub(crate) fn offer(&self, event: &Arc<CachedEvent>) -> Dispatch {
-        let Some(delivery) = self.filter.delivery(event) else {
-            return if self.tx.is_closed() {
-                Dispatch::Remove
-            } else {
-                Dispatch::Keep
-            };
-        };
-        match self.tx.try_send(Item::Event(Arc::clone(event), delivery)) {
-            Ok(()) => Dispatch::Keep,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.overflowed.store(true, Ordering::Release);
-                Dispatch::Remove
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => Dispatch::Remove,
+    /// Offers the events of one revision without waiting: all of them that this watcher
+    /// wants, or none. A buffer without room for all closes this watcher (with an error on its
+    /// stream), so a consumer never ends its stream in the middle of a revision and resumes
+    /// from that revision without the rest of it.
+    pub(crate) fn offer_revision(&self, events: &[Arc<CachedEvent>]) -> Dispatch {
+        let deliveries: Vec<_> = events
+            .iter()
+            .filter_map(|event| Some((event, self.filter.delivery(event)?)))
+            .collect();
+        if self.tx.is_closed() {
+            return Dispatch::Remove;
         }
+        // The cache is the only sender and holds the watcher registry's lock, so the room
+        // can only grow between this check and the sends.
+        if self.tx.capacity() < deliveries.len() {
+            self.overflowed.store(true, Ordering::Release);
+            return Dispatch::Remove;
+        }
+        for (event, delivery) in deliveries {
+            if self
+                .tx
+                .try_send(Item::Event(Arc::clone(event), delivery))
+                .is_err()
+            {
+                return Dispatch::Remove;
+            }
+        }
+        Dispatch::Keep
     }
 
     /// Offers a bookmark; a full buffer just skips it.
