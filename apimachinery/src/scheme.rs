@@ -91,6 +91,26 @@ pub trait KindOps: Send + Sync + 'static {
     /// protobuf.
     fn encode_protobuf_list(&self, version: &str, list: &Value) -> Result<Vec<u8>, CodecError>;
 
+    /// Encodes an object of `version` as its protobuf message for storage: like
+    /// [`KindOps::encode_protobuf`] but without `metadata.resourceVersion`, which a stored
+    /// object never carries (it is the storage revision).
+    fn encode_protobuf_for_storage(
+        &self,
+        version: &str,
+        value: &Value,
+    ) -> Result<Vec<u8>, CodecError> {
+        match value.pointer("/metadata/resourceVersion") {
+            Some(rv) if !rv.is_null() => {
+                let mut value = value.clone();
+                if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("resourceVersion");
+                }
+                self.encode_protobuf(version, &value)
+            }
+            _ => self.encode_protobuf(version, value),
+        }
+    }
+
     /// Transcodes a protobuf message of `version` (without the envelope) straight into the
     /// JSON bytes of the object with `metadata.resourceVersion` set to `resource_version`, as
     /// a read from storage serves it. The generated kinds decode into their typed form and

@@ -272,6 +272,7 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
     let mut dec = Vec::new();
     let mut enc_list = Vec::new();
     let mut to_json = Vec::new();
+    let mut enc_storage = Vec::new();
     for (v, s) in &versions {
         let Some(k) = &s.kind else { continue };
         let name = v.version.as_str();
@@ -323,6 +324,13 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
                 quote!(#name => ::std::result::Result::Ok(#m::#el(&crate::runtime::from_json::<#m::#list_ident>(list.clone())?)),),
             );
             if has_object_meta(s) {
+                enc_storage.push(quote! {
+                    #name => {
+                        let mut obj = crate::runtime::from_json::<#ty>(value.clone())?;
+                        obj.metadata.resource_version = ::std::option::Option::None;
+                        ::std::result::Result::Ok(#m::#e(&obj))
+                    }
+                });
                 to_json.push(quote! {
                     #name => {
                         let mut obj = #m::#d(bytes)?;
@@ -356,6 +364,18 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
                         ::apimachinery::scheme::set_resource_version(&mut value, resource_version);
                         ::serde_json::to_vec(&value).map_err(|e| ::apimachinery::scheme::CodecError::Json(e.to_string()))
                     }
+                }
+            }
+        }
+    };
+    let encode_for_storage = if enc_storage.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            fn encode_protobuf_for_storage(&self, version: &str, value: &::serde_json::Value) -> ::std::result::Result<::std::vec::Vec<u8>, ::apimachinery::scheme::CodecError> {
+                match version {
+                    #(#enc_storage)*
+                    _ => self.encode_protobuf(version, value),
                 }
             }
         }
@@ -408,6 +428,8 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
             }
 
             #protobuf_to_json
+
+            #encode_for_storage
         }
     }
 }
