@@ -2,6 +2,12 @@
 //! create transactions (`create_revision == 0` compare, put with `prev_kv`, else get: what the
 //! backend sends), and `Store::create` on the etcd backend.
 //!
+//! `Store::create` goes through the backend's group commit: concurrent creates share one etcd
+//! transaction (nested transactions), so at many writers it can outrun single raw requests.
+//!
+//! After each benchmark it prints the CPU time per operation of etcd and of this process (the
+//! client side: etcd-client, tonic, the Store), from `/proc/<pid>/stat` (Linux, 100 ticks/s).
+//!
 //! Starts its own etcd (`/usr/bin/etcd`, fails if missing). Run:
 //! `cargo bench -p storage --bench etcd_put -- --warm-up-time 1 --measurement-time 5`
 
@@ -9,6 +15,7 @@
 #![allow(missing_docs)]
 
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -66,11 +73,78 @@ where
     started.elapsed()
 }
 
+/// CPU time (user + system) of a process in clock ticks, from `/proc/<pid>/stat`.
+fn cpu_ticks(pid: &str) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // Fields after the command name (which ends with the last ')'): state is field 3, utime
+    // and stime are fields 14 and 15.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    field(14).unwrap_or(0) + field(15).unwrap_or(0)
+}
+
+/// Microseconds per clock tick (Linux's USER_HZ is 100).
+const TICK_MICROS: f64 = 10_000.0;
+
+/// Operations and CPU ticks (etcd, this process) accumulated over one benchmark.
+#[derive(Default)]
+struct CpuTotals {
+    ops: u64,
+    etcd: u64,
+    client: u64,
+}
+
+/// Measures the CPU time of etcd and of this process around the benchmark's iterations.
+#[derive(Clone)]
+struct CpuMeter {
+    etcd_pid: String,
+    totals: Arc<Mutex<CpuTotals>>,
+}
+
+impl CpuMeter {
+    fn new(etcd: &EtcdProcess) -> Self {
+        Self {
+            etcd_pid: etcd.pid().map(|p| p.to_string()).unwrap_or_default(),
+            totals: Arc::default(),
+        }
+    }
+
+    fn sample(&self) -> (u64, u64) {
+        (cpu_ticks(&self.etcd_pid), cpu_ticks("self"))
+    }
+
+    fn add(&self, ops: u64, before: (u64, u64)) {
+        let after = self.sample();
+        let mut totals = self.totals.lock().expect("cpu totals");
+        totals.ops += ops;
+        totals.etcd += after.0.saturating_sub(before.0);
+        totals.client += after.1.saturating_sub(before.1);
+    }
+
+    fn report(&self, name: &str) {
+        let totals = self.totals.lock().expect("cpu totals");
+        let per_op = |ticks: u64| ticks as f64 * TICK_MICROS / totals.ops.max(1) as f64;
+        println!(
+            "cpu {name}: etcd {:.1} us/op, client {:.1} us/op, total {:.1} us/op ({} ops)",
+            per_op(totals.etcd),
+            per_op(totals.client),
+            per_op(totals.etcd + totals.client),
+            totals.ops
+        );
+    }
+}
+
 /// A fresh etcd for one benchmark, so no benchmark runs against a database grown by another.
 struct Target {
     _etcd: EtcdProcess,
     client: etcd_client::Client,
     store: Arc<Store>,
+    cpu: CpuMeter,
 }
 
 fn fresh(runtime: &tokio::runtime::Runtime) -> Target {
@@ -84,6 +158,7 @@ fn fresh(runtime: &tokio::runtime::Runtime) -> Target {
         StoreConfig::new(PREFIX, Arc::new(OpaqueCodec)),
     ));
     Target {
+        cpu: CpuMeter::new(&etcd),
         _etcd: etcd,
         client,
         store,
@@ -103,6 +178,7 @@ fn bench(c: &mut Criterion) {
     for writers in WRITERS {
         let target = fresh(&runtime);
         let client = target.client.clone();
+        let cpu = target.cpu.clone();
         group.bench_with_input(
             BenchmarkId::new("raw_put", writers),
             &writers,
@@ -110,8 +186,10 @@ fn bench(c: &mut Criterion) {
                 b.to_async(&runtime).iter_custom(|iters| {
                     let client = client.clone();
                     let round = round.fetch_add(1, Ordering::Relaxed);
+                    let cpu = cpu.clone();
                     async move {
-                        run_concurrently(writers, iters, move |i| {
+                        let before = cpu.sample();
+                        let elapsed = run_concurrently(writers, iters, move |i| {
                             let mut client = client.clone();
                             async move {
                                 client
@@ -120,14 +198,18 @@ fn bench(c: &mut Criterion) {
                                     .expect("put");
                             }
                         })
-                        .await
+                        .await;
+                        cpu.add(iters, before);
+                        elapsed
                     }
                 })
             },
         );
+        target.cpu.report(&format!("raw_put/{writers}"));
         drop(target);
         let target = fresh(&runtime);
         let client = target.client.clone();
+        let cpu = target.cpu.clone();
         group.bench_with_input(
             BenchmarkId::new("raw_txn_create", writers),
             &writers,
@@ -135,8 +217,10 @@ fn bench(c: &mut Criterion) {
                 b.to_async(&runtime).iter_custom(|iters| {
                     let client = client.clone();
                     let round = round.fetch_add(1, Ordering::Relaxed);
+                    let cpu = cpu.clone();
                     async move {
-                        run_concurrently(writers, iters, move |i| {
+                        let before = cpu.sample();
+                        let elapsed = run_concurrently(writers, iters, move |i| {
                             let mut client = client.clone();
                             async move {
                                 let key = format!("/rawtxn/{round}/{i}");
@@ -155,14 +239,18 @@ fn bench(c: &mut Criterion) {
                                 client.txn(txn).await.expect("txn");
                             }
                         })
-                        .await
+                        .await;
+                        cpu.add(iters, before);
+                        elapsed
                     }
                 })
             },
         );
+        target.cpu.report(&format!("raw_txn_create/{writers}"));
         drop(target);
         let target = fresh(&runtime);
         let store = Arc::clone(&target.store);
+        let cpu = target.cpu.clone();
         group.bench_with_input(
             BenchmarkId::new("store_create", writers),
             &writers,
@@ -170,8 +258,10 @@ fn bench(c: &mut Criterion) {
                 b.to_async(&runtime).iter_custom(|iters| {
                     let store = Arc::clone(&store);
                     let round = round.fetch_add(1, Ordering::Relaxed);
+                    let cpu = cpu.clone();
                     async move {
-                        run_concurrently(writers, iters, move |i| {
+                        let before = cpu.sample();
+                        let elapsed = run_concurrently(writers, iters, move |i| {
                             let store = Arc::clone(&store);
                             async move {
                                 store
@@ -180,11 +270,14 @@ fn bench(c: &mut Criterion) {
                                     .expect("create");
                             }
                         })
-                        .await
+                        .await;
+                        cpu.add(iters, before);
+                        elapsed
                     }
                 })
             },
         );
+        target.cpu.report(&format!("store_create/{writers}"));
     }
     group.finish();
 }

@@ -108,10 +108,10 @@ async fn list_and_watch(shared: &Arc<Shared>) -> StorageError {
                         Some(Some(event)) => {
                             let split = group.len() >= GROUP_LIMIT
                                 && group.last().and_then(revision_of) != revision_of(&event);
-                            if split {
-                                if let Err(error) = apply(shared, std::mem::take(&mut group)) {
-                                    return error;
-                                }
+                            if split
+                                && let Err(error) = apply(shared, std::mem::take(&mut group))
+                            {
+                                return error;
                             }
                             group.push(event);
                         }
