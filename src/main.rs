@@ -115,6 +115,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         shutdown_delay: opts.shutdown_delay_duration,
         runtime_config: RuntimeConfig::new(opts.runtime_config_entries()),
         encryption,
+        storage_media_type: opts.storage_media_type,
         max_requests_inflight: opts.max_requests_inflight as usize,
         max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
         authenticators: Vec::new(),

@@ -68,6 +68,7 @@ async fn hooks_delegation_and_shutdown_order() {
         shutdown_delay: Duration::from_millis(300),
         runtime_config: RuntimeConfig::new(vec![("example.dev/v1alpha1".into(), false)]),
         encryption: None,
+        storage_media_type: Default::default(),
         max_requests_inflight: 0,
         max_mutating_requests_inflight: 0,
         authenticators: Vec::new(),

@@ -33,7 +33,8 @@ use storage::store::{Store, StoreConfig};
 
 use crate::patch::SchemaNode;
 use crate::registry::ResourceStore;
-use crate::registry::codec::JsonObjectCodec;
+use crate::registry::codec::StoredObjectCodec;
+use crate::registry::encoding::StorageMediaType;
 pub use request::RequestContext;
 
 /// A kind at a version: (group, version, kind).
@@ -56,9 +57,11 @@ pub struct ApiContext {
     pub min_request_timeout: Duration,
     /// `--encryption-provider-config`: the transformer of each resource's stored values.
     encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
+    /// `--storage-media-type`: the form objects are written in.
+    storage_media_type: StorageMediaType,
     /// Flips to true when the server shuts down: open watch streams then end cleanly.
     watches_end: tokio::sync::watch::Sender<bool>,
-    stores: RwLock<HashMap<(String, String), Arc<ResourceStore>>>,
+    stores: RwLock<HashMap<(&'static str, &'static str), Arc<ResourceStore>>>,
     /// The schema of each (group, version, kind), built once and shared by every request.
     schemas: RwLock<HashMap<KindVersion, Arc<SchemaNode>>>,
     /// Namespaces whose deletion started lately; NamespaceLifecycle reads them from storage.
@@ -78,6 +81,7 @@ impl ApiContext {
             prefix,
             min_request_timeout: Duration::from_secs(1800),
             encryption: None,
+            storage_media_type: StorageMediaType::default(),
             watches_end: tokio::sync::watch::Sender::new(false),
             stores: RwLock::new(HashMap::new()),
             schemas: RwLock::new(HashMap::new()),
@@ -108,10 +112,16 @@ impl ApiContext {
         self
     }
 
+    /// Writes objects in `media_type` (`--storage-media-type`); both forms are always read.
+    pub fn with_storage_media_type(mut self, media_type: StorageMediaType) -> Self {
+        self.storage_media_type = media_type;
+        self
+    }
+
     /// The store of a kind (created, with its watch cache, on first use).
     pub fn store(&self, ops: &Arc<dyn KindOps>) -> Result<Arc<ResourceStore>, ApiError> {
         let info = ops.storage_version();
-        let id = (info.group.to_string(), info.plural.to_string());
+        let id = (info.group, info.plural);
         if let Some(s) = self.stores.read().get(&id) {
             return Ok(s.clone());
         }
@@ -123,9 +133,7 @@ impl ApiContext {
             ResourceKeys::new(&self.prefix, info.group, info.plural).map_err(ApiError::internal)?;
         let mut fields: Vec<String> = info.field_selectors.iter().map(|s| s.to_string()).collect();
         fields.sort();
-        let codec = Arc::new(JsonObjectCodec {
-            field_selectors: fields,
-        });
+        let codec = Arc::new(StoredObjectCodec::new(ops.clone(), fields));
         // The cache's upstream watch gets progress notifications often, so consistent reads from
         // the cache rarely wait for an idle resource to catch up.
         let mut store_config = StoreConfig::new(keys.resource_prefix(), codec.clone())
@@ -141,6 +149,7 @@ impl ApiContext {
         );
         let rs = Arc::new(
             ResourceStore::new(ops.clone(), Arc::new(cacher.clone()), keys, codec)
+                .with_media_type(self.storage_media_type)
                 .with_cacher(cacher),
         );
         stores.insert(id, rs.clone());
@@ -212,7 +221,25 @@ impl ApiContext {
 
 /// Serves one resource request (the `RequestInfo` extension says which).
 pub async fn serve(ctx: Arc<ApiContext>, req: http::Request<Body>) -> http::Response<Body> {
-    match dispatch(ctx, req).await {
+    let ops = req
+        .extensions()
+        .get::<crate::request_info::RequestInfo>()
+        .and_then(|info| ctx.scheme.by_resource(&info.api_group, &info.resource))
+        .cloned();
+    match ops {
+        Some(ops) => serve_kind(ctx, ops, req).await,
+        None => response::error(&ApiError::not_found_path()),
+    }
+}
+
+/// Serves one resource request of the kind `ops`, which the caller already looked up from the
+/// request's group and resource.
+pub async fn serve_kind(
+    ctx: Arc<ApiContext>,
+    ops: Arc<dyn KindOps>,
+    req: http::Request<Body>,
+) -> http::Response<Body> {
+    match dispatch(ctx, ops, req).await {
         Ok(resp) => resp,
         Err(err) => response::error(&err),
     }
@@ -220,9 +247,10 @@ pub async fn serve(ctx: Arc<ApiContext>, req: http::Request<Body>) -> http::Resp
 
 async fn dispatch(
     ctx: Arc<ApiContext>,
+    ops: Arc<dyn KindOps>,
     req: http::Request<Body>,
 ) -> Result<http::Response<Body>, ApiError> {
-    let rc = RequestContext::from_request(&ctx, req).await?;
+    let rc = RequestContext::from_request(&ctx, ops, req).await?;
     let verb = rc.info.verb.clone();
     let sub = rc.info.subresource.clone();
     if rc.version_info.create_only {

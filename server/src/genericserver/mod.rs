@@ -19,7 +19,6 @@ pub mod serve;
 pub mod tls;
 pub mod version;
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -27,9 +26,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apimachinery::Scheme;
-use axum::Router;
 
-use self::director::{Delegate, Director, HealthChecks};
+use self::director::{Delegate, Director, DirectorService, HealthChecks};
 use self::health::HealthCheck;
 use self::hooks::{HookFn, PostStartHook, PreShutdownHook};
 use self::lifecycle::LifecycleSignals;
@@ -96,6 +94,8 @@ pub struct Config {
     pub runtime_config: RuntimeConfig,
     /// `--encryption-provider-config`, parsed.
     pub encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
+    /// `--storage-media-type`: the form objects are written in.
+    pub storage_media_type: crate::registry::encoding::StorageMediaType,
     /// `--max-requests-inflight` (0: unlimited).
     pub max_requests_inflight: usize,
     /// `--max-mutating-requests-inflight` (0: unlimited).
@@ -154,7 +154,8 @@ impl CompletedConfig {
             Arc::clone(&c.backend),
             c.storage_prefix.clone(),
         )
-        .with_min_request_timeout(c.min_request_timeout);
+        .with_min_request_timeout(c.min_request_timeout)
+        .with_storage_media_type(c.storage_media_type);
         if let Some(encryption) = &c.encryption {
             api = api.with_encryption(Arc::clone(encryption));
         }
@@ -242,10 +243,10 @@ impl GenericServer {
             source,
         })?;
 
-        let mut known = HashSet::new();
+        let mut known = Vec::new();
         for kind in c.scheme.kinds() {
             for r in kind.versions() {
-                known.insert((
+                known.push((
                     r.group.to_string(),
                     r.version.to_string(),
                     r.plural.to_string(),
@@ -304,10 +305,6 @@ impl GenericServer {
             metrics: Arc::clone(&metrics),
             delegates: self.delegates.clone(),
         });
-        let router = Router::new().fallback(move |req: axum::extract::Request| {
-            let d = Arc::clone(&director);
-            async move { d.route(req).await }
-        });
         let chain = Arc::new(ChainConfig {
             authenticator: Arc::clone(&self.config.authenticator),
             authorizer: Arc::clone(&self.config.authorizer),
@@ -321,7 +318,7 @@ impl GenericServer {
                 c.max_mutating_requests_inflight,
             ),
         });
-        let app = filters::build(router, chain);
+        let app = filters::build(DirectorService(director), chain);
         Ok(PreparedServer {
             server: self,
             app,
@@ -332,10 +329,13 @@ impl GenericServer {
     }
 }
 
+/// The whole request handler: the director inside the filter chain.
+pub type App = filters::FilterChain<DirectorService>;
+
 /// A server with its listener bound, ready to run.
 pub struct PreparedServer {
     server: GenericServer,
-    app: Router,
+    app: App,
     listener: tokio::net::TcpListener,
     local: SocketAddr,
     tls: Arc<tls::TlsReloader>,

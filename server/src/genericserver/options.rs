@@ -53,6 +53,10 @@ pub struct ServerOptions {
     /// EncryptionConfiguration file for encryption at rest.
     #[arg(long)]
     pub encryption_provider_config: Option<PathBuf>,
+    /// The media type objects are written to storage in: `application/vnd.kubernetes.protobuf`
+    /// or `application/json`. Objects stored in either are always readable.
+    #[arg(long, default_value = "application/vnd.kubernetes.protobuf")]
+    pub storage_media_type: crate::registry::encoding::StorageMediaType,
     /// How long to keep serving (with /readyz failing) after a termination signal, such as `10s`.
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub shutdown_delay_duration: Duration,

@@ -1,18 +1,47 @@
-//! The [`storage::interface::ObjectCodec`] of stored objects: objects are stored as the JSON of
-//! their storage version, and storage asks this codec for uid, labels and selectable fields.
+//! The [`storage::interface::ObjectCodec`] of stored objects: storage asks it for the uid,
+//! labels and selectable fields of an object in either stored form (protobuf in the `k8s\0`
+//! envelope or JSON, see [`super::encoding`]).
 
+use std::sync::Arc;
+
+use apimachinery::protobuf::{Decoder, ProtoMessage, WireType};
+use apimachinery::{GroupVersion, KindOps};
 use serde_json::Value;
 use storage::StorageError;
 use storage::interface::{ObjectAttrs, ObjectCodec};
 
-/// Extracts attributes from stored JSON objects of one kind.
-#[derive(Clone, Debug)]
-pub struct JsonObjectCodec {
+use super::encoding::{self, Envelope, StoredForm};
+
+/// Extracts attributes from the stored objects of one kind.
+#[derive(Clone)]
+pub struct StoredObjectCodec {
     /// Extra selectable fields of the kind (dotted paths without the leading dot).
     pub field_selectors: Vec<String>,
+    ops: Arc<dyn KindOps>,
+    /// The protobuf field number of `metadata` in the storage version's message, when known.
+    metadata_field: Option<u32>,
 }
 
-impl JsonObjectCodec {
+impl std::fmt::Debug for StoredObjectCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredObjectCodec")
+            .field("field_selectors", &self.field_selectors)
+            .field("metadata_field", &self.metadata_field)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoredObjectCodec {
+    /// The codec of one kind with its extra selectable fields.
+    pub fn new(ops: Arc<dyn KindOps>, field_selectors: Vec<String>) -> Self {
+        let metadata_field = probe_metadata_field(ops.as_ref());
+        Self {
+            field_selectors,
+            ops,
+            metadata_field,
+        }
+    }
+
     /// Attributes of an already decoded object.
     pub fn attrs_of(&self, object: &Value) -> ObjectAttrs {
         let meta = object.get("metadata");
@@ -49,13 +78,92 @@ impl JsonObjectCodec {
             fields,
         }
     }
-}
 
-impl ObjectCodec for JsonObjectCodec {
-    fn attrs(&self, data: &[u8]) -> storage::Result<ObjectAttrs> {
-        let object: Value = serde_json::from_slice(data).map_err(StorageError::internal)?;
+    /// Attributes of an enveloped protobuf object: from its metadata alone when the kind has
+    /// no other selectable fields, else from the whole decoded object.
+    fn protobuf_attrs(&self, envelope: &Envelope<'_>) -> storage::Result<ObjectAttrs> {
+        let version = GroupVersion::parse(envelope.api_version).version;
+        let storage_version = self.ops.storage_version().version;
+        if self.field_selectors.is_empty()
+            && version == storage_version
+            && let Some(field) = self.metadata_field
+        {
+            let meta = object_meta(envelope.raw, field).map_err(StorageError::internal)?;
+            let name = meta.name.unwrap_or_default();
+            let namespace = meta.namespace.unwrap_or_default();
+            return Ok(ObjectAttrs {
+                uid: meta.uid.unwrap_or_default(),
+                labels: meta.labels.into_iter().collect(),
+                fields: [("metadata.name", name), ("metadata.namespace", namespace)]
+                    .into_iter()
+                    .collect(),
+            });
+        }
+        let object = self
+            .ops
+            .decode_protobuf(&version, envelope.raw)
+            .map_err(StorageError::internal)?;
         Ok(self.attrs_of(&object))
     }
+}
+
+impl ObjectCodec for StoredObjectCodec {
+    fn attrs(&self, data: &[u8]) -> storage::Result<ObjectAttrs> {
+        match encoding::recognize(data).map_err(StorageError::internal)? {
+            StoredForm::Protobuf(envelope) => self.protobuf_attrs(&envelope),
+            StoredForm::Json(json) => {
+                let object: Value = serde_json::from_slice(json).map_err(StorageError::internal)?;
+                Ok(self.attrs_of(&object))
+            }
+        }
+    }
+}
+
+/// Decodes the `ObjectMeta` in field `field` of a message (the last occurrence wins, as
+/// protobuf merges repeated message fields; an absent field is empty metadata).
+fn object_meta(
+    raw: &[u8],
+    field: u32,
+) -> Result<apimachinery::meta::ObjectMeta, apimachinery::protobuf::ProtoError> {
+    let mut meta = apimachinery::meta::ObjectMeta::default();
+    let mut dec = Decoder::new(raw);
+    while let Some((number, wire)) = dec.key()? {
+        if number == field && wire == WireType::Len {
+            Decoder::new(dec.len_delimited()?).merge_all(&mut meta)?;
+        } else {
+            dec.skip(wire)?;
+        }
+    }
+    Ok(meta)
+}
+
+/// Finds the field number of `metadata` in the storage version's protobuf message by encoding
+/// an object with a known name and looking for it: `None` when the kind has no protobuf
+/// encoding or no recognisable metadata field.
+fn probe_metadata_field(ops: &dyn KindOps) -> Option<u32> {
+    const PROBE: &str = "apiary-metadata-probe";
+    let info = ops.storage_version();
+    let probe = serde_json::json!({
+        "apiVersion": info.api_version(),
+        "kind": info.kind,
+        "metadata": {"name": PROBE, "uid": PROBE},
+    });
+    let raw = ops.encode_protobuf(info.version, &probe).ok()?;
+    let mut dec = Decoder::new(&raw);
+    while let Some((number, wire)) = dec.key().ok()? {
+        if wire != WireType::Len {
+            dec.skip(wire).ok()?;
+            continue;
+        }
+        let bytes = dec.len_delimited().ok()?;
+        if let Ok(meta) = apimachinery::meta::ObjectMeta::decode(bytes)
+            && meta.name.as_deref() == Some(PROBE)
+            && meta.uid.as_deref() == Some(PROBE)
+        {
+            return Some(number);
+        }
+    }
+    None
 }
 
 /// Inserts `"resourceVersion":"<rv>"` into the top-level `metadata` of a stored JSON object

@@ -2,6 +2,7 @@
 //! the metadata rules every kind shares ([`meta`]) and per-kind behaviour.
 
 pub mod codec;
+pub mod encoding;
 pub mod errors;
 pub mod generate_name;
 pub mod meta;

@@ -1,6 +1,7 @@
 //! [`ResourceStore`]: the generic registry store of one kind over the storage
 //! [`Interface`]. It works on objects in the JSON of the kind's storage version; endpoints
-//! convert to and from the requested version around it.
+//! convert to and from the requested version around it. Objects are written in the
+//! [`StorageMediaType`] it was built with and read back in either stored form.
 
 use std::sync::Arc;
 
@@ -16,7 +17,8 @@ use storage::interface::{
 };
 use storage::keys::ResourceKeys;
 
-use super::codec::JsonObjectCodec;
+use super::codec::StoredObjectCodec;
+use super::encoding::{self, StorageMediaType, StoredForm};
 use super::errors::{callback, storage_error};
 use super::generate_name;
 use super::meta::{self, finalizers, is_deleting, meta_mut, meta_str};
@@ -55,7 +57,9 @@ pub struct ResourceStore {
     /// The storage underneath.
     pub storage: Arc<dyn Interface>,
     /// The attribute extractor shared with storage.
-    pub codec: Arc<JsonObjectCodec>,
+    pub codec: Arc<StoredObjectCodec>,
+    /// The form objects are written in.
+    pub media_type: StorageMediaType,
     keys: ResourceKeys,
     cacher: Option<Cacher>,
 }
@@ -68,7 +72,7 @@ impl ResourceStore {
         ops: Arc<dyn KindOps>,
         storage: Arc<dyn Interface>,
         keys: ResourceKeys,
-        codec: Arc<JsonObjectCodec>,
+        codec: Arc<StoredObjectCodec>,
     ) -> Self {
         let info = ops.storage_version().clone();
         let resource = GroupResource::new(info.group, info.plural);
@@ -78,9 +82,16 @@ impl ResourceStore {
             resource,
             storage,
             codec,
+            media_type: StorageMediaType::default(),
             keys,
             cacher: None,
         }
+    }
+
+    /// Sets the form objects are written in (`--storage-media-type`).
+    pub fn with_media_type(mut self, media_type: StorageMediaType) -> Self {
+        self.media_type = media_type;
+        self
     }
 
     /// Records the watch cache `storage` is, so watches can use its encoding memos.
@@ -117,15 +128,28 @@ impl ResourceStore {
         }
     }
 
-    /// Decodes a stored object and stamps its resourceVersion.
+    /// Decodes a stored object (either form) into the JSON of the storage version, converting
+    /// objects written under an earlier storage version, and stamps its resourceVersion.
     pub fn decode(&self, stored: &StoredObject) -> Result<Value, ApiError> {
-        let mut v: Value = serde_json::from_slice(&stored.data).map_err(ApiError::internal)?;
-        // Objects written under an earlier storage version are converted on read.
-        let api_version = self.info.api_version();
-        let stored_version = v
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .map(|av| apimachinery::GroupVersion::parse(av).version);
+        let (mut v, stored_version) =
+            match encoding::recognize(&stored.data).map_err(ApiError::internal)? {
+                StoredForm::Protobuf(envelope) => {
+                    let version = apimachinery::GroupVersion::parse(envelope.api_version).version;
+                    let v = self
+                        .ops
+                        .decode_protobuf(&version, envelope.raw)
+                        .map_err(ApiError::internal)?;
+                    (v, Some(version))
+                }
+                StoredForm::Json(json) => {
+                    let v: Value = serde_json::from_slice(json).map_err(ApiError::internal)?;
+                    let version = v
+                        .get("apiVersion")
+                        .and_then(Value::as_str)
+                        .map(|av| apimachinery::GroupVersion::parse(av).version);
+                    (v, version)
+                }
+            };
         if let Some(from) = stored_version
             && from != self.info.version
             && self.ops.version(&from).is_some()
@@ -136,7 +160,7 @@ impl ResourceStore {
                 .map_err(ApiError::internal)?;
         }
         if let Some(m) = v.as_object_mut() {
-            m.insert("apiVersion".into(), Value::from(api_version));
+            m.insert("apiVersion".into(), Value::from(self.info.api_version()));
         }
         meta_mut(&mut v).insert(
             "resourceVersion".into(),
@@ -145,8 +169,33 @@ impl ResourceStore {
         Ok(v)
     }
 
-    /// Encodes an object for storage (without its resourceVersion).
+    /// Encodes an object of the storage version for storage (without its resourceVersion), in
+    /// the store's media type. A kind without a protobuf encoding is written as JSON.
     pub fn encode(&self, object: &Value) -> Result<Bytes, ApiError> {
+        if self.media_type == StorageMediaType::Protobuf {
+            match self.encode_protobuf(object) {
+                Ok(bytes) => return Ok(bytes),
+                Err(apimachinery::scheme::CodecError::Protobuf(_)) => {}
+                Err(e) => return Err(ApiError::internal(e)),
+            }
+        }
+        self.encode_json(object)
+    }
+
+    /// The storage version's protobuf message of `object` in the `k8s\0` envelope.
+    fn encode_protobuf(&self, object: &Value) -> Result<Bytes, apimachinery::scheme::CodecError> {
+        let raw = self
+            .ops
+            .encode_protobuf_for_storage(self.info.version, object)?;
+        Ok(Bytes::from(apimachinery::protobuf::encode_envelope(
+            &self.info.api_version(),
+            self.info.kind,
+            &raw,
+        )))
+    }
+
+    /// The storage version's JSON of `object`, `apiVersion` and `kind` first.
+    fn encode_json(&self, object: &Value) -> Result<Bytes, ApiError> {
         // `apiVersion` and `kind` lead, so reads can recognise the version from the prefix.
         let mut v = Value::Object(serde_json::Map::new());
         if let (Some(out), Some(src)) = (v.as_object_mut(), object.as_object()) {
@@ -281,16 +330,31 @@ impl ResourceStore {
     }
 
     /// The JSON of a stored object with its resourceVersion, written from the stored bytes
-    /// when possible.
+    /// when they are of the storage version: JSON gets the resourceVersion spliced in,
+    /// protobuf is transcoded through the kind's typed form. Anything else is decoded (and
+    /// converted) first.
     pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
-        // Only bytes that are visibly of the storage version are spliced; anything else is
-        // decoded (and converted) first.
-        let prefix = format!("{{\"apiVersion\":\"{}\"", self.info.api_version());
-        if stored.data.starts_with(prefix.as_bytes())
-            && let Some(b) =
-                super::codec::splice_resource_version(&stored.data, stored.resource_version)
-        {
-            return Ok(b);
+        match encoding::recognize(&stored.data).map_err(ApiError::internal)? {
+            StoredForm::Protobuf(envelope) if envelope.api_version == self.info.api_version() => {
+                return self
+                    .ops
+                    .protobuf_to_json(
+                        self.info.version,
+                        envelope.raw,
+                        &stored.resource_version.to_string(),
+                    )
+                    .map_err(ApiError::internal);
+            }
+            StoredForm::Json(json) => {
+                let prefix = format!("{{\"apiVersion\":\"{}\"", self.info.api_version());
+                if json.starts_with(prefix.as_bytes())
+                    && let Some(b) =
+                        super::codec::splice_resource_version(json, stored.resource_version)
+                {
+                    return Ok(b);
+                }
+            }
+            StoredForm::Protobuf(_) => {}
         }
         serde_json::to_vec(&self.decode(stored)?).map_err(ApiError::internal)
     }
