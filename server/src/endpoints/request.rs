@@ -43,28 +43,24 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
-    /// Resolves a request; an unserved group, version or resource is 404.
+    /// Resolves a request for the kind `ops` (looked up from the request's group and resource);
+    /// an unserved version or a path of the wrong scope is 404.
     pub async fn from_request(
         ctx: &ApiContext,
+        ops: Arc<dyn KindOps>,
         req: http::Request<Body>,
     ) -> Result<Self, ApiError> {
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
+        // The extensions are not needed after this: take them instead of copying.
         let info = parts
             .extensions
-            .get::<RequestInfo>()
-            .cloned()
+            .remove::<RequestInfo>()
             .ok_or_else(ApiError::not_found_path)?;
         let user = parts
             .extensions
-            .get::<UserInfo>()
-            .cloned()
+            .remove::<UserInfo>()
             .unwrap_or_else(UserInfo::anonymous);
-        let authorizer = parts.extensions.get::<AuthorizerRef>().cloned();
-        let ops = ctx
-            .scheme
-            .by_resource(&info.api_group, &info.resource)
-            .cloned()
-            .ok_or_else(ApiError::not_found_path)?;
+        let authorizer = parts.extensions.remove::<AuthorizerRef>();
         let version_info = ops
             .version(&info.api_version)
             .cloned()

@@ -2,16 +2,13 @@
 //! other bodies are wrapped so that reading past the limit fails, and [`read_body`] turns that
 //! failure into the same 413 `Status`.
 
-use std::sync::Arc;
-
 use apimachinery::status::ApiError;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use http::Response;
+use http::Request;
+use http_body::Body as _;
 use http_body_util::LengthLimitError;
 
-use super::{ChainConfig, status_response};
+use super::ChainConfig;
 use crate::genericserver::options::DEFAULT_MAX_REQUEST_BODY_BYTES;
 
 /// The 413 error for a body over `limit` bytes.
@@ -47,12 +44,9 @@ pub async fn read_body(body: Body) -> Result<Bytes, ApiError> {
     }
 }
 
-/// The filter.
-pub async fn filter(
-    State(config): State<Arc<ChainConfig>>,
-    req: Request,
-    next: Next,
-) -> Response<Body> {
+/// Applies the limit to a request: a declared `Content-Length` over it is the 413 error; a
+/// body that may still arrive is wrapped so that reading past the limit fails.
+pub fn limit(config: &ChainConfig, req: Request<Body>) -> Result<Request<Body>, ApiError> {
     let limit = config.max_request_body_bytes;
     let declared = req
         .headers()
@@ -60,9 +54,13 @@ pub async fn filter(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return status_response(&too_large_with(limit));
+        return Err(too_large_with(limit));
+    }
+    if req.body().is_end_stream() {
+        // Nothing can be read from an ended body: there is nothing to limit.
+        return Ok(req);
     }
     let (parts, body) = req.into_parts();
     let limited = Body::new(http_body_util::Limited::new(body, limit));
-    next.run(Request::from_parts(parts, limited)).await
+    Ok(Request::from_parts(parts, limited))
 }

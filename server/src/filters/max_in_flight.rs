@@ -5,13 +5,9 @@
 use std::sync::Arc;
 
 use apimachinery::status::{ApiError, StatusDetails, StatusReason};
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use http::Response;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{ChainConfig, status_response};
+use super::ChainConfig;
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::request_info::RequestInfo;
 
@@ -45,35 +41,26 @@ pub fn too_many_requests() -> ApiError {
     )
 }
 
-/// The filter.
-pub async fn filter(
-    State(config): State<Arc<ChainConfig>>,
-    req: Request,
-    next: Next,
-) -> Response<Body> {
-    let info = req.extensions().get::<RequestInfo>();
-    let exempt = info.is_some_and(RequestInfo::is_long_running)
-        || req
-            .extensions()
-            .get::<UserInfo>()
-            .is_some_and(|u| u.in_group(MASTERS_GROUP));
-    if exempt {
-        return next.run(req).await;
+/// Admits a request into its pool: `Ok(None)` when it is exempt or its pool is unlimited,
+/// `Ok(Some(permit))` to hold while it is handled, or the 429 error when the pool is full.
+pub fn admit(
+    config: &ChainConfig,
+    info: &RequestInfo,
+    user: &UserInfo,
+) -> Result<Option<OwnedSemaphorePermit>, ApiError> {
+    if info.is_long_running() || user.in_group(MASTERS_GROUP) {
+        return Ok(None);
     }
-    let pool = if info.is_some_and(RequestInfo::is_read_only) {
+    let pool = if info.is_read_only() {
         &config.in_flight.read_only
     } else {
         &config.in_flight.mutating
     };
     let Some(pool) = pool else {
-        return next.run(req).await;
+        return Ok(None);
     };
-    match Arc::clone(pool).try_acquire_owned() {
-        Ok(permit) => {
-            let resp = next.run(req).await;
-            drop(permit);
-            resp
-        }
-        Err(_) => status_response(&too_many_requests()),
-    }
+    Arc::clone(pool)
+        .try_acquire_owned()
+        .map(Some)
+        .map_err(|_| too_many_requests())
 }

@@ -1,7 +1,9 @@
 //! The filter chain every request passes before it reaches a handler, outermost first:
 //! panic recovery → request info → metrics → authentication → in-flight limit → authorization →
-//! timeout → body limit. It is assembled in one place, [`build`], so that impersonation, audit, in-flight limits
-//! and admission slot in between the existing layers. Every failure leaves as a `Status`.
+//! timeout → body limit. It is assembled in one place, [`FilterChain`] (a tower service built by
+//! [`build`]), so that impersonation, audit and admission slot in between the existing steps.
+//! Each filter is a module with plain functions that either let the request on or answer it;
+//! every failure leaves as a `Status`.
 
 pub mod authentication;
 pub mod authorization;
@@ -11,19 +13,24 @@ pub mod panic;
 pub mod request_info;
 pub mod timeout;
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use apimachinery::status::ApiError;
-use axum::Router;
 use axum::body::Body;
-use axum::middleware::from_fn_with_state;
-use http::{HeaderValue, Response, header};
+use http::{HeaderValue, Request, Response, header};
+use tower::{Service, ServiceExt};
 
 use crate::authn::UnionAuthenticator;
 use crate::authz::Authorizer;
+use crate::authz::AuthorizerRef;
 use crate::genericserver::lifecycle::LifecycleSignals;
-use crate::genericserver::metrics::Metrics;
+use crate::genericserver::metrics::{Metrics, is_apply};
+use crate::request_info::RequestInfo;
 
 /// The minimum timeout of long-running requests (`--min-request-timeout`), stored as a request
 /// extension; a watch without `timeoutSeconds` lasts a random duration in `[min, 2·min)`.
@@ -50,33 +57,113 @@ pub struct ChainConfig {
     pub in_flight: max_in_flight::InFlightLimits,
 }
 
-/// Wraps `router` in the filter chain.
-pub fn build(router: Router, config: Arc<ChainConfig>) -> Router {
-    // `layer` wraps what was built so far: the last layer added is the outermost.
-    router
-        .layer(from_fn_with_state(Arc::clone(&config), body_limit::filter))
-        .layer(from_fn_with_state(Arc::clone(&config), timeout::filter))
-        .layer(from_fn_with_state(
-            Arc::clone(&config),
-            authorization::filter,
-        ))
-        .layer(from_fn_with_state(
-            Arc::clone(&config),
-            max_in_flight::filter,
-        ))
-        .layer(from_fn_with_state(
-            Arc::clone(&config),
-            authentication::filter,
-        ))
-        .layer(from_fn_with_state(
-            Arc::clone(&config),
-            crate::genericserver::metrics::filter,
-        ))
-        .layer(from_fn_with_state(
-            Arc::clone(&config),
-            request_info::filter,
-        ))
-        .layer(panic::layer())
+/// Wraps `inner` (the director, or any handler service) in the filter chain.
+pub fn build<S>(inner: S, config: Arc<ChainConfig>) -> FilterChain<S> {
+    FilterChain { inner, config }
+}
+
+/// The filter chain around a handler service, itself a tower service.
+///
+/// The filters run in the order of the module documentation as plain steps of one future per
+/// request (one allocation for the whole chain, not one per layer). The request's
+/// [`RequestInfo`], [`MinRequestTimeout`], [`UserInfo`](crate::authn::UserInfo) and
+/// [`AuthorizerRef`] are stored as extensions before the handler runs.
+#[derive(Clone)]
+pub struct FilterChain<S> {
+    inner: S,
+    config: Arc<ChainConfig>,
+}
+
+impl<S> Service<Request<Body>> for FilterChain<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // The handler is made ready when it is called (`oneshot`).
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let config = Arc::clone(&self.config);
+        let inner = self.inner.clone();
+        Box::pin(async move { Ok(panic::recover(handle(config, inner, req)).await) })
+    }
+}
+
+/// Request info, then metrics around the rest.
+async fn handle<S>(config: Arc<ChainConfig>, inner: S, req: Request<Body>) -> Response<Body>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
+{
+    let info = match request_info::parse(&req) {
+        Ok(info) => info,
+        Err(err) => return status_response(&err),
+    };
+    let started = Instant::now();
+    let series = config
+        .metrics
+        .series(&info, req.method(), is_apply(req.headers()));
+    let resp = match authorized(&config, inner, req, info).await {
+        Ok(resp) => resp,
+        Err(err) => status_response(&err),
+    };
+    config.metrics.record(
+        series,
+        resp.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    resp
+}
+
+/// Authentication, in-flight limit, authorization, timeout and body limit, then the handler;
+/// `Err` is the error of the filter that refused the request.
+async fn authorized<S>(
+    config: &ChainConfig,
+    inner: S,
+    req: Request<Body>,
+    info: RequestInfo,
+) -> Result<Response<Body>, ApiError>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
+{
+    let (mut parts, body) = req.into_parts();
+    let user = authentication::authenticate(config, &parts)?;
+    let permit = max_in_flight::admit(config, &info, &user)?;
+    authorization::authorize(config, &user, &info)?;
+    let limit = if info.is_long_running() {
+        None
+    } else {
+        Some(timeout::limit(config, parts.uri.query().unwrap_or(""))?)
+    };
+    parts.extensions.insert(info);
+    parts
+        .extensions
+        .insert(MinRequestTimeout(config.min_request_timeout));
+    parts.extensions.insert(user);
+    parts
+        .extensions
+        .insert(AuthorizerRef(Arc::clone(&config.authorizer)));
+    let req = body_limit::limit(config, Request::from_parts(parts, body))?;
+    let handler = async move {
+        match inner.oneshot(req).await {
+            Ok(resp) => resp,
+            Err(never) => match never {},
+        }
+    };
+    let resp = match limit {
+        Some(limit) => timeout::bounded(limit, handler).await,
+        None => timeout::end_on_shutdown(config, handler.await),
+    };
+    drop(permit);
+    Ok(resp)
 }
 
 /// Renders an error as a JSON `Status` response (with `Retry-After` when the error has one).

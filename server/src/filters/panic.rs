@@ -2,30 +2,29 @@
 //! connection.
 
 use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 
 use apimachinery::status::ApiError;
 use axum::body::Body;
-use tower_http::catch_panic::{CatchPanicLayer, ResponseForPanic};
+use futures::FutureExt;
+use http::Response;
 
 /// Turns a panic payload into a 500 `Status`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PanicToStatus;
-
-impl ResponseForPanic for PanicToStatus {
-    type ResponseBody = Body;
-
-    fn response_for_panic(&mut self, err: Box<dyn Any + Send + 'static>) -> http::Response<Body> {
-        let what = err
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "panic".to_string());
-        tracing::error!(panic = %what, "handler panicked");
-        super::status_response(&ApiError::internal(format!("handler panicked: {what}")))
-    }
+pub fn response_for_panic(err: Box<dyn Any + Send + 'static>) -> Response<Body> {
+    let what = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".to_string());
+    tracing::error!(panic = %what, "handler panicked");
+    super::status_response(&ApiError::internal(format!("handler panicked: {what}")))
 }
 
-/// The panic-recovery layer.
-pub fn layer() -> CatchPanicLayer<PanicToStatus> {
-    CatchPanicLayer::custom(PanicToStatus)
+/// Runs `handler`; a panic while it runs becomes the 500 `Status`.
+pub async fn recover(handler: impl Future<Output = Response<Body>>) -> Response<Body> {
+    match AssertUnwindSafe(handler).catch_unwind().await {
+        Ok(resp) => resp,
+        Err(err) => response_for_panic(err),
+    }
 }

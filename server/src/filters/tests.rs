@@ -57,7 +57,7 @@ async fn boom() -> &'static str {
     panic!("boom")
 }
 
-fn app(anonymous: bool) -> Router {
+fn app(anonymous: bool) -> super::FilterChain<Router> {
     let router = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route(
@@ -105,7 +105,7 @@ fn app(anonymous: bool) -> Router {
         min_request_timeout: Duration::from_secs(1800),
         max_request_body_bytes: 1024,
         signals: LifecycleSignals::default(),
-        metrics: Arc::new(Metrics::new(Default::default())),
+        metrics: Arc::new(Metrics::new(Vec::new())),
         in_flight: super::max_in_flight::InFlightLimits::new(1, 1),
     });
     build(router, config)
@@ -121,7 +121,7 @@ impl IntoParts for (StatusCode, String) {
     }
 }
 
-async fn call(app: Router, req: Request<Body>) -> (StatusCode, Vec<u8>) {
+async fn call(app: super::FilterChain<Router>, req: Request<Body>) -> (StatusCode, Vec<u8>) {
     let resp = app.oneshot(req).await.unwrap_or_else(|e| match e {});
     let status = resp.status();
     let body = axum::body::to_bytes(resp.into_body(), usize::MAX)

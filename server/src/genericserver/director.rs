@@ -2,12 +2,14 @@
 //! non-API mux (health, version, metrics, discovery, OpenAPI), everything else to the next server
 //! in the delegation chain, and finally answers 404 `Status`.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use apimachinery::Scheme;
 use apimachinery::status::ApiError;
+use apimachinery::{KindOps, Scheme};
 use axum::body::Body;
 use http::{HeaderValue, Request, Response, header};
 
@@ -64,6 +66,25 @@ pub struct Director {
     pub delegates: Vec<Arc<dyn Delegate>>,
 }
 
+/// The director as the tower service the filter chain wraps.
+#[derive(Clone)]
+pub struct DirectorService(pub Arc<Director>);
+
+impl tower::Service<Request<Body>> for DirectorService {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let director = Arc::clone(&self.0);
+        Box::pin(async move { Ok(director.route(req).await) })
+    }
+}
+
 fn json_response(value: &impl serde::Serialize) -> Response<Body> {
     let mut resp = Response::new(Body::from(serde_json::to_vec(value).unwrap_or_default()));
     resp.headers_mut().insert(
@@ -74,24 +95,25 @@ fn json_response(value: &impl serde::Serialize) -> Response<Body> {
 }
 
 impl Director {
-    fn is_installed(&self, info: &RequestInfo) -> bool {
-        info.is_resource_request
-            && self.runtime.enabled(&info.api_group, &info.api_version)
-            && self
-                .scheme
-                .by_resource(&info.api_group, &info.resource)
-                .is_some_and(|k| k.version(&info.api_version).is_some())
+    /// The kind an installed API path addresses (a served group version that has the resource).
+    fn installed(&self, info: &RequestInfo) -> Option<Arc<dyn KindOps>> {
+        if !info.is_resource_request || !self.runtime.enabled(&info.api_group, &info.api_version) {
+            return None;
+        }
+        self.scheme
+            .by_resource(&info.api_group, &info.resource)
+            .filter(|k| k.version(&info.api_version).is_some())
+            .cloned()
     }
 
     /// Routes one request.
     pub async fn route(self: Arc<Self>, req: Request<Body>) -> Response<Body> {
-        let info = req
+        let kind = req
             .extensions()
             .get::<RequestInfo>()
-            .cloned()
-            .unwrap_or_default();
-        if self.is_installed(&info) {
-            return endpoints::serve(Arc::clone(&self.api), req).await;
+            .and_then(|info| self.installed(info));
+        if let Some(ops) = kind {
+            return endpoints::serve_kind(Arc::clone(&self.api), ops, req).await;
         }
         let head = (
             req.method().clone(),

@@ -2,22 +2,19 @@
 //! `apiserver_request_duration_seconds` labelled by verb, group, version, resource and code.
 //! Label values come from fixed sets (known verbs, installed resources, numeric codes), so a
 //! client cannot grow the series count with made-up paths.
+//!
+//! Every (verb, resource) pair has a precomputed slot that holds handles to its series once they
+//! exist, so recording a request neither formats labels nor hashes them; a series still appears in
+//! the output only after its first observation.
 
-use std::collections::HashSet;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::OnceLock;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use http::Response;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::filters::ChainConfig;
 use crate::request_info::RequestInfo;
 
 type Labels = Vec<(&'static str, String)>;
@@ -26,14 +23,7 @@ fn new_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.005, 2.0, 14))
 }
 
-/// The metric families and the set of resources that may appear as label values.
-pub struct Metrics {
-    registry: Registry,
-    requests: Family<Labels, Counter>,
-    durations: Family<Labels, Histogram, fn() -> Histogram>,
-    known: HashSet<(String, String, String)>,
-}
-
+/// The verb label values; any other verb is recorded as `other` (the last slot).
 const VERBS: [&str; 12] = [
     "GET",
     "LIST",
@@ -48,10 +38,45 @@ const VERBS: [&str; 12] = [
     "OPTIONS",
     "CONNECT",
 ];
+/// The verb label of requests whose verb is not in [`VERBS`].
+const OTHER_VERB: &str = "other";
+
+/// Response codes whose request counters are kept in every slot; other codes look their series
+/// up by label.
+const CODES: [u16; 16] = [
+    200, 201, 202, 204, 400, 401, 403, 404, 405, 406, 409, 410, 413, 415, 422, 429,
+];
+
+/// The handles of one (verb, resource) pair, filled on first use.
+#[derive(Default)]
+struct Slot {
+    duration: OnceLock<Histogram>,
+    requests: [OnceLock<Counter>; CODES.len()],
+}
+
+/// Where a request's observation goes: its slot in the table. Computed before the request is
+/// handled, from facts that do not change while it is.
+#[derive(Clone, Copy, Debug)]
+pub struct Series {
+    verb: usize,
+    resource: Option<usize>,
+}
+
+/// The metric families and the set of resources that may appear as label values.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<Labels, Counter>,
+    durations: Family<Labels, Histogram, fn() -> Histogram>,
+    /// The (group, version, resource) triples served, sorted.
+    known: Vec<(String, String, String)>,
+    /// `(VERBS.len() + 1) × (known.len() + 1)` slots, verb-major; the last resource column is
+    /// for requests without a known resource.
+    slots: Box<[Slot]>,
+}
 
 impl Metrics {
     /// Creates the metrics; `known` lists (group, version, resource) triples served.
-    pub fn new(known: HashSet<(String, String, String)>) -> Self {
+    pub fn new(known: impl IntoIterator<Item = (String, String, String)>) -> Self {
         let mut registry = Registry::default();
         let requests = Family::<Labels, Counter>::default();
         let durations =
@@ -66,52 +91,103 @@ impl Metrics {
             "Response latency distribution in seconds for each verb, group, version and resource",
             durations.clone(),
         );
+        let mut known: Vec<_> = known.into_iter().collect();
+        known.sort();
+        known.dedup();
+        let slots = (0..(VERBS.len() + 1) * (known.len() + 1))
+            .map(|_| Slot::default())
+            .collect();
         Self {
             registry,
             requests,
             durations,
             known,
+            slots,
         }
     }
 
-    fn labels(&self, info: Option<&RequestInfo>, method: &http::Method, apply: bool) -> Labels {
-        let (verb, group, version, resource) = match info {
-            Some(i) if i.is_resource_request => {
-                let verb = match i.verb.as_str() {
-                    "create" => "POST".to_string(),
-                    "update" => "PUT".to_string(),
-                    "patch" if apply => "APPLY".to_string(),
-                    other => other.to_ascii_uppercase(),
-                };
-                let key = (
-                    i.api_group.clone(),
-                    i.api_version.clone(),
-                    i.resource.clone(),
-                );
-                if self.known.contains(&key) {
-                    (verb, key.0, key.1, key.2)
-                } else {
-                    (verb, String::new(), String::new(), String::new())
-                }
-            }
-            _ => (
-                method.as_str().to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ),
+    /// The index in [`VERBS`] (or `VERBS.len()` for `other`) of a verb label.
+    fn verb_index(label: &str) -> usize {
+        VERBS
+            .iter()
+            .position(|v| *v == label)
+            .unwrap_or(VERBS.len())
+    }
+
+    /// The series of a request: a resource request of a served resource is labelled with its
+    /// verb (`create` → `POST`, `update` → `PUT`, an apply patch → `APPLY`, others upper-cased)
+    /// and resource; any other request with its HTTP method and empty resource labels.
+    pub fn series(&self, info: &RequestInfo, method: &http::Method, apply: bool) -> Series {
+        if !info.is_resource_request {
+            return Series {
+                verb: Self::verb_index(method.as_str()),
+                resource: None,
+            };
+        }
+        let verb = match info.verb.as_str() {
+            "get" => 0,
+            "list" => 1,
+            "watch" => 2,
+            "create" => 3,
+            "update" => 4,
+            "patch" if apply => 6,
+            "patch" => 5,
+            "delete" => 7,
+            "deletecollection" => 8,
+            other => Self::verb_index(&other.to_ascii_uppercase()),
         };
-        let verb = if VERBS.contains(&verb.as_str()) {
-            verb
-        } else {
-            "other".to_string()
-        };
+        let key = (
+            info.api_group.as_str(),
+            info.api_version.as_str(),
+            info.resource.as_str(),
+        );
+        let resource = self
+            .known
+            .binary_search_by(|(g, v, r)| (g.as_str(), v.as_str(), r.as_str()).cmp(&key))
+            .ok();
+        Series { verb, resource }
+    }
+
+    fn labels(&self, series: Series) -> Labels {
+        let verb = VERBS.get(series.verb).copied().unwrap_or(OTHER_VERB);
+        let (group, version, resource) = series
+            .resource
+            .and_then(|i| self.known.get(i))
+            .map(|(g, v, r)| (g.clone(), v.clone(), r.clone()))
+            .unwrap_or_default();
         vec![
-            ("verb", verb),
+            ("verb", verb.to_string()),
             ("group", group),
             ("version", version),
             ("resource", resource),
         ]
+    }
+
+    fn slot(&self, series: Series) -> Option<&Slot> {
+        let column = series.resource.unwrap_or(self.known.len());
+        self.slots
+            .get(series.verb.min(VERBS.len()) * (self.known.len() + 1) + column)
+    }
+
+    /// Records one finished request of `series`.
+    pub fn record(&self, series: Series, code: u16, seconds: f64) {
+        let Some(slot) = self.slot(series) else {
+            return;
+        };
+        slot.duration
+            .get_or_init(|| self.durations.get_or_create(&self.labels(series)).clone())
+            .observe(seconds);
+        let with_code = || {
+            let mut labels = self.labels(series);
+            labels.push(("code", code.to_string()));
+            labels
+        };
+        match CODES.iter().position(|c| *c == code) {
+            Some(i) => slot.requests[i]
+                .get_or_init(|| self.requests.get_or_create(&with_code()).clone())
+                .inc(),
+            None => self.requests.get_or_create(&with_code()).inc(),
+        };
     }
 
     /// Records one finished request.
@@ -123,11 +199,11 @@ impl Metrics {
         code: u16,
         seconds: f64,
     ) {
-        let labels = self.labels(info, method, apply);
-        self.durations.get_or_create(&labels).observe(seconds);
-        let mut with_code = labels;
-        with_code.push(("code", code.to_string()));
-        self.requests.get_or_create(&with_code).inc();
+        let series = match info {
+            Some(info) => self.series(info, method, apply),
+            None => self.series(&RequestInfo::default(), method, apply),
+        };
+        self.record(series, code, seconds);
     }
 
     /// Renders every metric in the Prometheus text format.
@@ -140,27 +216,52 @@ impl Metrics {
     }
 }
 
-/// The filter that records every request.
-pub async fn filter(
-    State(config): State<Arc<ChainConfig>>,
-    req: Request,
-    next: Next,
-) -> Response<Body> {
-    let started = Instant::now();
-    let info = req.extensions().get::<RequestInfo>().cloned();
-    let method = req.method().clone();
-    let apply = req
-        .headers()
+/// Whether a request is a server-side apply patch (`application/apply-patch+yaml`), which the
+/// metrics label `APPLY`.
+pub fn is_apply(headers: &http::HeaderMap) -> bool {
+    headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/apply-patch"));
-    let resp = next.run(req).await;
-    config.metrics.observe(
-        info.as_ref(),
-        &method,
-        apply,
-        resp.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
-    resp
+        .is_some_and(|v| v.starts_with("application/apply-patch"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(method: http::Method, path: &str) -> RequestInfo {
+        RequestInfo::parse(&method, path, "").unwrap_or_default()
+    }
+
+    #[test]
+    fn series_are_labelled_as_before() {
+        let m = Metrics::new([(String::new(), "v1".to_string(), "configmaps".to_string())]);
+        let get = info(http::Method::GET, "/api/v1/namespaces/a/configmaps/b");
+        for _ in 0..3 {
+            m.observe(Some(&get), &http::Method::GET, false, 200, 0.001);
+        }
+        m.observe(Some(&get), &http::Method::GET, false, 404, 0.001);
+        m.observe(Some(&get), &http::Method::GET, false, 599, 0.001);
+        let patch = info(http::Method::PATCH, "/api/v1/namespaces/a/configmaps/b");
+        m.observe(Some(&patch), &http::Method::PATCH, true, 200, 0.001);
+        let unknown = info(http::Method::POST, "/api/v1/namespaces/a/madeup");
+        m.observe(Some(&unknown), &http::Method::POST, false, 404, 0.001);
+        let path = info(http::Method::GET, "/healthz");
+        m.observe(Some(&path), &http::Method::GET, false, 200, 0.001);
+        m.observe(None, &http::Method::TRACE, false, 405, 0.001);
+        let text = m.render();
+        for line in [
+            r#"apiserver_request_total{verb="GET",group="",version="v1",resource="configmaps",code="200"} 3"#,
+            r#"apiserver_request_total{verb="GET",group="",version="v1",resource="configmaps",code="404"} 1"#,
+            r#"apiserver_request_total{verb="GET",group="",version="v1",resource="configmaps",code="599"} 1"#,
+            r#"apiserver_request_total{verb="APPLY",group="",version="v1",resource="configmaps",code="200"} 1"#,
+            r#"apiserver_request_total{verb="POST",group="",version="",resource="",code="404"} 1"#,
+            r#"apiserver_request_total{verb="GET",group="",version="",resource="",code="200"} 1"#,
+            r#"apiserver_request_total{verb="other",group="",version="",resource="",code="405"} 1"#,
+            r#"apiserver_request_duration_seconds_count{verb="GET",group="",version="v1",resource="configmaps"} 5"#,
+        ] {
+            assert!(text.contains(line), "{line} not in\n{text}");
+        }
+        assert!(!text.contains("LIST"), "{text}");
+    }
 }

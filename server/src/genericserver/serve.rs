@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -61,7 +60,7 @@ impl Drop for InFlightGuard {
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<super::tls::TlsReloader>,
-    app: Router,
+    app: super::App,
     signals: LifecycleSignals,
     drain_timeout: Duration,
 ) {
