@@ -169,6 +169,29 @@ impl ResourceStore {
         Ok(v)
     }
 
+    /// The object a create has just stored, as [`Self::decode`] of its stored bytes yields it
+    /// (the storage version's JSON, `apiVersion` and `kind` first, the new resourceVersion
+    /// set), built from the object written instead of decoding the bytes again.
+    pub fn written(&self, object: Value, resource_version: storage::Revision) -> Value {
+        let mut out = serde_json::Map::new();
+        out.insert("apiVersion".into(), Value::from(self.info.api_version()));
+        out.insert("kind".into(), Value::from(self.info.kind));
+        if let Value::Object(src) = object {
+            out.extend(
+                src.into_iter()
+                    .filter(|(k, _)| k != "apiVersion" && k != "kind"),
+            );
+        }
+        let mut v = Value::Object(out);
+        let meta = meta_mut(&mut v);
+        meta.remove("resourceVersion");
+        meta.insert(
+            "resourceVersion".into(),
+            Value::from(resource_version.to_string()),
+        );
+        v
+    }
+
     /// Encodes an object of the storage version for storage (without its resourceVersion), in
     /// the store's media type. A kind without a protobuf encoding is written as JSON.
     pub fn encode(&self, object: &Value) -> Result<Bytes, ApiError> {
@@ -394,7 +417,7 @@ impl ResourceStore {
     pub async fn create(
         &self,
         namespace: &str,
-        object: Value,
+        mut object: Value,
         dry_run: bool,
         ttl: Option<u64>,
     ) -> Result<Value, ApiError> {
@@ -403,7 +426,12 @@ impl ResourceStore {
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         let mut last_name = String::new();
         for _ in 0..attempts {
-            let mut obj = object.clone();
+            // Only generated names retry, so only they need the template again.
+            let mut obj = if generate {
+                object.clone()
+            } else {
+                std::mem::take(&mut object)
+            };
             if generate {
                 let name = generate_name::generate(&prefix);
                 meta_mut(&mut obj).insert("name".into(), Value::from(name));
@@ -429,7 +457,7 @@ impl ResourceStore {
                 return Ok(obj);
             }
             match self.storage.create(&key, self.encode(&obj)?, ttl).await {
-                Ok(stored) => return self.decode(&stored),
+                Ok(stored) => return Ok(self.written(obj, stored.resource_version)),
                 Err(e) if e.is_exists() && generate => continue,
                 Err(e) => return Err(self.err(e, &name)),
             }
