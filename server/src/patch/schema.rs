@@ -1,27 +1,47 @@
 //! Navigation of a kind's OpenAPI v3 schema for the merge facts patches and server-side apply
 //! need: `x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key`, `x-kubernetes-list-type`,
 //! `x-kubernetes-list-map-keys` and `x-kubernetes-map-type`.
+//!
+//! A [`SchemaNode`] is a cheap handle (one `Arc`): each node is resolved once, and the nodes
+//! reached from it (declared properties, map values, list items) are resolved on first use and
+//! remembered, so walking an object's schema on every write copies no schema JSON.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
+use parking_lot::RwLock;
 use serde_json::Value;
 
 /// A position in a kind's schema: the schema node plus the document's `components.schemas`
 /// to resolve `$ref`s against. A missing node means "no facts known" (everything atomic or
 /// replaced, as for untyped JSON).
-#[derive(Clone, Debug)]
-pub struct SchemaNode {
+#[derive(Clone, Debug, Default)]
+pub struct SchemaNode(Option<Arc<Resolved>>);
+
+/// One resolved schema node and the memo of the nodes reached from it.
+struct Resolved {
     components: Arc<Value>,
-    node: Option<Value>,
+    node: Value,
+    /// Declared properties already navigated to, by name.
+    properties: RwLock<HashMap<String, SchemaNode>>,
+    /// The schema of map values (`additionalProperties`).
+    values: OnceLock<SchemaNode>,
+    /// The schema of list items.
+    items: OnceLock<SchemaNode>,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolved")
+            .field("node", &self.node)
+            .finish()
+    }
 }
 
 impl SchemaNode {
     /// A node that knows nothing: every list is atomic, every map granular.
     pub fn untyped() -> Self {
-        Self {
-            components: Arc::new(Value::Null),
-            node: None,
-        }
+        Self(None)
     }
 
     /// Finds the schema of a kind in an OpenAPI v3 document: the component whose
@@ -48,95 +68,80 @@ impl SchemaNode {
                 })
                 .cloned()
         });
-        Self {
-            components: Arc::new(components),
-            node,
-        }
-        .resolved()
+        Self::resolve(&Arc::new(components), node)
     }
 
     /// Wraps a raw schema node (tests and callers that hold schemas directly).
     pub fn from_parts(components: Value, node: Value) -> Self {
-        Self {
-            components: Arc::new(components),
-            node: Some(node),
-        }
-        .resolved()
+        Self::resolve(&Arc::new(components), Some(node))
     }
 
-    fn with(&self, node: Option<Value>) -> Self {
-        Self {
-            components: self.components.clone(),
-            node,
-        }
-        .resolved()
-    }
-
-    /// Follows `$ref` and single-element `allOf` wrappers, keeping extensions set beside them.
-    fn resolved(mut self) -> Self {
-        for _ in 0..64 {
-            let Some(node) = &self.node else { return self };
-            let reference = node.get("$ref").and_then(Value::as_str).or_else(|| {
-                node.get("allOf")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.first())
-                    .and_then(|f| f.get("$ref"))
-                    .and_then(Value::as_str)
-            });
-            let Some(reference) = reference else {
-                return self;
-            };
-            let name = reference.rsplit('/').next().unwrap_or("");
-            let target = self.components.get(name).cloned();
-            let mut merged = target.unwrap_or(Value::Object(Default::default()));
-            // Extensions on the referring node win over the target's.
-            if let (Some(m), Some(src)) = (merged.as_object_mut(), node.as_object()) {
-                for (k, v) in src {
-                    if k.starts_with("x-kubernetes-") {
-                        m.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-            self.node = Some(merged);
-        }
-        self
+    /// Resolves `node` against `components` (see [`resolve_refs`]).
+    fn resolve(components: &Arc<Value>, node: Option<Value>) -> Self {
+        Self(node.map(|node| {
+            Arc::new(Resolved {
+                node: resolve_refs(components, node),
+                components: components.clone(),
+                properties: RwLock::new(HashMap::new()),
+                values: OnceLock::new(),
+                items: OnceLock::new(),
+            })
+        }))
     }
 
     /// Whether anything is known about this position.
     pub fn is_known(&self) -> bool {
-        self.node.is_some()
+        self.0.is_some()
+    }
+
+    fn node(&self) -> Option<&Value> {
+        self.0.as_ref().map(|r| &r.node)
     }
 
     fn ext(&self, name: &str) -> Option<&Value> {
-        self.node.as_ref().and_then(|n| n.get(name))
+        self.node().and_then(|n| n.get(name))
     }
 
     /// The schema of a named property of an object (or of the map values if the object is a
     /// map with `additionalProperties`).
     pub fn field(&self, name: &str) -> Self {
-        let Some(node) = &self.node else {
+        let Some(r) = &self.0 else {
             return Self::untyped();
         };
-        if let Some(p) = node.get("properties").and_then(|p| p.get(name)) {
-            return self.with(Some(p.clone()));
+        let Some(p) = r.node.get("properties").and_then(|p| p.get(name)) else {
+            return self.values();
+        };
+        if let Some(known) = r.properties.read().get(name) {
+            return known.clone();
         }
-        self.values()
+        let child = Self::resolve(&r.components, Some(p.clone()));
+        r.properties
+            .write()
+            .entry(name.to_string())
+            .or_insert(child)
+            .clone()
     }
 
     /// The schema of the values of a map (`additionalProperties`).
     pub fn values(&self) -> Self {
-        let ap = self
-            .node
-            .as_ref()
-            .and_then(|n| n.get("additionalProperties"))
-            .filter(|v| v.is_object())
-            .cloned();
-        self.with(ap)
+        let Some(r) = &self.0 else {
+            return Self::untyped();
+        };
+        r.values
+            .get_or_init(|| {
+                let ap = r
+                    .node
+                    .get("additionalProperties")
+                    .filter(|v| v.is_object())
+                    .cloned();
+                Self::resolve(&r.components, ap)
+            })
+            .clone()
     }
 
     /// Whether this node describes a map (an object with `additionalProperties`).
     pub fn is_map(&self) -> bool {
-        self.node.as_ref().is_some_and(|n| {
+        self.node().is_some_and(|n| {
             n.get("additionalProperties").is_some_and(Value::is_object)
                 && n.get("properties").is_none()
         })
@@ -144,7 +149,12 @@ impl SchemaNode {
 
     /// The schema of the items of a list.
     pub fn items(&self) -> Self {
-        self.with(self.ext("items").cloned())
+        let Some(r) = &self.0 else {
+            return Self::untyped();
+        };
+        r.items
+            .get_or_init(|| Self::resolve(&r.components, r.node.get("items").cloned()))
+            .clone()
     }
 
     /// The `x-kubernetes-patch-strategy` values (comma-separated upstream), such as `merge`
@@ -206,4 +216,35 @@ impl SchemaNode {
             .and_then(Value::as_object)
             .map(|p| p.keys().cloned().collect())
     }
+}
+
+/// Follows `$ref` and single-element `allOf` wrappers, keeping extensions set beside them
+/// (extensions on the referring node win over the target's).
+fn resolve_refs(components: &Value, mut node: Value) -> Value {
+    for _ in 0..64 {
+        let reference = node.get("$ref").and_then(Value::as_str).or_else(|| {
+            node.get("allOf")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(|f| f.get("$ref"))
+                .and_then(Value::as_str)
+        });
+        let Some(reference) = reference else {
+            return node;
+        };
+        let name = reference.rsplit('/').next().unwrap_or("");
+        let mut merged = components
+            .get(name)
+            .cloned()
+            .unwrap_or(Value::Object(Default::default()));
+        if let (Some(m), Some(src)) = (merged.as_object_mut(), node.as_object()) {
+            for (k, v) in src {
+                if k.starts_with("x-kubernetes-") {
+                    m.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        node = merged;
+    }
+    node
 }
