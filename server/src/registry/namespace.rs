@@ -44,14 +44,36 @@ pub fn is_terminating(ns: &Value) -> bool {
 /// Namespaces whose deletion this server started recently. NamespaceLifecycle reads them
 /// from storage rather than the watch cache, which may not have seen the deletion yet (as
 /// kube-apiserver's admission plugin keeps a force-live-lookup cache of deleted namespaces).
+///
+/// It also remembers, per namespace, the resourceVersion at which the watch cache last showed
+/// it active, so that a create in a namespace whose cached object has not changed since is
+/// admitted without decoding that object again.
 #[derive(Debug, Default)]
 pub struct RecentNamespaceDeletions {
     started: parking_lot::Mutex<HashMap<String, Instant>>,
+    active: parking_lot::RwLock<HashMap<String, i64>>,
 }
 
 impl RecentNamespaceDeletions {
     /// How long after a deletion starts the namespace is read from storage (kube: 30 s).
     const TTL: Duration = Duration::from_secs(30);
+
+    /// The most namespaces whose active revision is remembered; beyond it the memo restarts.
+    const MAX_ACTIVE: usize = 4096;
+
+    /// Whether the cached namespace `name` at `revision` was already seen active.
+    fn seen_active(&self, name: &str, revision: i64) -> bool {
+        self.active.read().get(name) == Some(&revision)
+    }
+
+    /// Remembers that the cached namespace `name` at `revision` is active.
+    fn remember_active(&self, name: &str, revision: i64) {
+        let mut active = self.active.write();
+        if active.len() >= Self::MAX_ACTIVE && !active.contains_key(name) {
+            active.clear();
+        }
+        active.insert(name.to_string(), revision);
+    }
 
     /// Records that deletion of `name` is starting.
     pub fn mark(&self, name: &str) {
@@ -84,10 +106,17 @@ pub async fn check_namespace_for_create(
     // namespace the cache lacks or shows terminating is read consistently from storage, so one
     // created (or recreated) just before is never refused.
     if !recent.contains(namespace)
-        && let Ok(cached) = namespaces.get("", namespace, "0").await
-        && !is_terminating(&cached)
+        && let Ok(stored) = namespaces.get_stored("", namespace, "0").await
     {
-        return Ok(());
+        if recent.seen_active(namespace, stored.resource_version) {
+            return Ok(());
+        }
+        if let Ok(cached) = namespaces.decode(&stored)
+            && !is_terminating(&cached)
+        {
+            recent.remember_active(namespace, stored.resource_version);
+            return Ok(());
+        }
     }
     let ns = namespaces.try_get("", namespace).await?;
     match ns {
