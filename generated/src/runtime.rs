@@ -100,9 +100,9 @@ pub fn validate<T: Schema + DeserializeOwned>(
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if !rules.create_only {
-        let meta = value.get("metadata").cloned().unwrap_or(Value::Null);
+        let null = Value::Null;
         apimachinery::validation::validate_object_meta(
-            &meta,
+            value.get("metadata").unwrap_or(&null),
             rules.namespaced,
             rules.name_format,
             &mut errors,
@@ -110,7 +110,8 @@ pub fn validate<T: Schema + DeserializeOwned>(
     }
     T::validate(value, "", &mut errors);
     if let Some(hook) = hook {
-        match serde_json::from_value::<T>(value.clone()) {
+        // Deserializing from a borrowed value copies nothing the typed object does not keep.
+        match T::deserialize(value) {
             Ok(obj) => hook(&obj, &mut errors),
             Err(e) => errors.push(FieldError::new(
                 apimachinery::errors::FieldErrorType::TypeInvalid,
