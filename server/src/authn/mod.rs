@@ -9,6 +9,7 @@
 pub mod x509;
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 /// The user name of requests that carry no credentials.
 pub const ANONYMOUS_USER: &str = "system:anonymous";
@@ -65,9 +66,43 @@ pub enum AuthnOutcome {
 }
 
 /// The connection-level facts an authenticator may use, stored as a request extension by the
-/// TLS acceptor.
+/// TLS acceptor: the client's verified certificate chain, shared by every request of the
+/// connection.
 #[derive(Clone, Debug, Default)]
-pub struct PeerCertificates(pub std::sync::Arc<Vec<rustls_pki_types::CertificateDer<'static>>>);
+pub struct PeerCertificates(Arc<ConnectionCertificates>);
+
+#[derive(Debug, Default)]
+struct ConnectionCertificates {
+    chain: Vec<rustls_pki_types::CertificateDer<'static>>,
+    /// What x509 authentication read from the leaf, remembered for the connection's later
+    /// requests.
+    x509_user: OnceLock<Result<UserInfo, String>>,
+}
+
+impl PeerCertificates {
+    /// The certificates a client presented on one connection, leaf first.
+    pub fn new(chain: Vec<rustls_pki_types::CertificateDer<'static>>) -> Self {
+        Self(Arc::new(ConnectionCertificates {
+            chain,
+            x509_user: OnceLock::new(),
+        }))
+    }
+
+    /// The chain, leaf first (empty when the client presented none).
+    pub fn chain(&self) -> &[rustls_pki_types::CertificateDer<'static>] {
+        &self.0.chain
+    }
+
+    /// The user x509 authentication reads from the leaf: computed by `read` on the connection's
+    /// first request, then remembered (every request of a connection has the same chain).
+    pub fn x509_user(
+        &self,
+        read: impl FnOnce(&[u8]) -> Result<UserInfo, String>,
+    ) -> Option<&Result<UserInfo, String>> {
+        let leaf = self.0.chain.first()?;
+        Some(self.0.x509_user.get_or_init(|| read(leaf.as_ref())))
+    }
+}
 
 /// Recognises one kind of credentials.
 pub trait Authenticator: Send + Sync + 'static {

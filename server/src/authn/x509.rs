@@ -18,7 +18,8 @@ type CertificateUser = Result<UserInfo, String>;
 /// Authenticates requests whose TLS connection presented a verified client certificate.
 ///
 /// Every request of a connection carries the same certificate, so the user read from a
-/// certificate is remembered, keyed by the certificate's DER bytes, instead of parsing it again.
+/// certificate is remembered for the connection ([`PeerCertificates::x509_user`]) and, across
+/// connections, keyed by the certificate's DER bytes, instead of parsing it again.
 #[derive(Debug, Default)]
 pub struct X509Authenticator {
     users: Mutex<HashMap<Box<[u8]>, CertificateUser>>,
@@ -68,15 +69,16 @@ pub fn user_from_certificate(der: &[u8]) -> Result<UserInfo, String> {
 
 impl Authenticator for X509Authenticator {
     fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
-        let Some(PeerCertificates(chain)) = request.extensions.get::<PeerCertificates>() else {
+        let Some(user) = request
+            .extensions
+            .get::<PeerCertificates>()
+            .and_then(|certs| certs.x509_user(|leaf| self.user(leaf)))
+        else {
             return AuthnOutcome::NoCredentials;
         };
-        let Some(leaf) = chain.first() else {
-            return AuthnOutcome::NoCredentials;
-        };
-        match self.user(leaf.as_ref()) {
-            Ok(user) => AuthnOutcome::Authenticated(user),
-            Err(reason) => AuthnOutcome::Failed(reason),
+        match user {
+            Ok(user) => AuthnOutcome::Authenticated(user.clone()),
+            Err(reason) => AuthnOutcome::Failed(reason.clone()),
         }
     }
 }
@@ -115,6 +117,43 @@ mod tests {
         assert_eq!(authn.users.lock().len(), 2);
         assert!(authn.user(b"not a certificate").is_err());
         assert!(authn.user(b"not a certificate").is_err());
+    }
+
+    fn request_with(certs: &PeerCertificates) -> http::request::Parts {
+        let mut req = http::Request::new(());
+        req.extensions_mut().insert(certs.clone());
+        req.into_parts().0
+    }
+
+    #[test]
+    fn every_request_of_a_connection_gets_its_certificate_user() {
+        let authn = X509Authenticator::default();
+        let admin = PeerCertificates::new(vec![certificate("admin", "system:masters").into()]);
+        let alice = PeerCertificates::new(vec![certificate("alice", "dev").into()]);
+        for _ in 0..2 {
+            for (certs, name) in [(&admin, "admin"), (&alice, "alice")] {
+                match authn.authenticate(&request_with(certs)) {
+                    AuthnOutcome::Authenticated(user) => assert_eq!(user.name, name),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        let broken = PeerCertificates::new(vec![b"not a certificate".to_vec().into()]);
+        for _ in 0..2 {
+            assert!(matches!(
+                authn.authenticate(&request_with(&broken)),
+                AuthnOutcome::Failed(_)
+            ));
+        }
+        let none = PeerCertificates::new(Vec::new());
+        assert_eq!(
+            authn.authenticate(&request_with(&none)),
+            AuthnOutcome::NoCredentials
+        );
+        assert_eq!(
+            authn.authenticate(&http::Request::new(()).into_parts().0),
+            AuthnOutcome::NoCredentials
+        );
     }
 
     #[test]

@@ -5,50 +5,69 @@
 //! unless some authorizer allows. The active authorizer is also stored on every request as an
 //! [`AuthorizerRef`] extension, so handlers such as `SelfSubjectAccessReview` can ask it.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::request_info::RequestInfo;
 
-/// The facts an authorizer decides on (Kubernetes' `authorizer.Attributes`).
+/// The facts an authorizer decides on (Kubernetes' `authorizer.Attributes`). The fields borrow
+/// from the request they describe ([`Attributes::from_request`]) or own their values (access
+/// reviews).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Attributes {
+pub struct Attributes<'a> {
     /// The requesting user.
-    pub user: UserInfo,
+    pub user: Cow<'a, UserInfo>,
     /// The verb (`get`, `list`, `create`, ...; for non-resource paths the lowercase method).
-    pub verb: String,
+    pub verb: Cow<'a, str>,
     /// Whether this is a resource request.
     pub is_resource_request: bool,
     /// The URL path (for non-resource requests).
-    pub path: String,
+    pub path: Cow<'a, str>,
     /// The namespace.
-    pub namespace: String,
+    pub namespace: Cow<'a, str>,
     /// The API group.
-    pub api_group: String,
+    pub api_group: Cow<'a, str>,
     /// The API version.
-    pub api_version: String,
+    pub api_version: Cow<'a, str>,
     /// The resource.
-    pub resource: String,
+    pub resource: Cow<'a, str>,
     /// The subresource.
-    pub subresource: String,
+    pub subresource: Cow<'a, str>,
     /// The object name.
-    pub name: String,
+    pub name: Cow<'a, str>,
 }
 
-impl Attributes {
-    /// Builds the attributes of a request.
-    pub fn from_request(user: &UserInfo, info: &RequestInfo) -> Self {
+impl<'a> Attributes<'a> {
+    /// The attributes of a request, borrowed from its user and request info.
+    pub fn from_request(user: &'a UserInfo, info: &'a RequestInfo) -> Self {
         Self {
-            user: user.clone(),
-            verb: info.verb.clone(),
+            user: Cow::Borrowed(user),
+            verb: Cow::Borrowed(&info.verb),
             is_resource_request: info.is_resource_request,
-            path: info.path.clone(),
-            namespace: info.namespace.clone(),
-            api_group: info.api_group.clone(),
-            api_version: info.api_version.clone(),
-            resource: info.resource.clone(),
-            subresource: info.subresource.clone(),
-            name: info.name.clone(),
+            path: Cow::Borrowed(&info.path),
+            namespace: Cow::Borrowed(&info.namespace),
+            api_group: Cow::Borrowed(&info.api_group),
+            api_version: Cow::Borrowed(&info.api_version),
+            resource: Cow::Borrowed(&info.resource),
+            subresource: Cow::Borrowed(&info.subresource),
+            name: Cow::Borrowed(&info.name),
+        }
+    }
+
+    /// The same attributes owning all their values.
+    pub fn into_owned(self) -> Attributes<'static> {
+        Attributes {
+            user: Cow::Owned(self.user.into_owned()),
+            verb: Cow::Owned(self.verb.into_owned()),
+            is_resource_request: self.is_resource_request,
+            path: Cow::Owned(self.path.into_owned()),
+            namespace: Cow::Owned(self.namespace.into_owned()),
+            api_group: Cow::Owned(self.api_group.into_owned()),
+            api_version: Cow::Owned(self.api_version.into_owned()),
+            resource: Cow::Owned(self.resource.into_owned()),
+            subresource: Cow::Owned(self.subresource.into_owned()),
+            name: Cow::Owned(self.name.into_owned()),
         }
     }
 
@@ -58,7 +77,7 @@ impl Attributes {
         if !self.is_resource_request {
             return format!("User {user:?} cannot {} path {:?}", self.verb, self.path);
         }
-        let mut resource = self.resource.clone();
+        let mut resource = self.resource.to_string();
         if !self.subresource.is_empty() {
             resource = format!("{resource}/{}", self.subresource);
         }
@@ -125,7 +144,7 @@ impl Authorization {
 /// Decides whether a request may proceed.
 pub trait Authorizer: Send + Sync + 'static {
     /// Decides on one set of attributes. Must be cheap: it runs on every request.
-    fn authorize(&self, attributes: &Attributes) -> Authorization;
+    fn authorize(&self, attributes: &Attributes<'_>) -> Authorization;
 }
 
 /// A shared handle to the server's authorizer, stored as a request extension.
@@ -137,7 +156,7 @@ pub struct AuthorizerRef(pub Arc<dyn Authorizer>);
 pub struct SystemMastersAuthorizer;
 
 impl Authorizer for SystemMastersAuthorizer {
-    fn authorize(&self, attributes: &Attributes) -> Authorization {
+    fn authorize(&self, attributes: &Attributes<'_>) -> Authorization {
         if attributes.user.in_group(MASTERS_GROUP) {
             Authorization::allow("")
         } else {
@@ -155,8 +174,8 @@ pub struct PublicInfoAuthorizer;
 pub const PUBLIC_PATHS: [&str; 4] = ["/healthz", "/livez", "/readyz", "/version"];
 
 impl Authorizer for PublicInfoAuthorizer {
-    fn authorize(&self, attributes: &Attributes) -> Authorization {
-        if attributes.is_resource_request || !matches!(attributes.verb.as_str(), "get" | "head") {
+    fn authorize(&self, attributes: &Attributes<'_>) -> Authorization {
+        if attributes.is_resource_request || !matches!(attributes.verb.as_ref(), "get" | "head") {
             return Authorization::no_opinion();
         }
         let path = attributes.path.trim_end_matches('/');
@@ -178,7 +197,7 @@ impl Authorizer for PublicInfoAuthorizer {
 pub struct UnionAuthorizer(pub Vec<Arc<dyn Authorizer>>);
 
 impl Authorizer for UnionAuthorizer {
-    fn authorize(&self, attributes: &Attributes) -> Authorization {
+    fn authorize(&self, attributes: &Attributes<'_>) -> Authorization {
         let mut reasons = Vec::new();
         for a in &self.0 {
             let verdict = a.authorize(attributes);
@@ -202,9 +221,9 @@ impl Authorizer for UnionAuthorizer {
 mod tests {
     use super::*;
 
-    fn attrs(user: UserInfo, path: &str, method: http::Method) -> Attributes {
+    fn attrs(user: UserInfo, path: &str, method: http::Method) -> Attributes<'static> {
         let info = RequestInfo::parse(&method, path, "").unwrap_or_default();
-        Attributes::from_request(&user, &info)
+        Attributes::from_request(&user, &info).into_owned()
     }
 
     #[test]

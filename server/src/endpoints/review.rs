@@ -2,6 +2,7 @@
 //! authorizer, `SelfSubjectReview` with the caller's identity, `TokenReview` (no token
 //! authenticator is configured, so tokens are reported unauthenticated).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use apimachinery::status::ApiError;
@@ -15,14 +16,15 @@ use super::response;
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::authz::{Attributes, Decision};
 
-fn attributes_from_spec(user: UserInfo, spec: &Value) -> Attributes {
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+fn attributes_from_spec(user: UserInfo, spec: &Value) -> Attributes<'static> {
+    let s =
+        |v: &Value, k: &str| Cow::Owned(v.get(k).and_then(Value::as_str).unwrap_or("").to_string());
     if let Some(r) = spec.get("resourceAttributes") {
         Attributes {
-            user,
+            user: Cow::Owned(user),
             verb: s(r, "verb"),
             is_resource_request: true,
-            path: String::new(),
+            path: Cow::Borrowed(""),
             namespace: s(r, "namespace"),
             api_group: s(r, "group"),
             api_version: s(r, "version"),
@@ -36,7 +38,7 @@ fn attributes_from_spec(user: UserInfo, spec: &Value) -> Attributes {
             .cloned()
             .unwrap_or(json!({}));
         Attributes {
-            user,
+            user: Cow::Owned(user),
             verb: s(&n, "verb"),
             is_resource_request: false,
             path: s(&n, "path"),
@@ -91,7 +93,7 @@ fn user_from_spec(spec: &Value) -> UserInfo {
     }
 }
 
-fn access_status(rc: &RequestContext, attrs: &Attributes) -> Value {
+fn access_status(rc: &RequestContext, attrs: &Attributes<'_>) -> Value {
     let Some(authz) = &rc.authorizer else {
         return json!({"allowed": false, "reason": "no authorizer is configured"});
     };

@@ -44,7 +44,7 @@ impl Authenticator for HeaderAuth {
 struct AllowUser(&'static str);
 
 impl crate::authz::Authorizer for AllowUser {
-    fn authorize(&self, attributes: &crate::authz::Attributes) -> crate::authz::Authorization {
+    fn authorize(&self, attributes: &crate::authz::Attributes<'_>) -> crate::authz::Authorization {
         if attributes.user.name == self.0 {
             crate::authz::Authorization::allow("")
         } else {

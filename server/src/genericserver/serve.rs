@@ -100,13 +100,13 @@ pub async fn serve_tls(
                     return;
                 }
             };
-            let certs = PeerCertificates(Arc::new(
+            let certs = PeerCertificates::new(
                 tls.get_ref()
                     .1
                     .peer_certificates()
                     .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
                     .unwrap_or_default(),
-            ));
+            );
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
                 req.extensions_mut().insert(certs.clone());
