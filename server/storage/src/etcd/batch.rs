@@ -18,6 +18,9 @@
 //!   `--max-request-bytes` defaults to 1.5 MiB);
 //! - a batch of one is sent as the plain transaction, so a lone writer pays nothing extra.
 //!
+//! A write whose conditions fail reports the revision of the whole batch; the batch did not
+//! touch its key, so the current value it returns is the key's value at that revision too.
+//!
 //! If etcd rejects a batch as invalid (a server configured with lower limits), nothing of it
 //! was applied, and its writes are sent again one by one.
 
@@ -186,6 +189,9 @@ fn take_batch(queue: &mut VecDeque<Pending>) -> Vec<Pending> {
         keys.insert(pending.write.key.clone());
         batch.push(pending);
     }
+    // etcd reports a transaction's events in the order of its writes; key order is what the
+    // backend's watch promises for the events of one revision.
+    batch.sort_by(|a, b| a.write.key.cmp(&b.write.key));
     batch
 }
 

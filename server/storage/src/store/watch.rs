@@ -1,6 +1,10 @@
 //! Watches of the [`Store`]: optional initial state, then the backend's events converted to
 //! Kubernetes watch events with the predicate applied to both the new and the previous state
 //! (an object that stops matching is reported DELETED, one that starts matching ADDED).
+//!
+//! The events of one revision (several keys written by one backend transaction) are yielded
+//! back to back without waiting in between, so a consumer that takes every ready event at once
+//! (the watch cache) sees a revision whole.
 
 use futures::StreamExt;
 use futures::stream;
