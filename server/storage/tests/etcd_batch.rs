@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use storage::backend::{Backend, Condition, KeyValue, TxnOutcome, WatchItem, WatchRequest};
 use storage::cacher::{Cacher, CacherConfig};
-use storage::etcd::process::{TestEtcd, unique_test_prefix};
+use storage::etcd::process::{EtcdProcess, TestEtcd, unique_test_prefix};
 use storage::etcd::{EtcdBackend, EtcdConfig};
 use storage::interface::{GetOptions, Interface, ListOptions, WatchEvent};
 use storage::keys::ResourceKeys;
@@ -599,4 +599,25 @@ async fn a_slow_cache_watcher_is_closed_between_revisions() {
             "revision {revision} delivered partially"
         );
     }
+}
+
+/// An etcd with a lower `--max-txn-ops` rejects large batches before applying anything; their
+/// writes are then sent one by one (and later batches are smaller), so every write still gets
+/// its own result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_rejected_by_lower_limits_fall_back_to_single_writes() {
+    let etcd = EtcdProcess::start_with_args(&["--max-txn-ops=4"])
+        .expect("etcd must be installed and start");
+    let backend = EtcdBackend::connect(EtcdConfig::new([etcd.endpoint()]))
+        .await
+        .expect("connect");
+    let backend = Arc::new(backend);
+    let created = create_concurrently(&backend, "/limits/", 256).await;
+    assert_eq!(created.len(), 256);
+    for round in 0..2 {
+        let created = create_concurrently(&backend, &format!("/limits{round}/"), 128).await;
+        assert_eq!(created.len(), 128);
+    }
+    let count = backend.count("/limits").await.expect("count");
+    assert_eq!(count, 512);
 }

@@ -22,9 +22,12 @@
 //! touch its key, so the current value it returns is the key's value at that revision too.
 //!
 //! If etcd rejects a batch as invalid (a server configured with lower limits), nothing of it
-//! was applied, and its writes are sent again one by one.
+//! was applied: its writes are sent again one by one, and later batches are at most half as
+//! large.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use etcd_client::{Client, Compare, KvClient, Txn, TxnOp, TxnOpResponse, TxnResponse};
@@ -145,13 +148,15 @@ async fn dispatch(kv: KvClient, timeout: Duration, mut rx: mpsc::UnboundedReceiv
     let mut queue: VecDeque<Pending> = VecDeque::new();
     let mut in_flight = FuturesUnordered::new();
     let mut open = true;
+    // Lowered when etcd rejects a batch as too large for its limits.
+    let limit = Arc::new(AtomicUsize::new(MAX_BATCH_OPS));
     loop {
         while let Ok(pending) = rx.try_recv() {
             queue.push_back(pending);
         }
         while in_flight.len() < MAX_IN_FLIGHT && !queue.is_empty() {
-            let batch = take_batch(&mut queue);
-            in_flight.push(send(kv.clone(), timeout, batch));
+            let batch = take_batch(&mut queue, limit.load(Ordering::Relaxed));
+            in_flight.push(send(kv.clone(), timeout, batch, Arc::clone(&limit)));
         }
         if !open && queue.is_empty() && in_flight.is_empty() {
             return;
@@ -167,13 +172,14 @@ async fn dispatch(kv: KvClient, timeout: Duration, mut rx: mpsc::UnboundedReceiv
 }
 
 /// Takes the next batch from the front of `queue`: writes in queue order, skipping (and
-/// leaving queued) any write to a key already in the batch, within the size limits.
-fn take_batch(queue: &mut VecDeque<Pending>) -> Vec<Pending> {
+/// leaving queued) any write to a key already in the batch, at most `max_ops` writes and
+/// within the byte limit.
+fn take_batch(queue: &mut VecDeque<Pending>, max_ops: usize) -> Vec<Pending> {
     let mut batch: Vec<Pending> = Vec::new();
     let mut keys: HashSet<String> = HashSet::new();
     let mut bytes = 0;
     let mut index = 0;
-    while index < queue.len() && batch.len() < MAX_BATCH_OPS {
+    while index < queue.len() && batch.len() < max_ops.max(1) {
         let write = &queue[index].write;
         if keys.contains(&write.key) {
             index += 1;
@@ -195,8 +201,13 @@ fn take_batch(queue: &mut VecDeque<Pending>) -> Vec<Pending> {
     batch
 }
 
-/// Sends one batch and answers each of its writes.
-async fn send(mut kv: KvClient, timeout: Duration, mut batch: Vec<Pending>) {
+/// Sends one batch and answers each of its writes; lowers `limit` when etcd rejects the batch.
+async fn send(
+    mut kv: KvClient,
+    timeout: Duration,
+    mut batch: Vec<Pending>,
+    limit: Arc<AtomicUsize>,
+) {
     if batch.len() == 1 {
         let Some(pending) = batch.pop() else {
             return;
@@ -217,8 +228,9 @@ async fn send(mut kv: KvClient, timeout: Duration, mut batch: Vec<Pending>) {
             if status.code() == tonic::Code::InvalidArgument =>
         {
             // Rejected before anything was applied (limits lower than the defaults): send the
-            // writes one by one.
+            // writes one by one, and smaller batches from now on.
             tracing::debug!(%status, size = batch.len(), "etcd rejected a write batch; splitting");
+            limit.fetch_min((batch.len() / 2).max(1), Ordering::Relaxed);
             let singles = batch.into_iter().map(|pending| {
                 let mut kv = kv.clone();
                 async move {

@@ -151,6 +151,8 @@ pub struct EtcdProcess {
     /// Plain-HTTP port serving `/health` (and `/metrics`), also when clients must use TLS.
     metrics_port: u16,
     tls: Option<EtcdServerTls>,
+    /// Further flags given to etcd.
+    extra_args: Vec<String>,
     child: Option<Child>,
     watchdog: Option<Child>,
     started_once: bool,
@@ -160,16 +162,21 @@ impl EtcdProcess {
     /// Starts etcd on free loopback ports with a new temporary data directory and waits until it
     /// is healthy.
     pub fn start() -> Result<Self, EtcdProcessError> {
-        Self::start_with(None)
+        Self::start_with(None, &[])
+    }
+
+    /// Like [`EtcdProcess::start`], with further etcd flags (for example `--max-txn-ops=8`).
+    pub fn start_with_args(args: &[&str]) -> Result<Self, EtcdProcessError> {
+        Self::start_with(None, args)
     }
 
     /// Like [`EtcdProcess::start`], but clients must connect over TLS with a certificate signed
     /// by `tls.trusted_ca_file`.
     pub fn start_tls(tls: EtcdServerTls) -> Result<Self, EtcdProcessError> {
-        Self::start_with(Some(tls))
+        Self::start_with(Some(tls), &[])
     }
 
-    fn start_with(tls: Option<EtcdServerTls>) -> Result<Self, EtcdProcessError> {
+    fn start_with(tls: Option<EtcdServerTls>, args: &[&str]) -> Result<Self, EtcdProcessError> {
         let binary = etcd_binary()?;
         let mut last_error = None;
         for _ in 0..3 {
@@ -183,6 +190,7 @@ impl EtcdProcess {
                 peer_port: free_port()?,
                 metrics_port: free_port()?,
                 tls: tls.clone(),
+                extra_args: args.iter().map(|a| a.to_string()).collect(),
                 child: None,
                 watchdog: None,
                 started_once: false,
@@ -314,6 +322,7 @@ impl EtcdProcess {
             .arg(format!(
                 "--experimental-watch-progress-notify-interval={PROGRESS_NOTIFY_INTERVAL}"
             ))
+            .args(&self.extra_args)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)
