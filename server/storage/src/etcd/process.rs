@@ -152,7 +152,7 @@ pub struct EtcdProcess {
     metrics_port: u16,
     tls: Option<EtcdServerTls>,
     /// Further flags given to etcd.
-    extra_args: Vec<String>,
+    extra_args: Box<[String]>,
     child: Option<Child>,
     watchdog: Option<Child>,
     started_once: bool,
