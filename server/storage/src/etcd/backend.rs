@@ -98,7 +98,7 @@ impl EtcdBackend {
         let client = config.connect().await?;
         let mut backend = Self {
             inner: Arc::new(Inner {
-                batcher: Batcher::new(client.clone(), config.request_timeout),
+                batcher: Batcher::new(&client, config.request_timeout),
                 client,
                 config,
                 leases: LeaseManager::default(),

@@ -3,12 +3,14 @@
 //!
 //! Every write of the backend is a small transaction `when(compare) then(write) else(get)`. On
 //! its own each such transaction costs etcd one request, one raft proposal and one apply. The
-//! [`Batcher`] keeps up to [`MAX_IN_FLIGHT`] requests in flight; writes submitted while all of
-//! them are busy queue up and leave together in the next request, as ONE transaction whose
-//! success branch holds each write's own transaction as a nested transaction (etcd ≥ 3.3). etcd
-//! evaluates every nested compare against the state before the batch and runs each nested
-//! transaction's success or failure branch independently, so every write commits or fails
-//! exactly as it would alone; all writes of a batch share one raft entry and one revision.
+//! [`Batcher`] keeps up to [`MAX_IN_FLIGHT`] requests in flight: a write that finds a free slot
+//! is sent at once from its caller's task; writes submitted while all slots are busy queue up
+//! and leave together in the next request (sent from a spawned task when a slot frees), as ONE
+//! transaction whose success branch holds each write's own transaction as a nested transaction
+//! (etcd ≥ 3.3). etcd evaluates every nested compare against the state before the batch and
+//! runs each nested transaction's success or failure branch independently, so every write
+//! commits or fails exactly as it would alone; all writes of a batch share one raft entry and
+//! one revision.
 //!
 //! Constraints honoured when a batch is formed:
 //! - a batch never holds two writes to the same key (etcd rejects a transaction that writes a
@@ -27,14 +29,11 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use etcd_client::{Client, Compare, KvClient, Txn, TxnOp, TxnOpResponse, TxnResponse};
-use futures::StreamExt;
-use futures::stream::FuturesUnordered;
 use parking_lot::Mutex;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::error::classify;
 use crate::errors::{Result, Revision, StorageError};
@@ -90,84 +89,112 @@ struct Pending {
     reply: oneshot::Sender<Result<Applied>>,
 }
 
+/// What the batcher's users share.
+struct Shared {
+    kv: KvClient,
+    timeout: Duration,
+    state: Mutex<State>,
+}
+
+/// The queue and what is in flight.
+struct State {
+    /// Writes waiting for a request slot, in submission order.
+    queue: VecDeque<Pending>,
+    /// Requests carrying writes that etcd has not answered yet.
+    in_flight: usize,
+    /// The most writes per batch; lowered when etcd rejects a batch as too large.
+    max_ops: usize,
+}
+
 /// Submits writes to etcd, grouping concurrent ones (see the module documentation).
 pub(crate) struct Batcher {
-    client: Client,
-    timeout: Duration,
-    /// The queue of the dispatcher task; replaced when that task is gone (its runtime ended).
-    queue: Mutex<Option<mpsc::UnboundedSender<Pending>>>,
+    shared: Arc<Shared>,
 }
 
 impl Batcher {
     /// A batcher sending over `client`, bounding each etcd request by `timeout`.
-    pub(crate) fn new(client: Client, timeout: Duration) -> Self {
+    pub(crate) fn new(client: &Client, timeout: Duration) -> Self {
         Self {
-            client,
-            timeout,
-            queue: Mutex::new(None),
+            shared: Arc::new(Shared {
+                kv: client
+                    .kv_client()
+                    .max_decoding_message_size(MAX_RESPONSE_BYTES),
+                timeout,
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    in_flight: 0,
+                    max_ops: MAX_BATCH_OPS,
+                }),
+            }),
         }
     }
 
     /// Runs `write`, alone or together with concurrent writes, and returns its result. A write
     /// whose request failed or timed out may or may not have been applied.
+    ///
+    /// With a request slot free the write is sent right away from the caller's task, as its
+    /// plain transaction; otherwise it waits in the queue for the next batch.
     pub(crate) async fn submit(&self, write: Write) -> Result<Applied> {
-        let (reply, result) = oneshot::channel();
-        self.enqueue(Pending { write, reply });
+        let queued = {
+            let mut state = self.shared.state.lock();
+            if state.in_flight < MAX_IN_FLIGHT {
+                state.in_flight += 1;
+                Err(write)
+            } else {
+                let (reply, result) = oneshot::channel();
+                state.queue.push_back(Pending { write, reply });
+                Ok(result)
+            }
+        };
+        let result = match queued {
+            Ok(result) => result,
+            Err(write) => {
+                // Frees the slot (and sends what queued meanwhile) also if this future is
+                // dropped.
+                let _slot = Slot(Arc::clone(&self.shared));
+                let mut kv = self.shared.kv.clone();
+                return send_one(&mut kv, self.shared.timeout, &write).await;
+            }
+        };
         match result.await {
             Ok(result) => result,
             Err(_) => Err(StorageError::unavailable(
-                "the etcd write dispatcher stopped before answering",
+                "the etcd write batch was dropped before it was answered",
             )),
         }
     }
+}
 
-    fn enqueue(&self, pending: Pending) {
-        let mut queue = self.queue.lock();
-        let pending = match queue.as_ref() {
-            Some(tx) => match tx.send(pending) {
-                Ok(()) => return,
-                Err(mpsc::error::SendError(pending)) => pending,
-            },
-            None => pending,
-        };
-        let (tx, rx) = mpsc::unbounded_channel();
-        let kv = self
-            .client
-            .kv_client()
-            .max_decoding_message_size(MAX_RESPONSE_BYTES);
-        tokio::spawn(dispatch(kv, self.timeout, rx));
-        // The receiver was just created and is held by the new task.
-        let _ = tx.send(pending);
-        *queue = Some(tx);
+/// One occupied request slot; releasing it starts the next batches.
+struct Slot(Arc<Shared>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock();
+        state.in_flight -= 1;
+        pump(&self.0, &mut state);
     }
 }
 
-/// The dispatcher: forms batches from the queue whenever fewer than [`MAX_IN_FLIGHT`] are in
-/// flight. Ends when every [`Batcher`] handle is gone and the queue is drained.
-async fn dispatch(kv: KvClient, timeout: Duration, mut rx: mpsc::UnboundedReceiver<Pending>) {
-    let mut queue: VecDeque<Pending> = VecDeque::new();
-    let mut in_flight = FuturesUnordered::new();
-    let mut open = true;
-    // Lowered when etcd rejects a batch as too large for its limits.
-    let limit = Arc::new(AtomicUsize::new(MAX_BATCH_OPS));
-    loop {
-        while let Ok(pending) = rx.try_recv() {
-            queue.push_back(pending);
+/// Starts batches from the queue while request slots are free.
+fn pump(shared: &Arc<Shared>, state: &mut State) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        // No runtime to send from (it is shutting down): nothing queued can be sent.
+        for pending in state.queue.drain(..) {
+            let _ = pending.reply.send(Err(StorageError::unavailable(
+                "no runtime left to send the etcd write from",
+            )));
         }
-        while in_flight.len() < MAX_IN_FLIGHT && !queue.is_empty() {
-            let batch = take_batch(&mut queue, limit.load(Ordering::Relaxed));
-            in_flight.push(send(kv.clone(), timeout, batch, Arc::clone(&limit)));
-        }
-        if !open && queue.is_empty() && in_flight.is_empty() {
-            return;
-        }
-        tokio::select! {
-            pending = rx.recv(), if open => match pending {
-                Some(pending) => queue.push_back(pending),
-                None => open = false,
-            },
-            Some(()) = in_flight.next(), if !in_flight.is_empty() => {}
-        }
+        return;
+    };
+    while state.in_flight < MAX_IN_FLIGHT && !state.queue.is_empty() {
+        let batch = take_batch(&mut state.queue, state.max_ops);
+        state.in_flight += 1;
+        let slot = Slot(Arc::clone(shared));
+        runtime.spawn(async move {
+            send(&slot.0, batch).await;
+            drop(slot);
+        });
     }
 }
 
@@ -201,13 +228,10 @@ fn take_batch(queue: &mut VecDeque<Pending>, max_ops: usize) -> Vec<Pending> {
     batch
 }
 
-/// Sends one batch and answers each of its writes; lowers `limit` when etcd rejects the batch.
-async fn send(
-    mut kv: KvClient,
-    timeout: Duration,
-    mut batch: Vec<Pending>,
-    limit: Arc<AtomicUsize>,
-) {
+/// Sends one batch and answers each of its writes.
+async fn send(shared: &Shared, mut batch: Vec<Pending>) {
+    let mut kv = shared.kv.clone();
+    let timeout = shared.timeout;
     if batch.len() == 1 {
         let Some(pending) = batch.pop() else {
             return;
@@ -230,7 +254,10 @@ async fn send(
             // Rejected before anything was applied (limits lower than the defaults): send the
             // writes one by one, and smaller batches from now on.
             tracing::debug!(%status, size = batch.len(), "etcd rejected a write batch; splitting");
-            limit.fetch_min((batch.len() / 2).max(1), Ordering::Relaxed);
+            {
+                let mut state = shared.state.lock();
+                state.max_ops = state.max_ops.min((batch.len() / 2).max(1));
+            }
             let singles = batch.into_iter().map(|pending| {
                 let mut kv = kv.clone();
                 async move {
