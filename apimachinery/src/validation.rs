@@ -5,7 +5,7 @@
 //! (`… in body should match '…'`), so clients and scripts that match on them keep working.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 use serde_json::Value;
@@ -32,19 +32,71 @@ const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist 
 const UUID_FMT: &str = "^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$";
 
 /// Returns a compiled regular expression, cached by pattern. `None` if it does not compile.
-fn regex(pattern: &str) -> Option<Regex> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Option<Regex>>>> = OnceLock::new();
+/// The `Arc` shares one regex (and its match caches) between callers; cloning a `Regex`
+/// itself would build a fresh cache pool on every call.
+fn regex(pattern: &str) -> Option<Arc<Regex>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Regex>>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut guard = cache.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(re) = guard.get(pattern) {
+        return re.clone();
+    }
     guard
         .entry(pattern.to_string())
-        .or_insert_with(|| Regex::new(pattern).ok())
+        .or_insert_with(|| Regex::new(pattern).ok().map(Arc::new))
         .clone()
 }
 
-/// Whether `s` matches `fmt` entirely.
-fn full_match(fmt: &str, s: &str) -> bool {
-    regex(&format!("^(?:{fmt})$")).is_some_and(|r| r.is_match(s))
+/// Whether `s` matches [`DNS1123_LABEL_FMT`] entirely: lower-case alphanumerics and `-`,
+/// starting and ending with an alphanumeric.
+fn matches_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    b.first().is_some_and(alnum)
+        && b.last().is_some_and(alnum)
+        && b.iter().all(|c| alnum(c) || *c == b'-')
+}
+
+/// Whether `s` matches [`DNS1123_SUBDOMAIN_FMT`] entirely: DNS-1123 labels joined by `.`.
+fn matches_dns1123_subdomain(s: &str) -> bool {
+    s.split('.').all(matches_dns1123_label)
+}
+
+/// Whether `s` matches [`QUALIFIED_NAME_FMT`] entirely: alphanumerics, `-`, `_` and `.`,
+/// starting and ending with an alphanumeric.
+fn matches_qualified_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// Whether `s` matches [`LABEL_VALUE_FMT`] entirely: empty or a qualified name's format.
+fn matches_label_value(s: &str) -> bool {
+    s.is_empty() || matches_qualified_name(s)
+}
+
+/// Whether `s` matches [`UUID_FMT`] entirely: 8-4-4-4-12 lower-case hex digits, each `-`
+/// optional.
+fn matches_uuid(s: &str) -> bool {
+    let mut rest = s.as_bytes();
+    for (i, n) in [8usize, 4, 4, 4, 12].into_iter().enumerate() {
+        if i > 0
+            && let [b'-', tail @ ..] = rest
+        {
+            rest = tail;
+        }
+        if rest.len() < n
+            || !rest[..n]
+                .iter()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+        {
+            return false;
+        }
+        rest = &rest[n..];
+    }
+    rest.is_empty()
 }
 
 /// Kubernetes' `RegexError`: the message, examples and the regular expression used.
@@ -71,7 +123,7 @@ pub fn is_dns1123_label(s: &str) -> Vec<String> {
     if s.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
     }
-    if !full_match(DNS1123_LABEL_FMT, s) {
+    if !matches_dns1123_label(s) {
         errs.push(regex_error(
             DNS1123_LABEL_MSG,
             DNS1123_LABEL_FMT,
@@ -87,7 +139,7 @@ pub fn is_dns1123_subdomain(s: &str) -> Vec<String> {
     if s.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
     }
-    if !full_match(DNS1123_SUBDOMAIN_FMT, s) {
+    if !matches_dns1123_subdomain(s) {
         errs.push(regex_error(
             DNS1123_SUBDOMAIN_MSG,
             DNS1123_SUBDOMAIN_FMT,
@@ -128,7 +180,7 @@ pub fn is_qualified_name(s: &str) -> Vec<String> {
     } else if name.len() > 63 {
         errs.push(format!("name part {}", max_len_error(63)));
     }
-    if !full_match(QUALIFIED_NAME_FMT, name) {
+    if !matches_qualified_name(name) {
         errs.push(format!(
             "name part {}",
             regex_error(
@@ -147,7 +199,7 @@ pub fn is_valid_label_value(s: &str) -> Vec<String> {
     if s.len() > 63 {
         errs.push(max_len_error(63));
     }
-    if !full_match(LABEL_VALUE_FMT, s) {
+    if !matches_label_value(s) {
         errs.push(regex_error(
             LABEL_VALUE_MSG,
             LABEL_VALUE_FMT,
@@ -427,7 +479,7 @@ pub fn check_format(v: &Value, path: &str, format: &str, errors: &mut Vec<FieldE
             Err(_) => vec![format!("{path} in body must be of type date-time: {:?}", s)],
         },
         "uuid" => {
-            if full_match(UUID_FMT, &s.to_ascii_lowercase()) {
+            if matches_uuid(&s.to_ascii_lowercase()) {
                 Vec::new()
             } else {
                 vec![format!("{path} in body must be of type uuid: {:?}", s)]
@@ -632,6 +684,64 @@ pub fn labels_json(labels: &BTreeMap<String, String>) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn format_matchers_agree_with_the_kubernetes_regexes() {
+        let full = |fmt: &str| Regex::new(&format!("^(?:{fmt})$")).unwrap();
+        let checks: [(&str, fn(&str) -> bool); 5] = [
+            (DNS1123_LABEL_FMT, matches_dns1123_label),
+            (DNS1123_SUBDOMAIN_FMT, matches_dns1123_subdomain),
+            (QUALIFIED_NAME_FMT, matches_qualified_name),
+            (LABEL_VALUE_FMT, matches_label_value),
+            (UUID_FMT, matches_uuid),
+        ];
+        let samples = [
+            "",
+            "a",
+            "A",
+            "0",
+            "-",
+            ".",
+            "_",
+            "a-",
+            "-a",
+            "a.b",
+            "a..b",
+            ".a",
+            "a.",
+            "a_b",
+            "A_b",
+            "my-name",
+            "123-abc",
+            "example.com",
+            "Example.com",
+            "a-b.c-d",
+            "a.-b",
+            "x/y",
+            "a b",
+            "é",
+            "aé",
+            "a\n",
+            "abc_",
+            "_abc",
+            "a.b_c-d",
+            "0123456789abcdef0123456789abcdef",
+            "01234567-89ab-cdef-0123-456789abcdef",
+            "01234567-89abcdef-0123-456789abcdef",
+            "01234567--89ab-cdef-0123-456789abcdef",
+            "01234567-89ab-cdef-0123-456789abcde",
+            "01234567-89ab-cdef-0123-456789abcdef0",
+            "0123456g-89ab-cdef-0123-456789abcdef",
+            "-01234567-89ab-cdef-0123-456789abcdef",
+            "01234567-89ab-cdef-0123-456789abcdef-",
+        ];
+        for (fmt, matcher) in checks {
+            let re = full(fmt);
+            for s in samples {
+                assert_eq!(matcher(s), re.is_match(s), "{fmt} on {s:?}");
+            }
+        }
+    }
 
     fn strings(errors: &[FieldError]) -> Vec<String> {
         errors.iter().map(|e| e.to_string()).collect()
