@@ -104,32 +104,39 @@ impl FieldSet {
         Self(out)
     }
 
-    /// Encodes the set as `fieldsV1`.
+    /// Encodes the set as `fieldsV1`: one object per path element, keys in sorted order, and
+    /// `"."` first in a node that is itself a member and has members below it.
     pub fn to_fields_v1(&self) -> Value {
-        #[derive(Default)]
-        struct Node {
-            member: bool,
-            children: BTreeMap<String, Node>,
-        }
-        let mut root = Node::default();
+        let mut root = Map::new();
+        let mut root_member = false;
+        // Paths are sorted, so a member comes before the paths below it and the children of
+        // every node are inserted in sorted order.
         for path in &self.0 {
+            if path.is_empty() {
+                root_member = true;
+                continue;
+            }
+            if root_member && root.is_empty() {
+                root.insert(".".into(), Value::Object(Map::new()));
+            }
             let mut node = &mut root;
-            for el in path {
-                node = node.children.entry(el.clone()).or_default();
+            let last = path.len() - 1;
+            for (i, el) in path.iter().enumerate() {
+                let existed = node.contains_key(el);
+                let Value::Object(child) = node
+                    .entry(el.clone())
+                    .or_insert_with(|| Value::Object(Map::new()))
+                else {
+                    break;
+                };
+                // An existing empty node is a member: it gains `"."` before its first child.
+                if existed && i < last && child.is_empty() {
+                    child.insert(".".into(), Value::Object(Map::new()));
+                }
+                node = child;
             }
-            node.member = true;
         }
-        fn render(node: &Node) -> Value {
-            let mut m = Map::new();
-            if node.member && !node.children.is_empty() {
-                m.insert(".".into(), Value::Object(Map::new()));
-            }
-            for (k, c) in &node.children {
-                m.insert(k.clone(), render(c));
-            }
-            Value::Object(m)
-        }
-        render(&root)
+        Value::Object(root)
     }
 
     /// Paths in both sets.
@@ -333,6 +340,30 @@ mod tests {
             json!({"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:args": {}, "f:ports": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}, "f:port": {}}}, "f:replicas": {}, "f:tags": {"v:\"a\"": {}}}})
         );
         assert_eq!(FieldSet::from_fields_v1(&v1), set);
+    }
+
+    #[test]
+    fn fields_v1_marks_members_with_children_first_and_sorts_keys() {
+        let p = |els: &[&str]| els.iter().map(|e| e.to_string()).collect::<Path>();
+        let set = FieldSet(
+            [
+                p(&["f:spec", "f:ports", "k:{\"name\":\"b\"}"]),
+                p(&["f:spec", "f:ports", "k:{\"name\":\"b\"}", "f:port"]),
+                p(&["f:spec", "f:ports", "k:{\"name\":\"a\"}"]),
+                p(&["f:spec", "f:ports", "k:{\"name\":\"a\"}", "f:port"]),
+                p(&["f:spec", "f:ports", "k:{\"name\":\"a\"}", "f:name"]),
+                p(&["f:spec", "f:replicas"]),
+                p(&["f:metadata", "f:labels", "f:app"]),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let text = serde_json::to_string(&set.to_fields_v1()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:ports":{"k:{\"name\":\"a\"}":{".":{},"f:name":{},"f:port":{}},"k:{\"name\":\"b\"}":{".":{},"f:port":{}}},"f:replicas":{}}}"#
+        );
+        assert_eq!(FieldSet::from_fields_v1(&set.to_fields_v1()), set);
     }
 
     #[test]

@@ -13,7 +13,8 @@ const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lowe
 
 /// The current time as Kubernetes serializes `metav1.Time` (RFC 3339, seconds, UTC).
 pub fn now_rfc3339() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    // `to_rfc3339_opts` writes `%Y-%m-%dT%H:%M:%SZ` without parsing a format string.
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// Returns `metadata` as a mutable map, creating it when missing.
@@ -321,6 +322,13 @@ pub fn validate_meta_update(new: &Value, old: &Value) -> Vec<FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn now_is_rfc3339_in_whole_seconds_utc() {
+        let now = now_rfc3339();
+        assert_eq!(now.len(), "2026-01-02T03:04:05Z".len(), "{now}");
+        assert!(chrono::NaiveDateTime::parse_from_str(&now, "%Y-%m-%dT%H:%M:%SZ").is_ok());
+    }
 
     #[test]
     fn create_wipes_and_sets_system_fields() {
