@@ -65,11 +65,20 @@ pub(crate) struct Write {
 }
 
 impl Write {
+    /// The write's transaction, keeping the write (for a batch that may be resent).
     fn txn(&self) -> Txn {
         Txn::new()
             .when(self.compare.clone())
             .and_then(vec![self.success.clone()])
             .or_else(vec![self.failure.clone()])
+    }
+
+    /// The write's transaction.
+    fn into_txn(self) -> Txn {
+        Txn::new()
+            .when(self.compare)
+            .and_then(vec![self.success])
+            .or_else(vec![self.failure])
     }
 }
 
@@ -153,7 +162,7 @@ impl Batcher {
                 // dropped.
                 let _slot = Slot(Arc::clone(&self.shared));
                 let mut kv = self.shared.kv.clone();
-                return send_one(&mut kv, self.shared.timeout, &write).await;
+                return send_one(&mut kv, self.shared.timeout, write).await;
             }
         };
         match result.await {
@@ -236,7 +245,7 @@ async fn send(shared: &Shared, mut batch: Vec<Pending>) {
         let Some(pending) = batch.pop() else {
             return;
         };
-        let result = send_one(&mut kv, timeout, &pending.write).await;
+        let result = send_one(&mut kv, timeout, pending.write).await;
         let _ = pending.reply.send(result);
         return;
     }
@@ -261,7 +270,7 @@ async fn send(shared: &Shared, mut batch: Vec<Pending>) {
             let singles = batch.into_iter().map(|pending| {
                 let mut kv = kv.clone();
                 async move {
-                    let result = send_one(&mut kv, timeout, &pending.write).await;
+                    let result = send_one(&mut kv, timeout, pending.write).await;
                     let _ = pending.reply.send(result);
                 }
             });
@@ -273,8 +282,8 @@ async fn send(shared: &Shared, mut batch: Vec<Pending>) {
 }
 
 /// Sends one write as its plain transaction.
-async fn send_one(kv: &mut KvClient, timeout: Duration, write: &Write) -> Result<Applied> {
-    match tokio::time::timeout(timeout, kv.txn(write.txn())).await {
+async fn send_one(kv: &mut KvClient, timeout: Duration, write: Write) -> Result<Applied> {
+    match tokio::time::timeout(timeout, kv.txn(write.into_txn())).await {
         Ok(Ok(mut response)) => Ok(Applied {
             revision: header_revision(&mut response)?,
             response,
