@@ -120,66 +120,81 @@ fn field_selector_exact_name(selector: &str) -> Option<String> {
 impl RequestInfo {
     /// Parses a request as Kubernetes does. `query` is the raw query string (without `?`).
     pub fn parse(method: &Method, path: &str, query: &str) -> Result<Self, RequestInfoError> {
-        let mut info = RequestInfo {
-            path: path.to_string(),
-            verb: method.as_str().to_ascii_lowercase(),
-            ..RequestInfo::default()
-        };
         let trimmed = path.trim_matches('/');
-        let mut parts: Vec<&str> = if trimmed.is_empty() {
-            Vec::new()
-        } else {
-            trimmed.split('/').collect()
+        let segments = || trimmed.split('/').filter(|_| !trimmed.is_empty());
+        let mut it = segments();
+        let (Some(prefix), Some(second), Some(_)) = (it.next(), it.next(), it.next()) else {
+            return Ok(Self::non_resource(method, path));
         };
-        if parts.len() < 3 || !API_PREFIXES.contains(&parts[0]) {
-            return Ok(info);
+        if !API_PREFIXES.contains(&prefix) {
+            return Ok(Self::non_resource(method, path));
         }
-        let prefix = parts.remove(0);
+        // The segments after the prefix (and the group, for `/apis`).
+        let mut rest = segments().skip(1);
+        let mut api_group = "";
         if prefix != GROUPLESS_PREFIX {
-            if parts.len() < 3 {
-                return Ok(info);
+            if segments().skip(1).nth(2).is_none() {
+                return Ok(Self::non_resource(method, path));
             }
-            info.api_group = parts.remove(0).to_string();
+            api_group = second;
+            rest.next();
         }
-        info.api_prefix = prefix.to_string();
-        info.is_resource_request = true;
-        info.api_version = parts.remove(0).to_string();
+        let api_version = rest.next().unwrap_or_default();
+        let mut rest = rest.peekable();
 
         let mut via_special_verb = false;
-        if SPECIAL_VERBS.contains(&parts[0]) {
-            if parts.len() < 2 {
-                return Err(RequestInfoError(path.to_string()));
+        let verb = match rest.peek() {
+            Some(&first) if SPECIAL_VERBS.contains(&first) => {
+                rest.next();
+                if rest.peek().is_none() {
+                    return Err(RequestInfoError(path.to_string()));
+                }
+                via_special_verb = true;
+                first
             }
-            info.verb = parts.remove(0).to_string();
-            via_special_verb = true;
-        } else {
-            info.verb = match *method {
+            _ => match *method {
                 Method::POST => "create",
                 Method::GET | Method::HEAD => "get",
                 Method::PUT => "update",
                 Method::PATCH => "patch",
                 Method::DELETE => "delete",
                 _ => "",
-            }
-            .to_string();
-        }
+            },
+        };
 
-        if parts[0] == "namespaces" && parts.len() > 1 {
-            info.namespace = parts[1].to_string();
-            if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
-                parts.drain(..2);
+        // `/namespaces/{ns}/...`: the namespace, and the parts start after it unless the path is
+        // the namespace itself or one of its subresources.
+        let remaining: Vec<&str> = rest.collect();
+        let mut parts: &[&str] = &remaining;
+        let mut namespace = "";
+        if let [first, ns, more @ ..] = parts
+            && *first == "namespaces"
+        {
+            namespace = ns;
+            if more
+                .first()
+                .is_some_and(|sub| !NAMESPACE_SUBRESOURCES.contains(sub))
+            {
+                parts = more;
             }
         }
-        info.parts = parts.iter().map(|s| s.to_string()).collect();
-        if info.parts.len() >= 3 && !via_special_verb {
-            info.subresource = info.parts[2].clone();
-        }
-        if info.parts.len() >= 2 {
-            info.name = info.parts[1].clone();
-        }
-        if !info.parts.is_empty() {
-            info.resource = info.parts[0].clone();
-        }
+        let mut info = RequestInfo {
+            is_resource_request: true,
+            path: path.to_string(),
+            verb: verb.to_string(),
+            api_prefix: prefix.to_string(),
+            api_group: api_group.to_string(),
+            api_version: api_version.to_string(),
+            namespace: namespace.to_string(),
+            resource: parts.first().map(|s| s.to_string()).unwrap_or_default(),
+            subresource: parts
+                .get(2)
+                .filter(|_| !via_special_verb)
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+            name: parts.get(1).map(|s| s.to_string()).unwrap_or_default(),
+            parts: parts.iter().map(|s| s.to_string()).collect(),
+        };
 
         if info.name.is_empty() && info.verb == "get" {
             let watch = query_param(query, "watch")
@@ -197,6 +212,15 @@ impl RequestInfo {
             info.verb = "deletecollection".to_string();
         }
         Ok(info)
+    }
+
+    /// The facts of a request outside the API resource paths: its path and lowercase method.
+    fn non_resource(method: &Method, path: &str) -> Self {
+        RequestInfo {
+            path: path.to_string(),
+            verb: method.as_str().to_ascii_lowercase(),
+            ..RequestInfo::default()
+        }
     }
 
     /// Whether the request is long-running (watch, proxy, or a `watch=true` request), which
@@ -291,6 +315,35 @@ mod tests {
             (r.verb.as_str(), r.resource.as_str(), r.namespace.as_str()),
             ("watch", "configmaps", "d")
         );
+
+        let r = parse(Method::GET, "/api/v1/proxy/namespaces/d/pods/p/x", "");
+        assert_eq!(
+            (
+                r.verb.as_str(),
+                r.namespace.as_str(),
+                r.resource.as_str(),
+                r.name.as_str(),
+                r.subresource.as_str()
+            ),
+            ("proxy", "d", "pods", "p", "")
+        );
+        assert_eq!(r.parts, ["pods", "p", "x"]);
+        let r = parse(Method::PUT, "/api/v1/namespaces/d/status", "");
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_str(), r.subresource.as_str()),
+            ("namespaces", "d", "status")
+        );
+        let r = parse(Method::GET, "//apis/g/v1/widgets/", "");
+        assert_eq!(
+            (
+                r.api_prefix.as_str(),
+                r.api_group.as_str(),
+                r.verb.as_str(),
+                r.resource.as_str()
+            ),
+            ("apis", "g", "list", "widgets")
+        );
+        assert_eq!(r.path, "//apis/g/v1/widgets/");
 
         let r = parse(
             Method::DELETE,

@@ -23,12 +23,18 @@ impl RuntimeConfig {
 
     /// Whether `group/version` is served.
     pub fn enabled(&self, group: &str, version: &str) -> bool {
-        let key = if group.is_empty() {
-            format!("api/{version}")
-        } else {
-            format!("{group}/{version}")
-        };
-        if let Some(v) = self.lookup(&key) {
+        if self.entries.is_empty() {
+            return true;
+        }
+        // The entry `group/version` (`api/version` for the core group).
+        let prefix = if group.is_empty() { "api" } else { group };
+        let explicit = self
+            .entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k.split_once('/') == Some((prefix, version)))
+            .map(|(_, v)| *v);
+        if let Some(v) = explicit {
             return v;
         }
         let level = if version.contains("alpha") {
@@ -58,5 +64,9 @@ mod tests {
         assert!(!rc.enabled("example.dev", "v1alpha1"));
         assert!(!rc.enabled("", "v1"));
         assert!(RuntimeConfig::default().enabled("", "v1"));
+        let rc = RuntimeConfig::new(vec![("api/v1".into(), false), ("api/beta".into(), false)]);
+        assert!(!rc.enabled("", "v1"));
+        assert!(rc.enabled("apps", "v1"));
+        assert!(!rc.enabled("apps", "v1beta1"));
     }
 }

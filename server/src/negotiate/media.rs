@@ -59,6 +59,45 @@ impl MediaType {
     }
 }
 
+/// One media range of an `Accept` header, borrowed from the header: what negotiation reads
+/// without copying (names compare case-insensitively, as [`MediaType::parse`] lowercases them).
+#[derive(Clone, Copy, Debug)]
+struct MediaRange<'a> {
+    essence: &'a str,
+    params: &'a str,
+}
+
+impl<'a> MediaRange<'a> {
+    /// Parses one range as [`MediaType::parse`] does; `None` for an empty type.
+    fn parse(s: &'a str) -> Option<Self> {
+        let (essence, params) = s.split_once(';').unwrap_or((s, ""));
+        let essence = essence.trim();
+        (!essence.is_empty()).then_some(Self { essence, params })
+    }
+
+    /// The ranges of an `Accept` header, without those with `q=0`.
+    fn accepted(header: &'a str) -> impl Iterator<Item = Self> {
+        header.split(',').filter_map(Self::parse).filter(|m| {
+            m.param("q")
+                .is_none_or(|q| q.parse::<f32>().map(|q| q > 0.0).unwrap_or(true))
+        })
+    }
+
+    /// The first value of the parameter `name` (lowercase).
+    fn param(&self, name: &str) -> Option<&'a str> {
+        self.params.split(';').find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().trim_matches('"'))
+        })
+    }
+
+    fn is(&self, essence: &str) -> bool {
+        self.essence.eq_ignore_ascii_case(essence)
+    }
+}
+
 /// The wire encoding of a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -129,12 +168,15 @@ fn accepted_list(protobuf: bool) -> Vec<&'static str> {
     }
 }
 
-fn plain_format(essence: &str, protobuf: bool) -> Option<OutputFormat> {
-    match essence {
-        "application/json" | "application/*" | "*/*" => Some(OutputFormat::Json),
-        "application/yaml" => Some(OutputFormat::Yaml),
-        PROTOBUF if protobuf => Some(OutputFormat::Protobuf),
-        _ => None,
+fn plain_format(m: &MediaRange<'_>, protobuf: bool) -> Option<OutputFormat> {
+    if m.is(JSON) || m.is("application/*") || m.is("*/*") {
+        Some(OutputFormat::Json)
+    } else if m.is(YAML) {
+        Some(OutputFormat::Yaml)
+    } else if protobuf && m.is(PROTOBUF) {
+        Some(OutputFormat::Protobuf)
+    } else {
+        None
     }
 }
 
@@ -152,8 +194,8 @@ pub fn negotiate_output(
             transform: Transform::None,
         });
     }
-    for m in MediaType::parse_accept(header) {
-        let Some(format) = plain_format(&m.essence, protobuf) else {
+    for m in MediaRange::accepted(header) {
+        let Some(format) = plain_format(&m, protobuf) else {
             continue;
         };
         let transform = match m.param("as") {
@@ -198,12 +240,11 @@ pub fn negotiate_watch(accept: Option<&str>, protobuf: bool) -> Result<Negotiate
             transform: Transform::None,
         });
     }
-    for m in MediaType::parse_accept(header) {
-        let format = match m.essence.as_str() {
-            "application/json" | "application/*" | "*/*" => OutputFormat::Json,
-            "application/yaml" => OutputFormat::Json,
-            PROTOBUF if protobuf => OutputFormat::Protobuf,
-            _ => continue,
+    for m in MediaRange::accepted(header) {
+        let format = match plain_format(&m, protobuf) {
+            Some(OutputFormat::Protobuf) => OutputFormat::Protobuf,
+            Some(_) => OutputFormat::Json,
+            None => continue,
         };
         let transform = match (m.param("as"), m.param("v")) {
             (None, _) => Transform::None,
@@ -290,6 +331,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.transform, Transform::PartialObjectMetadata("v1".into()));
+    }
+
+    #[test]
+    fn borrowed_ranges_read_like_parsed_media_types() {
+        for header in [
+            KUBECTL_GET,
+            "Application/JSON ; AS=Table; V=\"v1\" ;g=meta.k8s.io, */*;q=0.5",
+            "application/yaml;q=0, application/vnd.kubernetes.protobuf;q=0.9",
+            " , ;x=1, text/plain;charset",
+        ] {
+            let parsed = MediaType::parse_accept(header);
+            let borrowed: Vec<MediaRange<'_>> = MediaRange::accepted(header).collect();
+            assert_eq!(parsed.len(), borrowed.len(), "{header}");
+            for (p, b) in parsed.iter().zip(&borrowed) {
+                assert!(b.is(&p.essence), "{header}");
+                for name in ["as", "v", "g", "q", "charset"] {
+                    assert_eq!(p.param(name), b.param(name), "{header} {name}");
+                }
+            }
+        }
+        assert_eq!(
+            negotiate_output(Some("APPLICATION/YAML"), false, false)
+                .unwrap()
+                .format,
+            OutputFormat::Yaml
+        );
+        assert_eq!(
+            negotiate_watch(Some("application/yaml"), false)
+                .unwrap()
+                .format,
+            OutputFormat::Json
+        );
     }
 
     #[test]
