@@ -47,6 +47,9 @@ pub(crate) const MAX_BATCH_OPS: usize = 64;
 /// The most key and value bytes one batch carries (a single larger write is sent alone).
 pub(crate) const MAX_BATCH_BYTES: usize = 1024 * 1024;
 
+/// How many queued writes forming a batch looks at.
+const SCAN_LIMIT: usize = 4 * MAX_BATCH_OPS;
+
 /// The largest response a batch may receive: updates and deletes return previous values.
 const MAX_RESPONSE_BYTES: usize = 512 * 1024 * 1024;
 
@@ -215,7 +218,11 @@ fn take_batch(queue: &mut VecDeque<Pending>, max_ops: usize) -> Vec<Pending> {
     let mut keys: HashSet<String> = HashSet::new();
     let mut bytes = 0;
     let mut index = 0;
-    while index < queue.len() && batch.len() < max_ops.max(1) {
+    // Writes to keys already in the batch are skipped; bound the scan so that a queue full of
+    // writes to one hot key costs little per batch.
+    let mut examined = 0;
+    while index < queue.len() && examined < SCAN_LIMIT && batch.len() < max_ops.max(1) {
+        examined += 1;
         let write = &queue[index].write;
         if keys.contains(&write.key) {
             index += 1;
@@ -336,4 +343,60 @@ fn header_revision(response: &mut TxnResponse) -> Result<Revision> {
         .take_header()
         .map(|h| h.revision())
         .ok_or_else(|| StorageError::internal("etcd txn response without header"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queued(key: &str, size: usize) -> Pending {
+        let (reply, _) = oneshot::channel();
+        Pending {
+            write: Write {
+                key: key.to_string(),
+                compare: Vec::new(),
+                success: TxnOp::put(key, Vec::new(), None),
+                failure: TxnOp::get(key, None),
+                size,
+            },
+            reply,
+        }
+    }
+
+    fn keys(batch: &[Pending]) -> Vec<&str> {
+        batch.iter().map(|p| p.write.key.as_str()).collect()
+    }
+
+    #[test]
+    fn a_batch_holds_each_key_once_in_key_order_and_keeps_the_rest_queued() {
+        let mut queue: VecDeque<Pending> = ["b", "a", "b", "c", "a", "d"]
+            .into_iter()
+            .map(|k| queued(k, 1))
+            .collect();
+        let batch = take_batch(&mut queue, 64);
+        assert_eq!(keys(&batch), ["a", "b", "c", "d"]);
+        let rest: Vec<&str> = queue.iter().map(|p| p.write.key.as_str()).collect();
+        assert_eq!(rest, ["b", "a"], "later writes to a key wait, in order");
+    }
+
+    #[test]
+    fn a_batch_respects_the_operation_and_byte_limits() {
+        let mut queue: VecDeque<Pending> = (0..10).map(|i| queued(&format!("k{i}"), 1)).collect();
+        assert_eq!(take_batch(&mut queue, 4).len(), 4);
+        assert_eq!(queue.len(), 6);
+
+        let mut queue: VecDeque<Pending> = [
+            queued("a", MAX_BATCH_BYTES / 2),
+            queued("b", MAX_BATCH_BYTES / 2),
+            queued("c", 1),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(keys(&take_batch(&mut queue, 64)), ["a", "b"]);
+        // A single write larger than the byte limit still leaves, alone.
+        let mut queue: VecDeque<Pending> = [queued("big", 2 * MAX_BATCH_BYTES), queued("x", 1)]
+            .into_iter()
+            .collect();
+        assert_eq!(keys(&take_batch(&mut queue, 64)), ["big"]);
+    }
 }
