@@ -91,6 +91,25 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The `/`-separated segments of a path without its leading and trailing slashes (none for
+/// `/`); inner empty segments are kept.
+fn path_segments(path: &str) -> Vec<&str> {
+    let trimmed = path.trim_matches('/');
+    if trimmed.is_empty() {
+        return Vec::new();
+    }
+    let mut segments = Vec::with_capacity(8);
+    let mut start = 0;
+    for (i, b) in trimmed.bytes().enumerate() {
+        if b == b'/' {
+            segments.push(&trimmed[start..i]);
+            start = i + 1;
+        }
+    }
+    segments.push(&trimmed[start..]);
+    segments
+}
+
 /// Whether a name is usable as a path segment (`path.IsValidPathSegmentName`).
 fn valid_path_segment_name(name: &str) -> bool {
     name != "." && name != ".." && !name.contains('/') && !name.contains('%')
@@ -120,52 +139,48 @@ fn field_selector_exact_name(selector: &str) -> Option<String> {
 impl RequestInfo {
     /// Parses a request as Kubernetes does. `query` is the raw query string (without `?`).
     pub fn parse(method: &Method, path: &str, query: &str) -> Result<Self, RequestInfoError> {
-        let trimmed = path.trim_matches('/');
-        let segments = || trimmed.split('/').filter(|_| !trimmed.is_empty());
-        let mut it = segments();
-        let (Some(prefix), Some(second), Some(_)) = (it.next(), it.next(), it.next()) else {
+        let segments = path_segments(path);
+        let [prefix, second, _, ..] = segments[..] else {
             return Ok(Self::non_resource(method, path));
         };
         if !API_PREFIXES.contains(&prefix) {
             return Ok(Self::non_resource(method, path));
         }
         // The segments after the prefix (and the group, for `/apis`).
-        let mut rest = segments().skip(1);
-        let mut api_group = "";
-        if prefix != GROUPLESS_PREFIX {
-            if segments().skip(1).nth(2).is_none() {
-                return Ok(Self::non_resource(method, path));
-            }
-            api_group = second;
-            rest.next();
-        }
-        let api_version = rest.next().unwrap_or_default();
-        let mut rest = rest.peekable();
-
+        let (api_group, rest) = if prefix == GROUPLESS_PREFIX {
+            ("", &segments[1..])
+        } else if segments.len() < 4 {
+            return Ok(Self::non_resource(method, path));
+        } else {
+            (second, &segments[2..])
+        };
+        let [api_version, ref rest @ ..] = rest[..] else {
+            return Ok(Self::non_resource(method, path));
+        };
         let mut via_special_verb = false;
-        let verb = match rest.peek() {
-            Some(&first) if SPECIAL_VERBS.contains(&first) => {
-                rest.next();
-                if rest.peek().is_none() {
+        let (verb, mut parts) = match rest {
+            [first, more @ ..] if SPECIAL_VERBS.contains(first) => {
+                if more.is_empty() {
                     return Err(RequestInfoError(path.to_string()));
                 }
                 via_special_verb = true;
-                first
+                (*first, more)
             }
-            _ => match *method {
-                Method::POST => "create",
-                Method::GET | Method::HEAD => "get",
-                Method::PUT => "update",
-                Method::PATCH => "patch",
-                Method::DELETE => "delete",
-                _ => "",
-            },
+            _ => {
+                let verb = match *method {
+                    Method::POST => "create",
+                    Method::GET | Method::HEAD => "get",
+                    Method::PUT => "update",
+                    Method::PATCH => "patch",
+                    Method::DELETE => "delete",
+                    _ => "",
+                };
+                (verb, rest)
+            }
         };
 
         // `/namespaces/{ns}/...`: the namespace, and the parts start after it unless the path is
         // the namespace itself or one of its subresources.
-        let remaining: Vec<&str> = rest.collect();
-        let mut parts: &[&str] = &remaining;
         let mut namespace = "";
         if let [first, ns, more @ ..] = parts
             && *first == "namespaces"

@@ -67,7 +67,8 @@ pub struct Metrics {
     registry: Registry,
     requests: Family<Labels, Counter>,
     durations: Family<Labels, Histogram, fn() -> Histogram>,
-    /// The (group, version, resource) triples served, sorted.
+    /// The (resource, group, version) triples served, sorted (resource first: it tells most
+    /// entries apart at the first comparison).
     known: Vec<(String, String, String)>,
     /// `(VERBS.len() + 1) × (known.len() + 1)` slots, verb-major; the last resource column is
     /// for requests without a known resource.
@@ -91,7 +92,10 @@ impl Metrics {
             "Response latency distribution in seconds for each verb, group, version and resource",
             durations.clone(),
         );
-        let mut known: Vec<_> = known.into_iter().collect();
+        let mut known: Vec<_> = known
+            .into_iter()
+            .map(|(group, version, resource)| (resource, group, version))
+            .collect();
         known.sort();
         known.dedup();
         let slots = (0..(VERBS.len() + 1) * (known.len() + 1))
@@ -137,13 +141,13 @@ impl Metrics {
             other => Self::verb_index(&other.to_ascii_uppercase()),
         };
         let key = (
+            info.resource.as_str(),
             info.api_group.as_str(),
             info.api_version.as_str(),
-            info.resource.as_str(),
         );
         let resource = self
             .known
-            .binary_search_by(|(g, v, r)| (g.as_str(), v.as_str(), r.as_str()).cmp(&key))
+            .binary_search_by(|(r, g, v)| (r.as_str(), g.as_str(), v.as_str()).cmp(&key))
             .ok();
         Series { verb, resource }
     }
@@ -153,7 +157,7 @@ impl Metrics {
         let (group, version, resource) = series
             .resource
             .and_then(|i| self.known.get(i))
-            .map(|(g, v, r)| (g.clone(), v.clone(), r.clone()))
+            .map(|(r, g, v)| (g.clone(), v.clone(), r.clone()))
             .unwrap_or_default();
         vec![
             ("verb", verb.to_string()),

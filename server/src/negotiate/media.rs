@@ -188,7 +188,8 @@ pub fn negotiate_output(
     protobuf: bool,
 ) -> Result<Negotiated, ApiError> {
     let header = accept.unwrap_or("").trim();
-    if header.is_empty() {
+    if header.is_empty() || header.eq_ignore_ascii_case(JSON) {
+        // No preference, or exactly JSON (what most clients send).
         return Ok(Negotiated {
             format: OutputFormat::Json,
             transform: Transform::None,
