@@ -234,7 +234,13 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
         first_table: true,
         key: encoding_key,
     };
-    let body_stream = events
+    let deadline = async move {
+        tokio::select! {
+            _ = tokio::time::sleep(timeout) => {}
+            _ = end.wait_for(|ended| *ended) => {}
+        }
+    };
+    let body_stream = until_revision_boundary(events, deadline)
         .scan(false, move |done, (event, memo)| {
             if *done {
                 return futures::future::ready(None);
@@ -244,15 +250,142 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
             futures::future::ready(Some(bytes))
         })
         .filter_map(futures::future::ready)
-        .map(|b| Ok::<_, std::convert::Infallible>(Bytes::from(b)))
-        .take_until(tokio::time::sleep(timeout))
-        .take_until(async move {
-            let _ = end.wait_for(|ended| *ended).await;
-        });
+        .map(|b| Ok::<_, std::convert::Infallible>(Bytes::from(b)));
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, content_type)
         .header(header::CACHE_CONTROL, "no-cache, private")
         .body(Body::from_stream(body_stream))
         .map_err(ApiError::internal)
+}
+
+/// Ends a watch's event stream once `deadline` completes, but never between two events of the
+/// same storage revision: one etcd transaction (a group commit) writes several objects at one
+/// revision, and a client that resumes from the last resourceVersion it saw would miss the rest
+/// of that revision if the stream stopped in the middle of it. After the deadline, events that
+/// are already available and carry the revision of the last delivered event are still sent.
+fn until_revision_boundary<T: Send + 'static>(
+    events: futures::stream::BoxStream<'static, (WatchEvent, T)>,
+    deadline: impl std::future::Future<Output = ()> + Send + 'static,
+) -> impl futures::Stream<Item = (WatchEvent, T)> + Send + 'static {
+    fn object_revision(event: &WatchEvent) -> Option<i64> {
+        match event {
+            WatchEvent::Added(_) | WatchEvent::Modified { .. } | WatchEvent::Deleted(_) => {
+                event.resource_version()
+            }
+            WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => None,
+        }
+    }
+    struct State<T> {
+        events: futures::stream::BoxStream<'static, (WatchEvent, T)>,
+        deadline: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+        last: Option<i64>,
+        expired: bool,
+    }
+    let state = State {
+        events,
+        deadline: Box::pin(deadline),
+        last: None,
+        expired: false,
+    };
+    futures::stream::unfold(state, |mut s| async move {
+        if !s.expired {
+            tokio::select! {
+                biased;
+                _ = &mut s.deadline => s.expired = true,
+                item = s.events.next() => {
+                    let item = item?;
+                    s.last = object_revision(&item.0);
+                    return Some((item, s));
+                }
+            }
+        }
+        let last = s.last?;
+        match futures::FutureExt::now_or_never(s.events.next()) {
+            Some(Some(item)) if object_revision(&item.0) == Some(last) => Some((item, s)),
+            _ => None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod revision_boundary_tests {
+    use super::*;
+    use storage::interface::StoredObject;
+
+    fn added(rv: i64, name: &str) -> (WatchEvent, ()) {
+        let object = StoredObject {
+            key: format!("/registry/configmaps/ns/{name}"),
+            data: Bytes::from_static(b"{}"),
+            resource_version: rv,
+            stale: false,
+        };
+        (WatchEvent::Added(object), ())
+    }
+
+    fn names(events: &[(WatchEvent, ())]) -> Vec<(i64, String)> {
+        events
+            .iter()
+            .map(|(e, _)| match e {
+                WatchEvent::Added(o) => (o.resource_version, o.key.clone()),
+                other => panic!("unexpected event {other:?}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn an_expired_watch_finishes_the_revision_it_is_in() {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        let (fire, fired) = tokio::sync::oneshot::channel::<()>();
+        let stream = until_revision_boundary(rx.boxed(), async move {
+            let _ = fired.await;
+        });
+        futures::pin_mut!(stream);
+        tx.unbounded_send(added(5, "a")).unwrap();
+        let first = stream.next().await.unwrap();
+        // The deadline passes while the rest of revision 5 and revision 6 are queued.
+        tx.unbounded_send(added(5, "b")).unwrap();
+        tx.unbounded_send(added(5, "c")).unwrap();
+        tx.unbounded_send(added(6, "d")).unwrap();
+        fire.send(()).unwrap();
+        tokio::task::yield_now().await;
+        let mut got = vec![first];
+        while let Some(item) = stream.next().await {
+            got.push(item);
+        }
+        assert_eq!(
+            names(&got),
+            [5, 5, 5]
+                .into_iter()
+                .zip(["a", "b", "c"])
+                .map(|(rv, n)| (rv, format!("/registry/configmaps/ns/{n}")))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_watch_ends_at_the_deadline_between_revisions() {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        let (fire, fired) = tokio::sync::oneshot::channel::<()>();
+        let stream = until_revision_boundary(rx.boxed(), async move {
+            let _ = fired.await;
+        });
+        futures::pin_mut!(stream);
+        tx.unbounded_send(added(7, "a")).unwrap();
+        let first = stream.next().await.unwrap();
+        tx.unbounded_send(added(8, "b")).unwrap();
+        fire.send(()).unwrap();
+        let mut got = vec![first];
+        while let Some(item) = stream.next().await {
+            got.push(item);
+        }
+        assert_eq!(names(&got), [(7, "/registry/configmaps/ns/a".to_string())]);
+        // A busy watch still ends at its deadline: events do not hold it open.
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        for rv in 1..1000 {
+            tx.unbounded_send(added(rv, "x")).unwrap();
+        }
+        let stream = until_revision_boundary(rx.boxed(), async {});
+        assert_eq!(stream.count().await, 0);
+    }
 }
