@@ -15,7 +15,9 @@ use server::genericserver::version::{VersionInfo, go_arch};
 use server::genericserver::{self, Config, TlsFiles};
 use server::pki;
 
-/// mimalloc serves the many small per-request allocations faster than glibc malloc.
+/// mimalloc serves the many small per-request allocations faster than glibc malloc. It is
+/// built without transparent huge pages (the `no_thp` feature): with them, the 2 MiB pages it
+/// advises for its arena kept about 20 MiB more resident at idle.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -38,8 +38,8 @@ use writer::{Request, WriteOp, WriterSettings};
 /// The file name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "storage.redb";
 
-/// The default bound of redb's page cache: 64 MiB.
-pub const DEFAULT_CACHE_SIZE: usize = 64 * 1024 * 1024;
+/// The default bound of redb's page cache: 8 MiB.
+pub const DEFAULT_CACHE_SIZE: usize = 8 * 1024 * 1024;
 
 /// Options of the embedded backend.
 #[derive(Debug, Clone)]
@@ -64,7 +64,7 @@ pub struct EmbeddedOptions {
 
 impl EmbeddedOptions {
     /// Defaults: 100,000 retained revisions, a 1 second TTL sweep, a 1,024-batch watch buffer and
-    /// a [`DEFAULT_CACHE_SIZE`] (64 MiB) page cache.
+    /// a [`DEFAULT_CACHE_SIZE`] (8 MiB) page cache.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
