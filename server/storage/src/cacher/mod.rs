@@ -23,6 +23,7 @@
 //!   `bookmark_interval` to watchers that allow them, and `sendInitialEvents=true` ends its
 //!   initial events with a bookmark flagged `initial_events_end`.
 
+mod attrs;
 mod memo;
 mod reflector;
 mod state;
@@ -306,7 +307,7 @@ impl Cacher {
         } else {
             Box::new(state.objects.get(&filter.key).into_iter())
         };
-        range.filter(|o| filter.predicate.matches(&o.attrs))
+        range.filter(|o| o.matches(&filter.predicate))
     }
 }
 

@@ -33,10 +33,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
 
 fn cached(shared: &Shared, object: StoredObject) -> Result<CachedObject> {
     let attrs = shared.config.codec.attrs(&object.data)?;
-    Ok(CachedObject {
-        object,
-        attrs: Arc::new(attrs),
-    })
+    Ok(CachedObject::new(object, attrs))
 }
 
 /// Lists, then follows the watch; returns the error that ended it.

@@ -6,15 +6,29 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::errors::Revision;
-use crate::interface::{ObjectAttrs, StoredObject};
+use crate::interface::{ObjectAttrs, Predicate, StoredObject};
 
+use super::attrs::CachedAttrs;
 use super::memo::EncodedMemo;
 
-/// One cached object with its attributes.
+/// One cached object with the attributes filters look at.
 #[derive(Debug, Clone)]
 pub(crate) struct CachedObject {
     pub(crate) object: StoredObject,
-    pub(crate) attrs: Arc<ObjectAttrs>,
+    attrs: CachedAttrs,
+}
+
+impl CachedObject {
+    /// A cached object with the attributes its codec extracted.
+    pub(crate) fn new(object: StoredObject, attrs: ObjectAttrs) -> Self {
+        let attrs = CachedAttrs::new(&object.key, attrs);
+        Self { object, attrs }
+    }
+
+    /// Whether the object matches `predicate`.
+    pub(crate) fn matches(&self, predicate: &Predicate) -> bool {
+        self.attrs.matches(&self.object.key, predicate)
+    }
 }
 
 /// A [`CachedObject`] ordered and looked up by its storage key, so the index needs no second

@@ -42,14 +42,14 @@ impl WatchFilter {
         if self.predicate.is_everything() {
             return Some(Delivery::AsIs);
         }
-        let current = self.predicate.matches(&event.current.attrs);
+        let current = event.current.matches(&self.predicate);
         match event.kind {
             ChangeKind::Added | ChangeKind::Deleted => current.then_some(Delivery::AsIs),
             ChangeKind::Modified => {
                 let prev = event
                     .prev
                     .as_ref()
-                    .is_some_and(|p| self.predicate.matches(&p.attrs));
+                    .is_some_and(|p| p.matches(&self.predicate));
                 match (current, prev) {
                     (true, true) => Some(Delivery::AsIs),
                     (true, false) => Some(Delivery::Added),
