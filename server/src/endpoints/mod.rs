@@ -18,7 +18,7 @@ mod scale;
 mod watch;
 mod write;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,9 +61,11 @@ pub struct ApiContext {
     storage_media_type: StorageMediaType,
     /// Flips to true when the server shuts down: open watch streams then end cleanly.
     watches_end: tokio::sync::watch::Sender<bool>,
-    stores: RwLock<HashMap<(&'static str, &'static str), Arc<ResourceStore>>>,
+    /// The store of each (group, resource), keyed by the scheme's own names (a fast hash: the
+    /// keys never come from requests).
+    stores: RwLock<FxHashMap<(&'static str, &'static str), Arc<ResourceStore>>>,
     /// The schema of each (group, version, kind), built once and shared by every request.
-    schemas: RwLock<HashMap<KindVersion, Arc<SchemaNode>>>,
+    schemas: RwLock<FxHashMap<KindVersion, Arc<SchemaNode>>>,
     /// Namespaces whose deletion started lately; NamespaceLifecycle reads them from storage.
     pub(crate) recent_namespace_deletions: crate::registry::namespace::RecentNamespaceDeletions,
 }
@@ -83,8 +85,8 @@ impl ApiContext {
             encryption: None,
             storage_media_type: StorageMediaType::default(),
             watches_end: tokio::sync::watch::Sender::new(false),
-            stores: RwLock::new(HashMap::new()),
-            schemas: RwLock::new(HashMap::new()),
+            stores: RwLock::new(FxHashMap::default()),
+            schemas: RwLock::new(FxHashMap::default()),
             recent_namespace_deletions: Default::default(),
         }
     }

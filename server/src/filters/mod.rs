@@ -32,11 +32,6 @@ use crate::genericserver::lifecycle::LifecycleSignals;
 use crate::genericserver::metrics::{Metrics, is_apply};
 use crate::request_info::RequestInfo;
 
-/// The minimum timeout of long-running requests (`--min-request-timeout`), stored as a request
-/// extension; a watch without `timeoutSeconds` lasts a random duration in `[min, 2·min)`.
-#[derive(Clone, Copy, Debug)]
-pub struct MinRequestTimeout(pub Duration);
-
 /// What the filters need.
 pub struct ChainConfig {
     /// Authentication.
@@ -66,8 +61,8 @@ pub fn build<S>(inner: S, config: Arc<ChainConfig>) -> FilterChain<S> {
 ///
 /// The filters run in the order of the module documentation as plain steps of one future per
 /// request (one allocation for the whole chain, not one per layer). The request's
-/// [`RequestInfo`], [`MinRequestTimeout`], [`UserInfo`](crate::authn::UserInfo) and
-/// [`AuthorizerRef`] are stored as extensions before the handler runs.
+/// [`RequestInfo`], [`UserInfo`](crate::authn::UserInfo) and [`AuthorizerRef`] are stored as
+/// extensions before the handler runs.
 #[derive(Clone)]
 pub struct FilterChain<S> {
     inner: S,
@@ -144,9 +139,6 @@ where
         Some(timeout::limit(config, parts.uri.query().unwrap_or(""))?)
     };
     parts.extensions.insert(info);
-    parts
-        .extensions
-        .insert(MinRequestTimeout(config.min_request_timeout));
     parts.extensions.insert(user);
     parts
         .extensions
