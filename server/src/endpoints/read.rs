@@ -41,7 +41,7 @@ pub async fn get(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>
         && rc.version() == rc.storage_version()
     {
         // Written from the stored bytes: no decode, no re-encode.
-        return response::raw_json(&rc, rc.store.json_bytes(&stored)?);
+        return response::raw_json(&rc, rc.store.json_for_get(&stored)?.to_vec());
     }
     let obj = rc.to_request_version(rc.store.decode(&stored)?)?;
     response::object(&rc, StatusCode::OK, obj, &[])
@@ -61,11 +61,7 @@ pub async fn list(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
             .store
             .list_raw(rc.namespace(), params.storage_options())
             .await?;
-        let items = result
-            .items
-            .iter()
-            .map(|o| rc.store.json_bytes(o))
-            .collect::<Result<Vec<_>, _>>()?;
+        let items = rc.store.json_items(&result.items)?;
         let meta = list_meta(&result, params.filtered());
         return response::raw_json_list(&rc, &items, &meta);
     }

@@ -5,6 +5,7 @@ pub mod codec;
 pub mod encoding;
 pub mod errors;
 pub mod generate_name;
+pub mod json_memo;
 pub mod meta;
 pub mod namespace;
 pub mod store;

@@ -21,6 +21,7 @@ use super::codec::StoredObjectCodec;
 use super::encoding::{self, StorageMediaType, StoredForm};
 use super::errors::{callback, storage_error};
 use super::generate_name;
+use super::json_memo::JsonMemo;
 use super::meta::{self, finalizers, is_deleting, meta_mut, meta_str};
 
 /// How many names `generateName` tries before giving up with 409.
@@ -62,7 +63,12 @@ pub struct ResourceStore {
     pub media_type: StorageMediaType,
     keys: ResourceKeys,
     cacher: Option<Cacher>,
+    /// The JSON of recently read objects stored as protobuf.
+    json_memo: JsonMemo,
 }
+
+/// Lists with at least this many objects to transcode are transcoded on several threads.
+const PARALLEL_TRANSCODE_MIN: usize = 1024;
 
 type UpdateClosure<'a> = Box<dyn FnMut(Option<Value>) -> Result<Value, ApiError> + Send + 'a>;
 
@@ -85,6 +91,7 @@ impl ResourceStore {
             media_type: StorageMediaType::default(),
             keys,
             cacher: None,
+            json_memo: JsonMemo::default(),
         }
     }
 
@@ -380,6 +387,54 @@ impl ResourceStore {
             StoredForm::Protobuf(_) => {}
         }
         serde_json::to_vec(&self.decode(stored)?).map_err(ApiError::internal)
+    }
+
+    /// The JSON of one object read for a GET: like [`Self::json_bytes`], but objects stored as
+    /// protobuf are transcoded once per resourceVersion while they stay in the store's small
+    /// memo of recently read objects.
+    pub fn json_for_get(&self, stored: &StoredObject) -> Result<Bytes, ApiError> {
+        if stored.data.starts_with(&apimachinery::protobuf::MAGIC) {
+            self.json_memo
+                .get_or_encode(&stored.key, stored.resource_version, || {
+                    self.json_bytes(stored)
+                })
+        } else {
+            self.json_bytes(stored).map(Bytes::from)
+        }
+    }
+
+    /// The JSON of every object of a list, in order ([`Self::json_bytes`] of each). Large lists
+    /// are transcoded on up to as many threads as the machine has cores.
+    pub fn json_items(&self, items: &[StoredObject]) -> Result<Vec<Vec<u8>>, ApiError> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let protobuf = items
+            .first()
+            .is_some_and(|o| o.data.starts_with(&apimachinery::protobuf::MAGIC));
+        if threads < 2 || items.len() < PARALLEL_TRANSCODE_MIN || !protobuf {
+            return items.iter().map(|o| self.json_bytes(o)).collect();
+        }
+        let chunk = items.len().div_ceil(threads);
+        let encode = |part: &[StoredObject]| {
+            part.iter()
+                .map(|o| self.json_bytes(o))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        std::thread::scope(|scope| {
+            let mut parts = items.chunks(chunk);
+            let first = parts.next().unwrap_or_default();
+            let handles: Vec<_> = parts
+                .map(|part| scope.spawn(move || encode(part)))
+                .collect();
+            let mut out = encode(first)?;
+            out.reserve(items.len().saturating_sub(out.len()));
+            for handle in handles {
+                let part = handle
+                    .join()
+                    .map_err(|_| ApiError::internal("a list transcoding thread panicked"))??;
+                out.extend(part);
+            }
+            Ok(out)
+        })
     }
 
     /// Lists a collection straight from the storage under the watch cache (a consistent read
