@@ -77,7 +77,17 @@ impl Authenticator for X509Authenticator {
             return AuthnOutcome::NoCredentials;
         };
         match user {
-            Ok(user) => AuthnOutcome::Authenticated(user.clone()),
+            Ok(user) => {
+                // Room for the group the union adds (`system:authenticated`).
+                let mut groups = Vec::with_capacity(user.groups.len() + 1);
+                groups.extend_from_slice(&user.groups);
+                AuthnOutcome::Authenticated(UserInfo {
+                    name: user.name.clone(),
+                    uid: user.uid.clone(),
+                    groups,
+                    extra: user.extra.clone(),
+                })
+            }
             Err(reason) => AuthnOutcome::Failed(reason.clone()),
         }
     }
