@@ -52,7 +52,9 @@ pub struct EmbeddedOptions {
     /// How often expired TTL keys are deleted.
     pub sweep_interval: Duration,
     /// The number of committed batches buffered per watcher before it falls back to replaying
-    /// from the history.
+    /// from the history. The broadcast keeps the last this many batches (keys and values)
+    /// alive until newer ones overwrite them, so a large buffer costs memory even when every
+    /// watcher keeps up.
     pub watch_buffer: usize,
     /// The upper bound, in bytes, of redb's page cache (the memory redb may keep of database
     /// pages read or written; it is filled lazily). The default is [`DEFAULT_CACHE_SIZE`]: the
@@ -63,14 +65,14 @@ pub struct EmbeddedOptions {
 }
 
 impl EmbeddedOptions {
-    /// Defaults: 100,000 retained revisions, a 1 second TTL sweep, a 1,024-batch watch buffer and
+    /// Defaults: 100,000 retained revisions, a 1 second TTL sweep, a 128-batch watch buffer and
     /// a [`DEFAULT_CACHE_SIZE`] (8 MiB) page cache.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
             retained_revisions: 100_000,
             sweep_interval: Duration::from_secs(1),
-            watch_buffer: 1024,
+            watch_buffer: 128,
             cache_size: DEFAULT_CACHE_SIZE,
         }
     }
