@@ -36,31 +36,48 @@ fn cached(shared: &Shared, object: StoredObject) -> Result<CachedObject> {
     Ok(CachedObject::new(object, attrs))
 }
 
+/// The initial list is read in pages of this many objects (all at the first page's revision),
+/// so the storage's transient copies of a large resource stay small.
+const LIST_PAGE: i64 = 5_000;
+
+/// Lists every object of the resource at one revision, page by page.
+async fn list_all(shared: &Shared, prefix: &str) -> Result<(Vec<CachedObject>, Revision)> {
+    let mut objects = Vec::new();
+    let mut revision = None;
+    let mut continue_token = String::new();
+    loop {
+        let page = shared
+            .storage
+            .get_list(
+                prefix,
+                ListOptions {
+                    recursive: true,
+                    limit: LIST_PAGE,
+                    continue_token: std::mem::take(&mut continue_token),
+                    ..ListOptions::default()
+                },
+            )
+            .await?;
+        let revision = *revision.get_or_insert(page.resource_version);
+        let remaining = page.remaining_item_count.unwrap_or(0).max(0);
+        objects.reserve(page.items.len() + usize::try_from(remaining).unwrap_or(0));
+        for item in page.items {
+            objects.push(cached(shared, item)?);
+        }
+        match page.continue_token {
+            Some(token) if !token.is_empty() => continue_token = token,
+            _ => return Ok((objects, revision)),
+        }
+    }
+}
+
 /// Lists, then follows the watch; returns the error that ended it.
 async fn list_and_watch(shared: &Arc<Shared>) -> StorageError {
     let prefix = shared.config.resource_prefix.clone();
-    let list = match shared
-        .storage
-        .get_list(
-            &prefix,
-            ListOptions {
-                recursive: true,
-                ..ListOptions::default()
-            },
-        )
-        .await
-    {
+    let (objects, revision) = match list_all(shared, &prefix).await {
         Ok(list) => list,
         Err(error) => return error,
     };
-    let mut objects = Vec::with_capacity(list.items.len());
-    for item in list.items {
-        match cached(shared, item) {
-            Ok(object) => objects.push(object),
-            Err(error) => return error,
-        }
-    }
-    let revision = list.resource_version;
     {
         let mut state = shared.state.write();
         state.replace(objects, revision);
