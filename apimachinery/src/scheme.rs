@@ -173,8 +173,10 @@ pub struct OpenApiDocs {
 #[derive(Clone, Default)]
 pub struct Scheme {
     kinds: Vec<Arc<dyn KindOps>>,
-    by_group_kind: BTreeMap<(String, String), usize>,
-    by_group_resource: BTreeMap<(String, String), usize>,
+    /// Group → kind → index into `kinds` (nested so lookups borrow the names, no allocation).
+    by_group_kind: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Group → plural resource → index into `kinds`.
+    by_group_resource: BTreeMap<String, BTreeMap<String, usize>>,
     openapi: Vec<OpenApiDocs>,
     group_order: Vec<String>,
 }
@@ -197,8 +199,14 @@ impl Scheme {
         if !self.group_order.contains(&group) {
             self.group_order.push(group.clone());
         }
-        self.by_group_kind.insert((group.clone(), kind), index);
-        self.by_group_resource.insert((group, plural), index);
+        self.by_group_kind
+            .entry(group.clone())
+            .or_default()
+            .insert(kind, index);
+        self.by_group_resource
+            .entry(group)
+            .or_default()
+            .insert(plural, index);
         self.kinds.push(ops);
     }
 
@@ -220,14 +228,16 @@ impl Scheme {
     /// Looks a kind up by group and kind name.
     pub fn by_kind(&self, group: &str, kind: &str) -> Option<&Arc<dyn KindOps>> {
         self.by_group_kind
-            .get(&(group.to_string(), kind.to_string()))
+            .get(group)
+            .and_then(|kinds| kinds.get(kind))
             .map(|&i| &self.kinds[i])
     }
 
     /// Looks a kind up by group and plural resource name.
     pub fn by_resource(&self, group: &str, resource: &str) -> Option<&Arc<dyn KindOps>> {
         self.by_group_resource
-            .get(&(group.to_string(), resource.to_string()))
+            .get(group)
+            .and_then(|resources| resources.get(resource))
             .map(|&i| &self.kinds[i])
     }
 
