@@ -65,18 +65,19 @@ impl FieldSet {
                     continue;
                 }
                 if k == "metadata" {
+                    let meta_schema = schema.field("metadata");
                     if let Some(meta) = v.as_object() {
                         for (mk, mv) in meta {
                             if SYSTEM_METADATA.contains(&mk.as_str()) {
                                 continue;
                             }
-                            let path = vec!["f:metadata".to_string(), format!("f:{mk}")];
-                            collect(mv, &schema.field("metadata").field(mk), path, &mut out);
+                            let mut path = vec!["f:metadata".to_string(), format!("f:{mk}")];
+                            collect(mv, &meta_schema.field(mk), &mut path, &mut out);
                         }
                     }
                     continue;
                 }
-                collect(v, &schema.field(k), vec![format!("f:{k}")], &mut out);
+                collect(v, &schema.field(k), &mut vec![format!("f:{k}")], &mut out);
             }
         }
         Self(out)
@@ -169,13 +170,14 @@ pub fn item_key(item: &Value, keys: &[String]) -> Option<String> {
     Some(format!("k:{}", serde_json::to_string(&m).ok()?))
 }
 
-fn collect(value: &Value, schema: &SchemaNode, path: Path, out: &mut BTreeSet<Path>) {
+/// Adds the fields under `value` (at `path`, which is restored before returning) to `out`.
+fn collect(value: &Value, schema: &SchemaNode, path: &mut Path, out: &mut BTreeSet<Path>) {
     match value {
         Value::Object(map) if !schema.map_atomic() && !map.is_empty() => {
             for (k, v) in map {
-                let mut p = path.clone();
-                p.push(format!("f:{k}"));
-                collect(v, &schema.field(k), p, out);
+                path.push(format!("f:{k}"));
+                collect(v, &schema.field(k), path, out);
+                path.pop();
             }
         }
         Value::Array(items) => match schema.list_type().as_str() {
@@ -184,10 +186,10 @@ fn collect(value: &Value, schema: &SchemaNode, path: Path, out: &mut BTreeSet<Pa
                 for item in items {
                     match item_key(item, &keys) {
                         Some(k) => {
-                            let mut p = path.clone();
-                            p.push(k);
-                            out.insert(p.clone());
-                            collect(item, &schema.items(), p, out);
+                            path.push(k);
+                            out.insert(path.clone());
+                            collect(item, &schema.items(), path, out);
+                            path.pop();
                         }
                         None => {
                             out.insert(path.clone());
@@ -206,11 +208,11 @@ fn collect(value: &Value, schema: &SchemaNode, path: Path, out: &mut BTreeSet<Pa
                 }
             }
             _ => {
-                out.insert(path);
+                out.insert(path.clone());
             }
         },
         _ => {
-            out.insert(path);
+            out.insert(path.clone());
         }
     }
 }

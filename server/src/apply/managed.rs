@@ -45,18 +45,18 @@ impl ManagedEntry {
         })
     }
 
-    fn to_json(&self) -> Value {
+    fn into_json(self) -> Value {
         let mut m = Map::new();
-        m.insert("manager".into(), Value::from(self.manager.clone()));
-        m.insert("operation".into(), Value::from(self.operation.clone()));
-        m.insert("apiVersion".into(), Value::from(self.api_version.clone()));
+        m.insert("manager".into(), Value::from(self.manager));
+        m.insert("operation".into(), Value::from(self.operation));
+        m.insert("apiVersion".into(), Value::from(self.api_version));
         if !self.time.is_empty() {
-            m.insert("time".into(), Value::from(self.time.clone()));
+            m.insert("time".into(), Value::from(self.time));
         }
         m.insert("fieldsType".into(), Value::from("FieldsV1"));
         m.insert("fieldsV1".into(), self.fields.to_fields_v1());
         if !self.subresource.is_empty() {
-            m.insert("subresource".into(), Value::from(self.subresource.clone()));
+            m.insert("subresource".into(), Value::from(self.subresource));
         }
         Value::Object(m)
     }
@@ -88,7 +88,7 @@ fn store_entries(object: &mut Value, entries: Vec<ManagedEntry>) {
     let list: Vec<Value> = entries
         .into_iter()
         .filter(|e| !e.fields.is_empty())
-        .map(|e| e.to_json())
+        .map(ManagedEntry::into_json)
         .collect();
     let meta = meta_mut(object);
     if list.is_empty() {
