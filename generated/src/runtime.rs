@@ -44,6 +44,16 @@ pub fn from_json<T: DeserializeOwned>(value: Value) -> Result<T, CodecError> {
     })
 }
 
+/// Decodes a typed object from a borrowed JSON value: copies what the object keeps instead of
+/// cloning the whole value first. Errors are [`from_json`]'s, with the field path (the value
+/// is decoded again, with path tracking, only when the first decode fails).
+pub fn from_json_ref<T: DeserializeOwned>(value: &Value) -> Result<T, CodecError> {
+    match T::deserialize(value) {
+        Ok(obj) => Ok(obj),
+        Err(_) => from_json(value.clone()),
+    }
+}
+
 /// Encodes a typed object as JSON.
 pub fn to_json<T: Serialize>(obj: &T) -> Result<Value, CodecError> {
     serde_json::to_value(obj).map_err(|e| CodecError::Json(e.to_string()))

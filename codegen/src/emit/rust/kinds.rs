@@ -318,15 +318,15 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
                 format_ident!("decode_protobuf_{}", snake),
                 format_ident!("encode_protobuf_{}_list", snake),
             );
-            enc.push(quote!(#name => ::std::result::Result::Ok(#m::#e(&crate::runtime::from_json::<#ty>(value.clone())?)),));
+            enc.push(quote!(#name => ::std::result::Result::Ok(#m::#e(&crate::runtime::from_json_ref::<#ty>(value)?)),));
             dec.push(quote!(#name => crate::runtime::to_json(&#m::#d(bytes)?),));
             enc_list.push(
-                quote!(#name => ::std::result::Result::Ok(#m::#el(&crate::runtime::from_json::<#m::#list_ident>(list.clone())?)),),
+                quote!(#name => ::std::result::Result::Ok(#m::#el(&crate::runtime::from_json_ref::<#m::#list_ident>(list)?)),),
             );
             if has_object_meta(s) {
                 enc_storage.push(quote! {
                     #name => {
-                        let mut obj = crate::runtime::from_json::<#ty>(value.clone())?;
+                        let mut obj = crate::runtime::from_json_ref::<#ty>(value)?;
                         obj.metadata.resource_version = ::std::option::Option::None;
                         ::std::result::Result::Ok(#m::#e(&obj))
                     }
