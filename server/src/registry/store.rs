@@ -180,16 +180,31 @@ impl ResourceStore {
     /// (the storage version's JSON, `apiVersion` and `kind` first, the new resourceVersion
     /// set), built from the object written instead of decoding the bytes again.
     pub fn written(&self, object: Value, resource_version: storage::Revision) -> Value {
-        let mut out = serde_json::Map::new();
-        out.insert("apiVersion".into(), Value::from(self.info.api_version()));
-        out.insert("kind".into(), Value::from(self.info.kind));
-        if let Value::Object(src) = object {
-            out.extend(
-                src.into_iter()
-                    .filter(|(k, _)| k != "apiVersion" && k != "kind"),
-            );
-        }
-        let mut v = Value::Object(out);
+        let mut v = match object {
+            // Already led by `apiVersion` and `kind` (as every decoded object is): set in place.
+            Value::Object(mut src)
+                if src
+                    .keys()
+                    .take(2)
+                    .eq(["apiVersion", "kind"].iter().copied()) =>
+            {
+                src.insert("apiVersion".into(), Value::from(self.info.api_version()));
+                src.insert("kind".into(), Value::from(self.info.kind));
+                Value::Object(src)
+            }
+            other => {
+                let mut out = serde_json::Map::new();
+                out.insert("apiVersion".into(), Value::from(self.info.api_version()));
+                out.insert("kind".into(), Value::from(self.info.kind));
+                if let Value::Object(src) = other {
+                    out.extend(
+                        src.into_iter()
+                            .filter(|(k, _)| k != "apiVersion" && k != "kind"),
+                    );
+                }
+                Value::Object(out)
+            }
+        };
         let meta = meta_mut(&mut v);
         meta.remove("resourceVersion");
         meta.insert(
