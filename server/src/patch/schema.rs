@@ -6,10 +6,9 @@
 //! reached from it (declared properties, map values, list items) are resolved on first use and
 //! remembered, so walking an object's schema on every write copies no schema JSON.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use parking_lot::RwLock;
 use serde_json::Value;
 
 /// A position in a kind's schema: the schema node plus the document's `components.schemas`
@@ -22,8 +21,9 @@ pub struct SchemaNode(Option<Arc<Resolved>>);
 struct Resolved {
     components: Arc<Value>,
     node: Value,
-    /// Declared properties already navigated to, by name.
-    properties: RwLock<HashMap<String, SchemaNode>>,
+    /// The declared properties, each resolved on first use of any of them (one level: their
+    /// own properties wait for their own first use).
+    properties: OnceLock<BTreeMap<String, SchemaNode>>,
     /// The schema of map values (`additionalProperties`).
     values: OnceLock<SchemaNode>,
     /// The schema of list items.
@@ -82,7 +82,7 @@ impl SchemaNode {
             Arc::new(Resolved {
                 node: resolve_refs(components, node),
                 components: components.clone(),
-                properties: RwLock::new(HashMap::new()),
+                properties: OnceLock::new(),
                 values: OnceLock::new(),
                 items: OnceLock::new(),
             })
@@ -108,18 +108,21 @@ impl SchemaNode {
         let Some(r) = &self.0 else {
             return Self::untyped();
         };
-        let Some(p) = r.node.get("properties").and_then(|p| p.get(name)) else {
-            return self.values();
-        };
-        if let Some(known) = r.properties.read().get(name) {
-            return known.clone();
+        let properties = r.properties.get_or_init(|| {
+            r.node
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| {
+                    p.iter()
+                        .map(|(k, v)| (k.clone(), Self::resolve(&r.components, Some(v.clone()))))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        match properties.get(name) {
+            Some(p) => p.clone(),
+            None => self.values(),
         }
-        let child = Self::resolve(&r.components, Some(p.clone()));
-        r.properties
-            .write()
-            .entry(name.to_string())
-            .or_insert(child)
-            .clone()
     }
 
     /// The schema of the values of a map (`additionalProperties`).
