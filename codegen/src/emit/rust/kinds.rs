@@ -335,7 +335,10 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
                     #name => {
                         let mut obj = #m::#d(bytes)?;
                         obj.metadata.resource_version = ::std::option::Option::Some(resource_version.to_string());
-                        ::serde_json::to_vec(&obj).map_err(|e| ::apimachinery::scheme::CodecError::Json(e.to_string()))
+                        // JSON is rarely more than twice the protobuf: one allocation, no regrowth.
+                        let mut out = ::std::vec::Vec::with_capacity(2 * bytes.len() + 64);
+                        ::serde_json::to_writer(&mut out, &obj).map_err(|e| ::apimachinery::scheme::CodecError::Json(e.to_string()))?;
+                        ::std::result::Result::Ok(out)
                     }
                 });
             }
