@@ -61,7 +61,7 @@ pub async fn list(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
             .store
             .list_raw(rc.namespace(), params.storage_options())
             .await?;
-        let items = rc.store.json_items(&result.items)?;
+        let items = rc.store.json_list_items(&result.items)?;
         let meta = list_meta(&result, params.filtered());
         return response::raw_json_list(&rc, &items, &meta);
     }

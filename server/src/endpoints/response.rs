@@ -225,24 +225,19 @@ pub fn raw_json(rc: &RequestContext, body: Vec<u8>) -> Result<Response<Body>, Ap
     )
 }
 
-/// Sends a JSON list whose items are already-encoded JSON objects of the requested version.
+/// Sends a JSON list whose items are already-encoded JSON objects of the requested version,
+/// given comma-separated (the inside of the `items` array).
 pub fn raw_json_list(
     rc: &RequestContext,
-    items: &[Vec<u8>],
+    items: &[u8],
     list_meta: &Value,
 ) -> Result<Response<Body>, ApiError> {
     let head = serde_json::to_vec(&json!({"kind": rc.version_info.list_kind, "apiVersion": rc.version_info.api_version(), "metadata": list_meta})).map_err(ApiError::internal)?;
-    let total: usize = items.iter().map(|i| i.len() + 1).sum();
-    let mut body = Vec::with_capacity(head.len() + total + 16);
+    let mut body = Vec::with_capacity(head.len() + items.len() + 16);
     // `head` ends with `}`: reopen it to append the items.
     body.extend_from_slice(&head[..head.len().saturating_sub(1)]);
     body.extend_from_slice(b",\"items\":[");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(item);
-    }
+    body.extend_from_slice(items);
     body.extend_from_slice(b"]}");
     build(
         StatusCode::OK,

@@ -80,12 +80,11 @@ impl StoredObjectCodec {
     }
 
     /// Attributes of an enveloped protobuf object: from its metadata alone when the kind has
-    /// no other selectable fields, else from the whole decoded object.
+    /// no other selectable fields (the metadata field number of the storage version holds for
+    /// every version, as in Kubernetes' types), else from the whole decoded object.
     fn protobuf_attrs(&self, envelope: &Envelope<'_>) -> storage::Result<ObjectAttrs> {
         let version = GroupVersion::parse(envelope.api_version).version;
-        let storage_version = self.ops.storage_version().version;
         if self.field_selectors.is_empty()
-            && version == storage_version
             && let Some(field) = self.metadata_field
         {
             let meta = object_meta(envelope.raw, field).map_err(StorageError::internal)?;

@@ -418,22 +418,28 @@ impl ResourceStore {
         }
     }
 
-    /// The JSON of every object of a list, in order ([`Self::json_bytes`] of each). Large lists
-    /// are transcoded on up to as many threads as the machine has cores.
-    pub fn json_items(&self, items: &[StoredObject]) -> Result<Vec<Vec<u8>>, ApiError> {
+    /// The JSON of every object of a list ([`Self::json_bytes`] of each), in order and
+    /// separated by commas: the inside of a JSON array. Large lists are transcoded on up to as
+    /// many threads as the machine has cores.
+    pub fn json_list_items(&self, items: &[StoredObject]) -> Result<Vec<u8>, ApiError> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let protobuf = items
             .first()
             .is_some_and(|o| o.data.starts_with(&apimachinery::protobuf::MAGIC));
+        let encode = |part: &[StoredObject]| {
+            let mut out = Vec::with_capacity(part.iter().map(|o| o.data.len() * 3 / 2).sum());
+            for (i, o) in part.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&self.json_bytes(o)?);
+            }
+            Ok::<_, ApiError>(out)
+        };
         if threads < 2 || items.len() < PARALLEL_TRANSCODE_MIN || !protobuf {
-            return items.iter().map(|o| self.json_bytes(o)).collect();
+            return encode(items);
         }
         let chunk = items.len().div_ceil(threads);
-        let encode = |part: &[StoredObject]| {
-            part.iter()
-                .map(|o| self.json_bytes(o))
-                .collect::<Result<Vec<_>, _>>()
-        };
         std::thread::scope(|scope| {
             let mut parts = items.chunks(chunk);
             let first = parts.next().unwrap_or_default();
@@ -441,12 +447,14 @@ impl ResourceStore {
                 .map(|part| scope.spawn(move || encode(part)))
                 .collect();
             let mut out = encode(first)?;
-            out.reserve(items.len().saturating_sub(out.len()));
             for handle in handles {
                 let part = handle
                     .join()
                     .map_err(|_| ApiError::internal("a list transcoding thread panicked"))??;
-                out.extend(part);
+                if !part.is_empty() {
+                    out.push(b',');
+                    out.extend_from_slice(&part);
+                }
             }
             Ok(out)
         })
