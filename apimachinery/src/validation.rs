@@ -690,7 +690,8 @@ mod tests {
     #[test]
     fn format_matchers_agree_with_the_kubernetes_regexes() {
         let full = |fmt: &str| Regex::new(&format!("^(?:{fmt})$")).unwrap();
-        let checks: [(&str, fn(&str) -> bool); 5] = [
+        type Matcher = fn(&str) -> bool;
+        let checks: [(&str, Matcher); 5] = [
             (DNS1123_LABEL_FMT, matches_dns1123_label),
             (DNS1123_SUBDOMAIN_FMT, matches_dns1123_subdomain),
             (QUALIFIED_NAME_FMT, matches_qualified_name),
