@@ -54,7 +54,8 @@ async fn put_raw(data: &Path, group: &str, resource: &str, name: &str, value: Ve
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
-async fn create_configmap(server: &Server, name: &str, value: &str) {
+/// Creates a ConfigMap and returns the object the create answered with.
+async fn create_configmap(server: &Server, name: &str, value: &str) -> Value {
     let resp = server
         .admin()
         .post(server.url("/api/v1/namespaces/default/configmaps"))
@@ -64,6 +65,7 @@ async fn create_configmap(server: &Server, name: &str, value: &str) {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(resp.status().as_u16(), 201, "creating {name}");
+    resp.json().await.unwrap_or(Value::Null)
 }
 
 async fn get_json(server: &Server, path: &str) -> Value {
@@ -141,9 +143,17 @@ async fn protobuf_by_default_json_selectable_and_both_readable_after_a_switch() 
 
     // Default: protobuf in the envelope.
     let mut server = Server::start_in(&data, &[]);
-    create_configmap(&server, "pb", "from-protobuf").await;
+    let created = create_configmap(&server, "pb", "from-protobuf").await;
     let got = get_json(&server, "/api/v1/namespaces/default/configmaps/pb").await;
     assert_eq!(got["data"]["k"], "from-protobuf");
+    // What a create answers is what reading the stored protobuf gives.
+    assert_eq!(created, got);
+    assert!(
+        got["metadata"]["managedFields"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty()),
+        "{got}"
+    );
     assert!(server.terminate(Duration::from_secs(30)).success());
     let stored = raw(&data, "", "configmaps", "pb").await;
     assert_protobuf(&stored, "v1", "ConfigMap");
@@ -154,7 +164,11 @@ async fn protobuf_by_default_json_selectable_and_both_readable_after_a_switch() 
     let got = get_json(&server, "/api/v1/namespaces/default/configmaps/pb").await;
     assert_eq!(got["data"]["k"], "from-protobuf", "{got}");
     assert_eq!(got["metadata"]["labels"]["app"], "enc");
-    create_configmap(&server, "js", "from-json").await;
+    let created = create_configmap(&server, "js", "from-json").await;
+    assert_eq!(
+        created,
+        get_json(&server, "/api/v1/namespaces/default/configmaps/js").await
+    );
     assert_eq!(listed_configmaps(&server).await, ["js", "pb"]);
     assert!(server.terminate(Duration::from_secs(30)).success());
     let stored = assert_json(&raw(&data, "", "configmaps", "js").await, "v1", "ConfigMap");
