@@ -42,6 +42,11 @@ impl StoredObjectCodec {
         }
     }
 
+    /// The protobuf field number of `metadata` in the kind's messages, when known.
+    pub fn metadata_field(&self) -> Option<u32> {
+        self.metadata_field
+    }
+
     /// Attributes of an already decoded object.
     pub fn attrs_of(&self, object: &Value) -> ObjectAttrs {
         let meta = object.get("metadata");
@@ -183,7 +188,7 @@ pub fn splice_resource_version(data: &[u8], resource_version: i64) -> Option<Vec
 }
 
 /// Finds the `{` that opens the value of the top-level `"metadata"` key.
-fn top_level_metadata_open_brace(data: &[u8]) -> Option<usize> {
+pub(crate) fn top_level_metadata_open_brace(data: &[u8]) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = 0;
     let mut key_start: Option<usize> = None;

@@ -9,5 +9,6 @@ pub mod json_memo;
 pub mod meta;
 pub mod namespace;
 pub mod store;
+pub mod transcode;
 
 pub use store::{DeleteOptions, DeleteOutcome, ResourceStore};

@@ -23,6 +23,7 @@ use super::errors::{callback, storage_error};
 use super::generate_name;
 use super::json_memo::JsonMemo;
 use super::meta::{self, finalizers, is_deleting, meta_mut, meta_str};
+use super::transcode;
 
 /// How many names `generateName` tries before giving up with 409.
 pub const GENERATE_NAME_ATTEMPTS: usize = 8;
@@ -381,13 +382,13 @@ impl ResourceStore {
     pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
         match encoding::recognize(&stored.data).map_err(ApiError::internal)? {
             StoredForm::Protobuf(envelope) if envelope.api_version == self.info.api_version() => {
+                let rv = stored.resource_version.to_string();
+                if let Some(json) = self.managed_fields_split_json(envelope.raw, &rv) {
+                    return Ok(json);
+                }
                 return self
                     .ops
-                    .protobuf_to_json(
-                        self.info.version,
-                        envelope.raw,
-                        &stored.resource_version.to_string(),
-                    )
+                    .protobuf_to_json(self.info.version, envelope.raw, &rv)
                     .map_err(ApiError::internal);
             }
             StoredForm::Json(json) => {
@@ -402,6 +403,19 @@ impl ResourceStore {
             StoredForm::Protobuf(_) => {}
         }
         serde_json::to_vec(&self.decode(stored)?).map_err(ApiError::internal)
+    }
+
+    /// The JSON of a storage-version protobuf message with managedFields transcoded directly
+    /// (see [`super::transcode`]); `None` when that does not apply.
+    fn managed_fields_split_json(&self, raw: &[u8], resource_version: &str) -> Option<Vec<u8>> {
+        let split = transcode::split_managed_fields(raw, self.codec.metadata_field()?)?;
+        let rest = self
+            .ops
+            .protobuf_to_json(self.info.version, &split.stripped, resource_version)
+            .ok()?;
+        let mut array = Vec::with_capacity(split.entries.iter().map(|e| e.len() + 32).sum());
+        transcode::managed_fields_json(&split.entries, &mut array)?;
+        transcode::append_to_metadata(&rest, &array)
     }
 
     /// The JSON of one object read for a GET: like [`Self::json_bytes`], but objects stored as
