@@ -85,7 +85,6 @@ async fn list_and_watch(shared: &Arc<Shared>) -> StorageError {
         // re-watch against the new one.
         shared.watchers.lock().clear();
     }
-    shared.revision.send_replace(revision);
 
     let mut upstream = match shared
         .storage
@@ -104,6 +103,9 @@ async fn list_and_watch(shared: &Arc<Shared>) -> StorageError {
         Ok(stream) => stream,
         Err(error) => return error,
     };
+    // Announced only once the upstream watch is open: a reader that waited for this revision
+    // may then write and compact the storage without cancelling the cache's watch.
+    shared.revision.send_replace(revision);
     let mut bookmarks = tokio::time::interval(shared.config.bookmark_interval);
     bookmarks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -389,7 +389,7 @@ impl Backend for EtcdBackend {
         } else {
             self.current_revision().await? + 1
         };
-        Ok(WatchTask::spawn(Arc::clone(&self.inner), request, start))
+        Ok(WatchTask::start(Arc::clone(&self.inner), request, start).await)
     }
 
     async fn compact(&self, revision: Revision) -> Result<()> {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use etcd_client::{EventType, WatchOptions, WatchResponse};
 use futures::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::backend::Inner;
@@ -64,12 +64,27 @@ pub(crate) struct WatchTask {
     /// When the last progress item was delivered.
     last_progress: tokio::time::Instant,
     tx: mpsc::Sender<Result<WatchItem>>,
+    /// Fired when etcd first answers the watch (created, or an error), then `None`.
+    established: Option<oneshot::Sender<()>>,
 }
 
+/// How long [`WatchTask::start`] waits for etcd to register the watch before it returns the
+/// stream anyway (the task keeps trying to establish it).
+const ESTABLISH_WAIT: Duration = Duration::from_secs(5);
+
 impl WatchTask {
-    /// Starts the watch task from revision `start` (inclusive) and returns its stream.
-    pub(crate) fn spawn(inner: Arc<Inner>, request: WatchRequest, start: Revision) -> WatchStream {
+    /// Starts the watch task from revision `start` (inclusive) and returns its stream once etcd
+    /// has registered the watch (or answered it with an error), so that a compaction issued
+    /// after this returns can no longer cancel it for being behind: the caller may announce
+    /// that it follows the storage from `start`. If etcd does not answer within
+    /// [`ESTABLISH_WAIT`] the stream is returned anyway and the task keeps reconnecting.
+    pub(crate) async fn start(
+        inner: Arc<Inner>,
+        request: WatchRequest,
+        start: Revision,
+    ) -> WatchStream {
         let (tx, rx) = mpsc::channel(BUFFER);
+        let (established, is_established) = oneshot::channel();
         let task = WatchTask {
             inner,
             prefix: request.prefix,
@@ -77,8 +92,10 @@ impl WatchTask {
             progress_interval: request.progress_interval,
             last_progress: tokio::time::Instant::now(),
             tx,
+            established: Some(established),
         };
         tokio::spawn(task.run());
+        let _ = tokio::time::timeout(ESTABLISH_WAIT, is_established).await;
         ReceiverStream::new(rx).boxed()
     }
 
@@ -179,6 +196,9 @@ impl WatchTask {
 
     /// Delivers one etcd watch response. Returns whether anything was delivered.
     async fn handle(&mut self, response: WatchResponse) -> std::result::Result<bool, SessionEnd> {
+        if let Some(established) = self.established.take() {
+            let _ = established.send(());
+        }
         if response.compact_revision() > 0 {
             let compacted = response.compact_revision();
             self.inner.compacted.fetch_max(compacted, Ordering::Relaxed);
