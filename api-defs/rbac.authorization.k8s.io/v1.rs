@@ -7,7 +7,7 @@
 #![proto_package = "k8s.io.api.rbac.v1"]
 
 /// A Role is a named set of policy rules within one namespace, granted through RoleBindings.
-#[kind(namespaced, strategic_merge_patch, unconditional_update, no_generation, name_format = "path-segment")]
+#[kind(namespaced, strategic_merge_patch, unconditional_update, create_on_update, no_generation, name_format = "path-segment")]
 pub struct Role {
     /// Standard object metadata.
     #[proto(1)]
@@ -21,7 +21,7 @@ pub struct Role {
 
 /// A ClusterRole is a named set of policy rules at cluster scope, granted through RoleBindings
 /// (within a namespace) or ClusterRoleBindings (everywhere).
-#[kind(cluster, strategic_merge_patch, unconditional_update, no_generation, name_format = "path-segment")]
+#[kind(cluster, strategic_merge_patch, unconditional_update, create_on_update, no_generation, name_format = "path-segment")]
 pub struct ClusterRole {
     /// Standard object metadata.
     #[proto(1)]
@@ -46,7 +46,7 @@ pub struct AggregationRule {
 
 /// A RoleBinding grants a Role of its namespace, or a ClusterRole, to subjects within the
 /// binding's namespace.
-#[kind(namespaced, strategic_merge_patch, unconditional_update, no_generation, name_format = "path-segment")]
+#[kind(namespaced, strategic_merge_patch, unconditional_update, create_on_update, no_generation, name_format = "path-segment")]
 pub struct RoleBinding {
     /// Standard object metadata.
     #[proto(1)]
@@ -63,7 +63,7 @@ pub struct RoleBinding {
 
 /// A ClusterRoleBinding grants a ClusterRole to subjects in every namespace and at cluster
 /// scope.
-#[kind(cluster, strategic_merge_patch, unconditional_update, no_generation, name_format = "path-segment")]
+#[kind(cluster, strategic_merge_patch, unconditional_update, create_on_update, no_generation, name_format = "path-segment")]
 pub struct ClusterRoleBinding {
     /// Standard object metadata.
     #[proto(1)]

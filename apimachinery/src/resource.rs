@@ -80,6 +80,10 @@ pub struct ResourceInfo {
     pub strategic_merge_patch: bool,
     /// Whether objects may be updated without a resourceVersion (`AllowUnconditionalUpdate`).
     pub allow_unconditional_update: bool,
+    /// Whether a `PUT` of a missing object creates it (`AllowCreateOnUpdate`), answering 201;
+    /// otherwise such a `PUT` is 404. Kubernetes allows it for Events, Leases and the RBAC
+    /// kinds; `/status` and other subresources never create.
+    pub allow_create_on_update: bool,
     /// Whether the kind sets `metadata.generation` (1 on create, bumped when the spec changes
     /// or deletion starts). Custom kinds do; most of Kubernetes' built-in kinds do not.
     pub tracks_generation: bool,

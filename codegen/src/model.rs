@@ -269,6 +269,9 @@ pub struct KindModel {
     pub strategic_merge_patch: bool,
     /// `unconditional_update`: updates without a resourceVersion are allowed.
     pub unconditional_update: bool,
+    /// `create_on_update`: a `PUT` of a missing object creates it (Kubernetes'
+    /// `AllowCreateOnUpdate`, true for Events, Leases and the RBAC kinds).
+    pub create_on_update: bool,
     /// `no_generation`: the kind does not track `metadata.generation` (Kubernetes' ConfigMap,
     /// Secret, RBAC kinds, …); by default a kind tracks it, as custom resources do.
     pub no_generation: bool,

@@ -305,6 +305,26 @@ fn a_kind_key_given_twice_is_an_error() {
 }
 
 #[test]
+fn create_on_update_on_a_create_only_kind_is_an_error() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("authentication.k8s.io/v1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let text = text.replacen(
+        "#[kind(cluster, create_only, strategic_merge_patch)]",
+        "#[kind(cluster, create_only, strategic_merge_patch, create_on_update)]",
+        1,
+    );
+    std::fs::write(&file, &text).expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        errors[0].message,
+        "`create_on_update` needs updates, and a `create_only` kind has none; keep one"
+    );
+    assert!(errors[0].loc.file.ends_with("authentication.k8s.io/v1.rs"));
+}
+
+#[test]
 fn an_unserved_version_is_generated_but_not_registered() {
     let defs = copy_api_defs();
     let file = defs.path().join("example.dev/v1alpha1.rs");

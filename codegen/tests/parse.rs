@@ -36,3 +36,52 @@ fn parses_example_dev() {
             .is_some_and(|h| h.has("v1alpha1_widget_spec_to_internal"))
     );
 }
+
+/// The kinds Kubernetes' strategies allow to be created by a `PUT` (`AllowCreateOnUpdate`)
+/// carry `create_on_update`; the others do not.
+#[test]
+fn create_on_update_is_set_on_the_kinds_kubernetes_allows() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let model = codegen::Generator::new(&dir)
+        .load()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut allowed = Vec::new();
+    let mut all = Vec::new();
+    for g in &model.groups {
+        for v in &g.versions {
+            for s in &v.structs {
+                if let Some(k) = &s.kind {
+                    let id = format!("{}/{}", g.name, k.name);
+                    if k.create_on_update {
+                        allowed.push(id.clone());
+                    }
+                    all.push(id);
+                }
+            }
+        }
+    }
+    allowed.sort();
+    allowed.dedup();
+    assert_eq!(
+        allowed,
+        [
+            "/Event",
+            "coordination.k8s.io/Lease",
+            "rbac.authorization.k8s.io/ClusterRole",
+            "rbac.authorization.k8s.io/ClusterRoleBinding",
+            "rbac.authorization.k8s.io/Role",
+            "rbac.authorization.k8s.io/RoleBinding",
+        ]
+    );
+    for not_allowed in [
+        "/ConfigMap",
+        "/Secret",
+        "/ServiceAccount",
+        "/Namespace",
+        "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/MutatingWebhookConfiguration",
+        "example.dev/Widget",
+    ] {
+        assert!(all.iter().any(|k| k == not_allowed), "{not_allowed} exists");
+    }
+}

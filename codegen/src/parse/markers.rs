@@ -22,7 +22,7 @@ pub const FIELD_MARKERS: [&str; 9] = [
     "proto", "json", "default", "validate", "rule", "list", "map", "patch", "doc",
 ];
 /// Keys of `#[kind(…)]`.
-pub const KIND_KEYS: [&str; 14] = [
+pub const KIND_KEYS: [&str; 15] = [
     "namespaced",
     "cluster",
     "status",
@@ -34,6 +34,7 @@ pub const KIND_KEYS: [&str; 14] = [
     "create_only",
     "strategic_merge_patch",
     "unconditional_update",
+    "create_on_update",
     "no_generation",
     "field_selectors",
     "name_format",
@@ -334,6 +335,8 @@ pub struct KindKeys {
     pub strategic_merge_patch: bool,
     /// `unconditional_update`.
     pub unconditional_update: bool,
+    /// `create_on_update`.
+    pub create_on_update: bool,
     /// `no_generation`.
     pub no_generation: bool,
     /// `field_selectors`.
@@ -369,6 +372,7 @@ pub fn parse_kind(cx: &mut MarkerCx<'_>, attr: &Attribute, keys: &mut KindKeys) 
             "create_only" => keys.create_only = true,
             "strategic_merge_patch" => keys.strategic_merge_patch = true,
             "unconditional_update" => keys.unconditional_update = true,
+            "create_on_update" => keys.create_on_update = true,
             "no_generation" => keys.no_generation = true,
             "plural" => keys.plural = Some(string_value(&meta)?),
             "singular" => keys.singular = Some(string_value(&meta)?),

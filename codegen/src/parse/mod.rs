@@ -376,6 +376,12 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
                     "a kind needs a scope: write `#[kind(namespaced)]` or `#[kind(cluster)]`",
                 );
             }
+            if kind_keys.create_on_update && kind_keys.create_only {
+                cx.error(
+                    span,
+                    "`create_on_update` needs updates, and a `create_only` kind has none; keep one",
+                );
+            }
             let lower = name.to_lowercase();
             Some(KindModel {
                 name: name.clone(),
@@ -399,6 +405,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
                 create_only: kind_keys.create_only,
                 strategic_merge_patch: kind_keys.strategic_merge_patch,
                 unconditional_update: kind_keys.unconditional_update,
+                create_on_update: kind_keys.create_on_update,
                 no_generation: kind_keys.no_generation,
                 field_selectors: kind_keys.field_selectors,
                 name_format: kind_keys

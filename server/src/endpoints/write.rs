@@ -13,6 +13,7 @@ use super::params::go_bool;
 use super::request::RequestContext;
 use super::response;
 use crate::apply::{self, ApplyRequest, record_update};
+use crate::authz::{Attributes, Authorization, Decision};
 use crate::patch::{PatchType, apply_patch};
 use crate::registry::meta::{self, meta_mut, meta_str};
 use crate::registry::namespace::{check_namespace_for_create, prepare_namespace_create};
@@ -243,24 +244,91 @@ fn not_found(rc: &RequestContext) -> ApiError {
     ApiError::not_found(&rc.store.resource, &rc.info.name)
 }
 
-/// `PUT` of an object (or `/status`).
-pub async fn update(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
+/// Asks the authorizer whether the user may `create` the object a `PUT` is about to create
+/// (kube-apiserver authorizes create-on-update as a `create` too); 403 with the authorizer's
+/// reason otherwise.
+fn authorize_create(rc: &RequestContext) -> Result<(), ApiError> {
+    let mut info = rc.info.clone();
+    info.verb = "create".to_string();
+    let attrs = Attributes::from_request(&rc.user, &info);
+    let verdict = match &rc.authorizer {
+        Some(a) => a.0.authorize(&attrs),
+        None => Authorization::no_opinion(),
+    };
+    if verdict.decision == Decision::Allow {
+        return Ok(());
+    }
+    Err(ApiError::forbidden(
+        &rc.store.resource,
+        &rc.info.name,
+        &verdict.reason,
+    ))
+}
+
+/// Turns the body of a `PUT` of a missing object into the storage-version object to create
+/// (create-on-update): a `uid` in the body is a failed precondition (409) and a
+/// resourceVersion is ignored; otherwise as a `POST`: managed fields (operation `Update`),
+/// create preparation and validation, then the `create` authorization.
+fn create_on_update(rc: &RequestContext, mut obj: Value, manager: &str) -> Result<Value, ApiError> {
+    if let Some(uid) = meta_str(&obj, "uid").filter(|u| !u.is_empty()) {
+        return Err(ApiError::conflict(
+            &rc.store.resource,
+            &rc.info.name,
+            &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: "),
+        ));
+    }
+    let meta = meta_mut(&mut obj);
+    meta.remove("resourceVersion");
+    meta.remove("managedFields");
+    record_update(
+        None,
+        &mut obj,
+        manager,
+        &rc.version_info.api_version(),
+        "",
+        rc.version_info.status_subresource,
+        &rc.schema,
+    );
+    let mut sv = rc.to_storage_version(obj)?;
+    prepare_create(rc, &mut sv);
+    validate_create(rc, &sv)?;
+    authorize_create(rc)?;
+    Ok(sv)
+}
+
+/// `PUT` of an object (or `/status`). A missing object is created (201) when the kind allows
+/// create-on-update and the request is not for a subresource; otherwise it is 404.
+pub async fn update(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
     let dry_run = rc.dry_run()?;
     let manager = rc.field_manager()?;
     let (mut obj, warnings) = rc.decode_object(None)?;
     fix_namespace(&rc, &mut obj)?;
     fix_name(&rc, &mut obj)?;
+    let may_create = rc.version_info.allow_create_on_update && rc.info.subresource.is_empty();
+    // A create needs a live namespace, as a `POST` does; an update of an existing object in a
+    // terminating namespace does not.
+    if may_create
+        && rc
+            .store
+            .try_get(rc.namespace(), &rc.info.name)
+            .await?
+            .is_none()
+    {
+        check_namespace(ctx, &rc, &rc.info.name).await?;
+    }
     let rcr = &rc;
     let (stored, created) = rc
         .store
-        .update(
+        .update_with_create_ttl(
             rc.namespace(),
             &rc.info.name,
-            false,
+            may_create,
             dry_run,
-            Box::new(move |cur| {
-                let cur = cur.ok_or_else(|| not_found(rcr))?;
-                finish_update(rcr, obj.clone(), &cur, &manager, true, true)
+            event_ttl(&rc),
+            Box::new(move |cur| match cur {
+                Some(cur) => finish_update(rcr, obj.clone(), &cur, &manager, true, true),
+                None if may_create => create_on_update(rcr, obj.clone(), &manager),
+                None => Err(not_found(rcr)),
             }),
         )
         .await?;

@@ -570,6 +570,21 @@ impl ResourceStore {
         name: &'a str,
         allow_create: bool,
         dry_run: bool,
+        update: UpdateClosure<'a>,
+    ) -> Result<(Value, bool), ApiError> {
+        self.update_with_create_ttl(namespace, name, allow_create, dry_run, None, update)
+            .await
+    }
+
+    /// [`update`](Self::update), where an object the update creates gets the storage TTL
+    /// `create_ttl` in seconds (Events created by a `PUT`).
+    pub async fn update_with_create_ttl<'a>(
+        &'a self,
+        namespace: &'a str,
+        name: &'a str,
+        allow_create: bool,
+        dry_run: bool,
+        create_ttl: Option<u64>,
         mut update: UpdateClosure<'a>,
     ) -> Result<(Value, bool), ApiError> {
         let key = self.key(namespace, name)?;
@@ -599,7 +614,8 @@ impl ResourceStore {
                     (Some(stored), Some(old)) if old == new => stored.data.clone(),
                     _ => this.encode(&new)?,
                 };
-                Ok::<_, ApiError>(Update { data, ttl: None })
+                let ttl = if current.is_none() { create_ttl } else { None };
+                Ok::<_, ApiError>(Update { data, ttl })
             })();
             Box::pin(async move { result.map_err(callback) })
         });

@@ -156,6 +156,7 @@ mod tests {
             storage_version: true,
             strategic_merge_patch: false,
             allow_unconditional_update: false,
+            allow_create_on_update: false,
             tracks_generation: true,
             create_only: false,
             proto_package: "",

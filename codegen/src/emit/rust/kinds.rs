@@ -81,6 +81,7 @@ fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
     let storage = version.storage;
     let smp = k.strategic_merge_patch;
     let unconditional = k.unconditional_update;
+    let create_on_update = k.create_on_update;
     let tracks_generation = !k.no_generation;
     let create_only = k.create_only;
     let proto_package = version.proto_package_or_default();
@@ -103,6 +104,7 @@ fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
             storage_version: #storage,
             strategic_merge_patch: #smp,
             allow_unconditional_update: #unconditional,
+            allow_create_on_update: #create_on_update,
             tracks_generation: #tracks_generation,
             create_only: #create_only,
             proto_package: #proto_package,
