@@ -6,7 +6,7 @@
 #![proto_package = "k8s.io.api.coordination.v1"]
 
 /// A Lease records who holds a lock and until when, for leader election and heartbeats.
-#[kind(namespaced, strategic_merge_patch, unconditional_update, create_on_update, no_generation)]
+#[kind(namespaced, strategic_merge_patch, create_on_update, no_generation)]
 #[print_column(name = "Holder", type = "string", json_path = ".spec.holderIdentity", description = "The current holder of the lease.")]
 pub struct Lease {
     /// Standard object metadata.

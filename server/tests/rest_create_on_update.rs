@@ -257,3 +257,18 @@ async fn put_create_needs_create_permission() {
     );
     assert_eq!(h.get(&uri).await.status, 404);
 }
+
+/// Kubernetes' Lease strategy does not allow unconditional updates: an existing Lease is only
+/// replaced by a PUT that names the resourceVersion it read (leader election relies on it).
+#[tokio::test]
+async fn an_existing_lease_needs_a_resource_version_to_be_replaced() {
+    let h = Harness::new().await;
+    let r = h.put(&format!("{LEASES}/l7"), &lease("l7")).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let r = h.put(&format!("{LEASES}/l7"), &lease("l7")).await;
+    assert_eq!(r.status, 422, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.json()["message"],
+        "Lease.coordination.k8s.io \"l7\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+    );
+}
