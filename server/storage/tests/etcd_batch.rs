@@ -262,11 +262,18 @@ async fn batched_creates_keep_their_ttl() {
     }
 }
 
-/// Creates `count` keys from [`WRITERS`] concurrent writers; returns key -> revision.
+/// A value of the plain backend tests.
+fn plain(_name: &str) -> Bytes {
+    Bytes::from_static(b"v")
+}
+
+/// Creates the keys `<prefix>w0000` … from [`WRITERS`] concurrent writers, each with the value
+/// `value(name)`; returns key -> revision.
 async fn create_concurrently(
     backend: &Arc<EtcdBackend>,
     prefix: &str,
     count: usize,
+    value: fn(&str) -> Bytes,
 ) -> BTreeMap<String, i64> {
     let mut tasks = Vec::new();
     for writer in 0..WRITERS {
@@ -275,9 +282,10 @@ async fn create_concurrently(
         tasks.push(tokio::spawn(async move {
             let mut out = Vec::new();
             for i in (writer..count).step_by(WRITERS) {
-                let key = format!("{prefix}w{i:04}");
+                let name = format!("w{i:04}");
+                let key = format!("{prefix}{name}");
                 match backend
-                    .put(&key, Bytes::from_static(b"v"), Condition::Absent, None)
+                    .put(&key, value(&name), Condition::Absent, None)
                     .await
                     .expect("create")
                 {
@@ -350,7 +358,7 @@ async fn watch_delivers_every_event_of_a_shared_revision_once() {
         })
         .await
         .expect("watch");
-    let created = create_concurrently(&backend, &prefix, 400).await;
+    let created = create_concurrently(&backend, &prefix, 400, plain).await;
     let revisions = by_revision(&created);
     let shared = revisions
         .iter()
@@ -417,14 +425,11 @@ async fn watch_delivers_every_event_of_a_shared_revision_once() {
 /// object once, in non-decreasing revision order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cache_applies_shared_revisions_whole() {
-    let etcd = TestEtcd::get().expect("etcd must be available for the etcd batch tests");
-    let backend = EtcdBackend::connect(EtcdConfig::new([etcd.endpoint()]))
-        .await
-        .expect("connect");
-    let keys = ResourceKeys::new(&unique_test_prefix(), "test.dev", "widgets").expect("keys");
+    let (_etcd, backend, prefix) = setup().await;
+    let keys = ResourceKeys::new(&prefix, "test.dev", "widgets").expect("keys");
     let store_config = StoreConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec))
         .with_bookmark_interval(Duration::from_millis(100));
-    let store = Arc::new(Store::new(Arc::new(backend), store_config));
+    let store = Arc::new(Store::new(backend, store_config));
     let cacher = Cacher::new(
         store,
         CacherConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec)),
@@ -520,12 +525,8 @@ async fn cache_applies_shared_revisions_whole() {
 /// its buffer, never in the middle of it: every revision it received, it received whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_cache_watcher_is_closed_between_revisions() {
-    let etcd = TestEtcd::get().expect("etcd must be available for the etcd batch tests");
-    let backend = EtcdBackend::connect(EtcdConfig::new([etcd.endpoint()]))
-        .await
-        .expect("connect");
-    let backend = Arc::new(backend);
-    let keys = ResourceKeys::new(&unique_test_prefix(), "test.dev", "widgets").expect("keys");
+    let (_etcd, backend, prefix) = setup().await;
+    let keys = ResourceKeys::new(&prefix, "test.dev", "widgets").expect("keys");
     let store_config = StoreConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec));
     let store = Arc::new(Store::new(
         Arc::clone(&backend) as Arc<dyn Backend>,
@@ -548,32 +549,8 @@ async fn a_slow_cache_watcher_is_closed_between_revisions() {
         .await
         .expect("watch");
     let prefix = format!("{}ns/", keys.resource_prefix());
-    let count = 256;
-    let mut tasks = Vec::new();
-    for writer in 0..WRITERS {
-        let backend = Arc::clone(&backend);
-        let prefix = prefix.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut out = Vec::new();
-            for i in (writer..count).step_by(WRITERS) {
-                let name = format!("o{i:04}");
-                let key = format!("{prefix}{name}");
-                match backend
-                    .put(&key, object("ns", &name, &[], "x"), Condition::Absent, None)
-                    .await
-                    .expect("create")
-                {
-                    TxnOutcome::Committed { revision, .. } => out.push((key, revision)),
-                    other => panic!("create failed: {other:?}"),
-                }
-            }
-            out
-        }));
-    }
-    let mut created = BTreeMap::new();
-    for task in tasks {
-        created.extend(task.await.expect("writer"));
-    }
+    let created =
+        create_concurrently(&backend, &prefix, 256, |name| object("ns", name, &[], "x")).await;
     let revisions = by_revision(&created);
     assert!(revisions.values().any(|keys| keys.len() > 1));
 
@@ -612,10 +589,10 @@ async fn batches_rejected_by_lower_limits_fall_back_to_single_writes() {
         .await
         .expect("connect");
     let backend = Arc::new(backend);
-    let created = create_concurrently(&backend, "/limits/", 256).await;
+    let created = create_concurrently(&backend, "/limits/", 256, plain).await;
     assert_eq!(created.len(), 256);
     for round in 0..2 {
-        let created = create_concurrently(&backend, &format!("/limits{round}/"), 128).await;
+        let created = create_concurrently(&backend, &format!("/limits{round}/"), 128, plain).await;
         assert_eq!(created.len(), 128);
     }
     let count = backend.count("/limits").await.expect("count");
