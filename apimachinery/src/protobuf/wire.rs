@@ -173,6 +173,11 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// How many bytes were read so far (the offset of the next field).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     /// Whether every byte was read.
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()

@@ -13,14 +13,10 @@
 
 use std::io::Write;
 
-/// `ObjectMeta.managedFields`.
-const MANAGED_FIELDS: u64 = 17;
+use apimachinery::protobuf::wire::{Decoder, WireType, put_len_delimited};
 
-/// Wire types of the protobuf encoding.
-const VARINT: u64 = 0;
-const I64: u64 = 1;
-const LEN: u64 = 2;
-const I32: u64 = 5;
+/// `ObjectMeta.managedFields`.
+const MANAGED_FIELDS: u32 = 17;
 
 /// An object's message with the managedFields entries taken out of its metadata.
 #[derive(Debug)]
@@ -31,106 +27,67 @@ pub struct Split<'a> {
     pub entries: Vec<&'a [u8]>,
 }
 
-fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut value = 0u64;
-    for i in 0..10 {
-        let byte = *buf.get(*pos)?;
-        *pos += 1;
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte < 0x80 {
-            return Some(value);
-        }
-    }
-    None
-}
-
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-/// One field: its number, wire type, payload (for `LEN`) and where it ends.
+/// One field: its number, wire type and (for length-delimited fields) payload.
 struct Field<'a> {
-    number: u64,
-    wire: u64,
+    number: u32,
+    wire: WireType,
     payload: &'a [u8],
 }
 
-/// Reads the field at `pos` and moves past it.
-fn field<'a>(buf: &'a [u8], pos: &mut usize) -> Option<Field<'a>> {
-    let key = varint(buf, pos)?;
-    let (number, wire) = (key >> 3, key & 7);
-    let start = *pos;
-    match wire {
-        VARINT => {
-            varint(buf, pos)?;
+/// Reads the next field of a message that is not yet fully read; `None` when it is malformed.
+fn field<'a>(dec: &mut Decoder<'a>) -> Option<Field<'a>> {
+    let (number, wire) = dec.key().ok()??;
+    let payload = match wire {
+        WireType::Len => dec.len_delimited().ok()?,
+        other => {
+            dec.skip(other).ok()?;
+            &[]
         }
-        I64 => *pos = pos.checked_add(8)?,
-        I32 => *pos = pos.checked_add(4)?,
-        LEN => {
-            let len = usize::try_from(varint(buf, pos)?).ok()?;
-            let begin = *pos;
-            *pos = begin.checked_add(len)?;
-            if *pos > buf.len() {
-                return None;
-            }
-            return Some(Field {
-                number,
-                wire,
-                payload: &buf[begin..*pos],
-            });
-        }
-        _ => return None,
-    }
-    (*pos <= buf.len()).then_some(Field {
+    };
+    Some(Field {
         number,
         wire,
-        payload: &buf[start..start],
+        payload,
     })
 }
 
 /// Takes the managedFields entries out of the metadata (field `metadata_field`) of `raw`.
 /// `None` when there are none, or the message is not what this expects.
 pub fn split_managed_fields(raw: &[u8], metadata_field: u32) -> Option<Split<'_>> {
-    let mut pos = 0;
-    while pos < raw.len() {
-        let start = pos;
-        let f = field(raw, &mut pos)?;
-        if f.number != u64::from(metadata_field) || f.wire != LEN {
+    let mut dec = Decoder::new(raw);
+    while !dec.is_empty() {
+        let start = dec.position();
+        let f = field(&mut dec)?;
+        if f.number != metadata_field || f.wire != WireType::Len {
             continue;
         }
+        let end = dec.position();
         let meta = f.payload;
         let mut entries = Vec::new();
         let mut kept = Vec::with_capacity(meta.len());
-        let mut mpos = 0;
-        while mpos < meta.len() {
-            let mstart = mpos;
-            let m = field(meta, &mut mpos)?;
-            if m.number == MANAGED_FIELDS && m.wire == LEN {
+        let mut mdec = Decoder::new(meta);
+        while !mdec.is_empty() {
+            let mstart = mdec.position();
+            let m = field(&mut mdec)?;
+            if m.number == MANAGED_FIELDS && m.wire == WireType::Len {
                 entries.push(m.payload);
             } else {
-                kept.extend_from_slice(&meta[mstart..mpos]);
+                kept.extend_from_slice(&meta[mstart..mdec.position()]);
             }
         }
         if entries.is_empty() {
             return None;
         }
         // A second metadata field would be merged into the first: leave that to the typed path.
-        let mut rest = pos;
-        while rest < raw.len() {
-            if field(raw, &mut rest)?.number == u64::from(metadata_field) {
+        while !dec.is_empty() {
+            if field(&mut dec)?.number == metadata_field {
                 return None;
             }
         }
         let mut stripped = Vec::with_capacity(raw.len());
         stripped.extend_from_slice(&raw[..start]);
-        put_varint(&mut stripped, (u64::from(metadata_field) << 3) | LEN);
-        put_varint(&mut stripped, kept.len() as u64);
-        stripped.extend_from_slice(&kept);
-        stripped.extend_from_slice(&raw[pos..]);
+        put_len_delimited(&mut stripped, metadata_field, &kept);
+        stripped.extend_from_slice(&raw[end..]);
         return Some(Split { stripped, entries });
     }
     None
@@ -161,13 +118,12 @@ fn timestamp_seconds(bytes: &[u8]) -> Option<Option<i64>> {
         return Some(None);
     }
     let mut seconds = 0i64;
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let key = varint(bytes, &mut pos)?;
-        match (key >> 3, key & 7) {
-            (1, VARINT) => seconds = varint(bytes, &mut pos)? as i64,
-            (_, VARINT) => {
-                varint(bytes, &mut pos)?;
+    let mut dec = Decoder::new(bytes);
+    while let Some((number, wire)) = dec.key().ok()? {
+        match (number, wire) {
+            (1, WireType::Varint) => seconds = dec.varint().ok()? as i64,
+            (_, WireType::Varint) => {
+                dec.varint().ok()?;
             }
             _ => return None,
         }
@@ -177,10 +133,10 @@ fn timestamp_seconds(bytes: &[u8]) -> Option<Option<i64>> {
 
 fn parse_entry(bytes: &[u8]) -> Option<Entry<'_>> {
     let mut e = Entry::default();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let f = field(bytes, &mut pos)?;
-        if f.wire != LEN {
+    let mut dec = Decoder::new(bytes);
+    while !dec.is_empty() {
+        let f = field(&mut dec)?;
+        if f.wire != WireType::Len {
             continue;
         }
         match f.number {
@@ -192,11 +148,11 @@ fn parse_entry(bytes: &[u8]) -> Option<Entry<'_>> {
             7 => {
                 // `FieldsV1 { raw = 1 }`.
                 let mut raw = None;
-                let mut p = 0;
-                while p < f.payload.len() {
-                    let inner = field(f.payload, &mut p)?;
-                    if inner.number == 1 && inner.wire == LEN {
-                        raw = Some(inner.payload);
+                let mut inner = Decoder::new(f.payload);
+                while !inner.is_empty() {
+                    let g = field(&mut inner)?;
+                    if g.number == 1 && g.wire == WireType::Len {
+                        raw = Some(g.payload);
                     }
                 }
                 e.fields_v1 = Some(raw?);
