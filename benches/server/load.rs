@@ -43,6 +43,8 @@ pub struct Outcome {
     pub latencies: Vec<Duration>,
     /// CPU time the serving process (or, for raw storage, this process) spent during the run.
     pub cpu: Duration,
+    /// CPU time this process (the load generator) spent during the run.
+    pub client_cpu: Duration,
 }
 
 impl Outcome {
@@ -54,6 +56,11 @@ impl Outcome {
     /// CPU microseconds spent per operation.
     pub fn cpu_per_op(&self) -> f64 {
         self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64
+    }
+
+    /// CPU microseconds the load generator spent per operation.
+    pub fn client_cpu_per_op(&self) -> f64 {
+        self.client_cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64
     }
 
     /// The latency at quantile `q` (0..=1), nearest rank.
@@ -88,6 +95,7 @@ where
 {
     let op = Arc::new(op);
     let cpu_before = cpu_time(pid)?;
+    let client_before = cpu_time(std::process::id())?;
     let next = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let deadline = start + limit.duration;
@@ -116,11 +124,13 @@ where
     }
     let elapsed = start.elapsed();
     let cpu = cpu_time(pid)?.saturating_sub(cpu_before);
+    let client_cpu = cpu_time(std::process::id())?.saturating_sub(client_before);
     latencies.sort();
     Ok(Outcome {
         ops: latencies.len() as u64,
         elapsed,
         latencies,
         cpu,
+        client_cpu,
     })
 }

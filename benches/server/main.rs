@@ -11,7 +11,8 @@
 //!
 //! Run: `cargo bench -p apiary --bench server -- [seconds per throughput case]` (default 4).
 //! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
-//! (100k ConfigMaps) is kept and its path printed, for profiling a server over it.
+//! (100k ConfigMaps) is kept and its path printed, for profiling a server over it. With
+//! `APIARY_BENCH_ONLY=creates` only the create case runs.
 
 mod baseline;
 mod client;

@@ -146,14 +146,22 @@ pub fn start_apiary(data_dir: &Path) -> anyhow::Result<(Process, PathBuf)> {
 }
 
 /// Starts the baseline server (this executable in `baseline-serve` mode) with the apiary TLS
-/// material under `pki` and the body to serve. Returns the process and its port.
-pub fn start_baseline(pki: &Path, body: &Path) -> anyhow::Result<(Process, u16)> {
+/// material under `pki` and the body to serve; with `store`, it also serves durable creates into
+/// a fresh embedded store there. Returns the process and its port.
+pub fn start_baseline(
+    pki: &Path,
+    body: &Path,
+    store: Option<&Path>,
+) -> anyhow::Result<(Process, u16)> {
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.arg(crate::baseline::MODE)
         .arg(pki.join("apiserver.crt"))
         .arg(pki.join("apiserver.key"))
         .arg(pki.join("ca.crt"))
         .arg(body);
+    if let Some(store) = store {
+        cmd.arg(store);
+    }
     let process = Process::spawn(cmd, Duration::from_secs(30))?;
     let port = process
         .first_line

@@ -26,6 +26,9 @@ const PAYLOAD: usize = 256;
 /// When this environment variable is set, the filled apiary data directory is kept (for
 /// profiling a server over it) instead of being deleted.
 const KEEP_ENV: &str = "APIARY_BENCH_KEEP";
+/// When this environment variable is `creates`, only the create case runs (for profiling and
+/// quick A/B comparisons); its table is printed and the run ends.
+const ONLY_ENV: &str = "APIARY_BENCH_ONLY";
 /// Upper bound of any bulk-loading phase.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
 
@@ -234,7 +237,10 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         "/api/v1/namespaces/bench/configmaps",
         configmap("bench", "probe"),
     );
-    let value_size = conn.expect(probe, StatusCode::CREATED).await?.len();
+    let created = conn.expect(probe, StatusCode::CREATED).await?;
+    let value_size = created.len();
+    let created_file = tmp.path().join("created.json");
+    std::fs::write(&created_file, &created)?;
     stored += 1;
     let mut creates = Vec::new();
     for c in CONNECTIONS {
@@ -252,11 +258,28 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         let raw_dir = tmp.path().join(format!("raw-{c}"));
         let raw = raw::creates(&raw_dir, c, value_size, Limit::time(case)).await?;
         std::fs::remove_dir_all(&raw_dir).with_context(|| format!("removing {raw_dir:?}"))?;
+        let thin_dir = tmp.path().join(format!("thinnest-{c}"));
+        let (thin, port) = start_baseline(&data_dir.join("pki"), &created_file, Some(&thin_dir))?;
+        let thin_ep = Arc::new(Endpoint::new(
+            std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            Proto::H1,
+            &creds,
+        )?);
+        let thinnest =
+            http_creates(thin.pid(), &thin_ep, "bench", "t-", c, Limit::time(case)).await?;
+        drop(thin);
+        std::fs::remove_dir_all(&thin_dir).with_context(|| format!("removing {thin_dir:?}"))?;
         creates.push(CreateRow {
             connections: c,
             server,
             raw,
+            thinnest,
         });
+    }
+
+    if std::env::var(ONLY_ENV).is_ok_and(|v| v == "creates") {
+        report::print_creates(&creates, value_size);
+        return Ok(());
     }
 
     // 2. GETs of one object against the minimal handler returning the same bytes.
@@ -276,7 +299,7 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         .await?;
     let body_file = tmp.path().join("object.json");
     std::fs::write(&body_file, &object)?;
-    let (baseline, port) = start_baseline(&data_dir.join("pki"), &body_file)?;
+    let (baseline, port) = start_baseline(&data_dir.join("pki"), &body_file, None)?;
     let base_addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut gets = Vec::new();
     for proto in [Proto::H1, Proto::H2] {
