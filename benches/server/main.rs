@@ -12,7 +12,8 @@
 //! Run: `cargo bench -p apiary --bench server -- [seconds per throughput case]` (default 4).
 //! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
 //! (100k ConfigMaps) is kept and its path printed, for profiling a server over it. With
-//! `APIARY_BENCH_ONLY=creates` only the create case runs.
+//! `APIARY_BENCH_ONLY=creates` only the create case runs; `APIARY_BENCH_BIN=<path>` benchmarks
+//! another build of the `apiary` binary (for A/B comparisons of two trees).
 
 mod baseline;
 mod client;
