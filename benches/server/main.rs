@@ -13,10 +13,12 @@
 //! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
 //! (100k ConfigMaps) is kept and its path printed, for profiling a server over it. With
 //! `APIARY_BENCH_ONLY=creates` only the create case runs; `APIARY_BENCH_BIN=<path>` benchmarks
-//! another build of the `apiary` binary (for A/B comparisons of two trees).
+//! another build of the `apiary` binary (for A/B comparisons of two trees); `APIARY_BENCH_ETCD=1`
+//! adds the create case over a fresh etcd (etcd on PATH) against apiary's etcd backend.
 
 mod baseline;
 mod client;
+mod etcd_case;
 mod load;
 mod process;
 mod raw;

@@ -135,14 +135,17 @@ fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
 
 /// Starts the `apiary` binary of this build on a free loopback port with the embedded store in
 /// `data_dir`. Returns the process and the path of the admin kubeconfig it wrote.
-pub fn start_apiary(data_dir: &Path) -> anyhow::Result<(Process, PathBuf)> {
+pub fn start_apiary(data_dir: &Path, extra_args: &[String]) -> anyhow::Result<(Process, PathBuf)> {
     // APIARY_BENCH_BIN runs another build of apiary (an A/B comparison of two trees).
-    let bin = std::env::var_os("APIARY_BENCH_BIN")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_apiary")), PathBuf::from);
+    let bin = std::env::var_os("APIARY_BENCH_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_apiary")),
+        PathBuf::from,
+    );
     let mut cmd = Command::new(bin);
     cmd.arg("--data-dir")
         .arg(data_dir)
         .args(["--secure-port=0", "--shutdown-delay-duration=0s"])
+        .args(extra_args)
         .env("RUST_LOG", "warn");
     let process = Process::spawn(cmd, Duration::from_secs(60))?;
     Ok((process, data_dir.join("admin.kubeconfig")))

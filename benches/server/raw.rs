@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use storage::backend::{Backend, Condition, RangeRequest, TxnOutcome};
 use storage::embedded::{EmbeddedBackend, EmbeddedOptions};
+use storage::etcd::{EtcdBackend, EtcdConfig};
 
 use crate::load::{Limit, Outcome, drive};
 
@@ -40,6 +41,37 @@ pub async fn creates(
     .await?;
     drop(backend);
     Ok(outcome)
+}
+
+/// Creates (`put` with [`Condition::Absent`], through apiary's etcd backend with its group
+/// commit) of `value_size`-byte values under `prefix` of the etcd at `endpoint`, by `writers`
+/// concurrent writers. The CPU time recorded is this process's (etcd's is measured apart).
+pub async fn etcd_creates(
+    endpoint: &str,
+    prefix: &str,
+    writers: usize,
+    value_size: usize,
+    limit: Limit,
+) -> anyhow::Result<Outcome> {
+    let backend = Arc::new(EtcdBackend::connect(EtcdConfig::new([endpoint.to_string()])).await?);
+    let value = Bytes::from(vec![b'x'; value_size]);
+    let prefix = prefix.to_string();
+    drive(
+        std::process::id(),
+        vec![(); writers],
+        limit,
+        move |(), n| {
+            let (b, value) = (Arc::clone(&backend), value.clone());
+            let key = format!("{prefix}/configmaps/raw/cm-{n}");
+            async move {
+                match b.put(&key, value, Condition::Absent, None).await? {
+                    TxnOutcome::Committed { .. } => Ok(()),
+                    TxnOutcome::Failed { .. } => Err(anyhow::anyhow!("{key} already existed")),
+                }
+            }
+        },
+    )
+    .await
 }
 
 /// What a store holds under a prefix.

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::client::Proto;
+use crate::etcd_case::EtcdCreateRow;
 use crate::load::{Outcome, quantile};
 use crate::raw::Census;
 use crate::workload::median;
@@ -268,6 +269,36 @@ pub fn print_creates(creates: &[CreateRow], value_size: usize) {
             ms(row.raw.quantile(0.5)),
             ms(row.raw.quantile(0.99)),
             row.raw.cpu_per_op(),
+        );
+    }
+}
+
+/// Prints the table of create rates over etcd (`value_size`: bytes of one stored ConfigMap).
+pub fn print_etcd_creates(rows: &[EtcdCreateRow], value_size: usize) {
+    println!(
+        "\n## Creates/s over etcd: apiary `--etcd-servers` vs apiary's etcd backend driven directly ({value_size}-byte values)\n"
+    );
+    println!(
+        "| connections | apiary creates/s | p50 ms | p99 ms | apiary CPU µs/op | etcd CPU µs/op | load generator CPU µs/op | raw creates/s | raw p50 ms | raw p99 ms | raw CPU µs/op | etcd CPU µs/op | apiary / raw |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in rows {
+        let per_op = |cpu: Duration, ops: u64| cpu.as_secs_f64() * 1e6 / ops.max(1) as f64;
+        let ratio = row.server.rate() / row.raw.rate().max(1e-9);
+        println!(
+            "| {} | {:.0} | {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {} | {:.0} | {:.0} | {ratio:.2}× |",
+            row.connections,
+            row.server.rate(),
+            ms(row.server.quantile(0.5)),
+            ms(row.server.quantile(0.99)),
+            row.server.cpu_per_op(),
+            per_op(row.server_etcd_cpu, row.server.ops),
+            row.server.client_cpu_per_op(),
+            row.raw.rate(),
+            ms(row.raw.quantile(0.5)),
+            ms(row.raw.quantile(0.99)),
+            row.raw.cpu_per_op(),
+            per_op(row.raw_etcd_cpu, row.raw.ops),
         );
     }
 }

@@ -10,13 +10,14 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 
 use crate::client::{Conn, Endpoint, Kubeconfig, Proto};
+use crate::etcd_case;
 use crate::load::{Limit, Outcome, drive, quantile};
 use crate::process::{start_apiary, start_baseline};
 use crate::raw;
 use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
 
 /// Connection counts of the throughput cases.
-const CONNECTIONS: [usize; 3] = [1, 16, 64];
+pub(crate) const CONNECTIONS: [usize; 3] = [1, 16, 64];
 /// Objects in the listed namespace.
 const LIST_OBJECTS: u64 = 10_000;
 /// Objects stored for the memory figure.
@@ -33,14 +34,14 @@ const ONLY_ENV: &str = "APIARY_BENCH_ONLY";
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
 
 /// The JSON of a ConfigMap named `name` in `namespace`.
-fn configmap(namespace: &str, name: &str) -> Bytes {
+pub(crate) fn configmap(namespace: &str, name: &str) -> Bytes {
     let payload = "x".repeat(PAYLOAD);
     Bytes::from(format!(
         r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"{namespace}","labels":{{"app":"bench"}}}},"data":{{"payload":"{payload}"}}}}"#
     ))
 }
 
-fn namespace(name: &str) -> Bytes {
+pub(crate) fn namespace(name: &str) -> Bytes {
     Bytes::from(format!(
         r#"{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"{name}"}}}}"#
     ))
@@ -55,7 +56,7 @@ async fn connections(ep: &Endpoint, n: usize) -> anyhow::Result<Vec<Conn>> {
 }
 
 /// Creates ConfigMaps named `<tag><n>` in `ns` over `conns` connections to server `pid`.
-async fn http_creates(
+pub(crate) async fn http_creates(
     pid: u32,
     ep: &Arc<Endpoint>,
     ns: &str,
@@ -109,7 +110,7 @@ async fn http_gets(
     .await
 }
 
-async fn wait_ready(ep: &Endpoint) -> anyhow::Result<()> {
+pub(crate) async fn wait_ready(ep: &Endpoint) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(mut conn) = ep.connect().await {
@@ -210,7 +211,7 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         .prefix("apiary-bench-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
     let data_dir = tmp.path().join("apiary");
-    let (apiary, kubeconfig) = start_apiary(&data_dir)?;
+    let (apiary, kubeconfig) = start_apiary(&data_dir, &[])?;
     let creds = Kubeconfig::read(&kubeconfig)?;
     let addr = creds.addr()?;
     let h1 = Endpoint::new(addr, Proto::H1, &creds)?;
@@ -277,8 +278,16 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         });
     }
 
+    let over_etcd = if etcd_case::wanted() {
+        Some(etcd_case::run(tmp.path(), case).await?)
+    } else {
+        None
+    };
     if std::env::var(ONLY_ENV).is_ok_and(|v| v == "creates") {
         report::print_creates(&creates, value_size);
+        if let Some((rows, size)) = &over_etcd {
+            report::print_etcd_creates(rows, *size);
+        }
         return Ok(());
     }
 
@@ -432,6 +441,9 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         total: started.elapsed(),
         case,
     });
+    if let Some((rows, size)) = &over_etcd {
+        report::print_etcd_creates(rows, *size);
+    }
     if std::env::var_os(KEEP_ENV).is_some() {
         let kept = tmp.keep();
         eprintln!(
@@ -446,7 +458,7 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
 /// a consistent list, and returns the settled RSS.
 async fn restarted_rss(data_dir: &Path, creds: &Kubeconfig) -> anyhow::Result<u64> {
     eprintln!("restarting apiary on the filled store");
-    let (apiary, kubeconfig) = start_apiary(data_dir)?;
+    let (apiary, kubeconfig) = start_apiary(data_dir, &[])?;
     let addr = Kubeconfig::read(&kubeconfig)?.addr()?;
     let ep = Endpoint::new(addr, Proto::H1, creds)?;
     wait_ready(&ep).await?;
