@@ -143,7 +143,8 @@ impl fmt::Display for LabelSelector {
 /// Reads `metadata.labels` of a JSON object as a map (non-string values are skipped).
 pub fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
     object
-        .pointer("/metadata/labels")
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
         .and_then(|l| l.as_object())
         .map(|m| {
             m.iter()

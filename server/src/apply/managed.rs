@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::fieldset::{FieldSet, Path, Scope, path_string, remove_at, value_at};
 use super::merge::merge;
 use crate::patch::SchemaNode;
-use crate::registry::meta::{meta_mut, now_rfc3339};
+use crate::registry::meta::{meta_get, meta_mut, now_rfc3339};
 
 /// The longest accepted `fieldManager`.
 pub const MAX_MANAGER_LEN: usize = 128;
@@ -77,8 +77,7 @@ impl ManagedEntry {
 
 /// Reads the entries of an object.
 pub fn entries(object: &Value) -> Vec<ManagedEntry> {
-    object
-        .pointer("/metadata/managedFields")
+    meta_get(object, "managedFields")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(ManagedEntry::from_json).collect())
         .unwrap_or_default()
@@ -165,7 +164,7 @@ pub fn record_update(
     status_subresource: bool,
     schema: &SchemaNode,
 ) {
-    let mut list = if new.pointer("/metadata/managedFields").is_some() {
+    let mut list = if meta_get(new, "managedFields").is_some() {
         entries(new)
     } else {
         old.map(entries).unwrap_or_default()

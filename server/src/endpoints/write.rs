@@ -15,7 +15,7 @@ use super::response;
 use crate::apply::{self, ApplyRequest, record_update};
 use crate::authz::{Attributes, Authorization, Decision};
 use crate::patch::{PatchType, apply_patch};
-use crate::registry::meta::{self, meta_mut, meta_str};
+use crate::registry::meta::{self, meta_get, meta_mut, meta_str};
 use crate::registry::namespace::{check_namespace_for_create, prepare_namespace_create};
 
 /// How long Events live (their storage TTL), as kube-apiserver's `--event-ttl` default.
@@ -199,12 +199,11 @@ fn finish_update(
     if record {
         let cur_req = rc.to_request_version(cur.clone())?;
         let managed = crate::apply::requested_managed_fields(
-            new_req.pointer("/metadata/managedFields"),
+            meta_get(&new_req, "managedFields"),
             subresource,
         )
         .unwrap_or_else(|| {
-            cur_req
-                .pointer("/metadata/managedFields")
+            meta_get(&cur_req, "managedFields")
                 .cloned()
                 .unwrap_or(Value::Array(vec![]))
         });

@@ -30,18 +30,20 @@ pub fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
     meta.as_object_mut().expect("metadata was just ensured")
 }
 
+/// Reads a member of `metadata`: what `object.pointer("/metadata/<key>")` returns, without
+/// parsing a pointer (which allocates for every token).
+pub fn meta_get<'a>(object: &'a Value, key: &str) -> Option<&'a Value> {
+    object.get("metadata").and_then(|m| m.get(key))
+}
+
 /// Reads a string member of `metadata`.
 pub fn meta_str<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
-    object
-        .get("metadata")
-        .and_then(|m| m.get(key))
-        .and_then(Value::as_str)
+    meta_get(object, key).and_then(Value::as_str)
 }
 
 /// The object's `metadata.finalizers`.
 pub fn finalizers(object: &Value) -> Vec<String> {
-    object
-        .pointer("/metadata/finalizers")
+    meta_get(object, "finalizers")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -54,9 +56,7 @@ pub fn finalizers(object: &Value) -> Vec<String> {
 
 /// Whether the object's deletion has started.
 pub fn is_deleting(object: &Value) -> bool {
-    object
-        .pointer("/metadata/deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
+    meta_get(object, "deletionTimestamp").is_some_and(|v| !v.is_null())
 }
 
 /// Prepares an object for create: wipes what clients may not set, sets uid, creation time
@@ -116,7 +116,7 @@ pub fn prepare_update(new: &mut Value, old: &Value, status_subresource: bool) {
     }
     copy_system_meta(new, old);
     // Only kinds that track generation have one (set on create); the others never get one.
-    let Some(old_gen) = old.pointer("/metadata/generation").and_then(Value::as_i64) else {
+    let Some(old_gen) = meta_get(old, "generation").and_then(Value::as_i64) else {
         return;
     };
     let changed = spec_part(new, status_subresource) != spec_part(old, status_subresource);
@@ -129,7 +129,7 @@ pub fn prepare_update(new: &mut Value, old: &Value, status_subresource: bool) {
 /// Prepares a `/status` write: everything but `status` (and managedFields) comes from `old`.
 pub fn prepare_status_update(new: &mut Value, old: &Value) {
     let status = new.get("status").cloned();
-    let managed = new.pointer("/metadata/managedFields").cloned();
+    let managed = meta_get(new, "managedFields").cloned();
     let mut out = old.clone();
     if let Some(m) = out.as_object_mut() {
         match status {
@@ -231,10 +231,7 @@ pub fn validate_object_meta(
             "not allowed on this type",
         ));
     }
-    if let Some(labels) = object
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-    {
+    if let Some(labels) = meta_get(object, "labels").and_then(Value::as_object) {
         for (k, v) in labels {
             for e in qualified_name_errors(k) {
                 errs.push(FieldError::invalid(
@@ -249,10 +246,7 @@ pub fn validate_object_meta(
             }
         }
     }
-    if let Some(ann) = object
-        .pointer("/metadata/annotations")
-        .and_then(Value::as_object)
-    {
+    if let Some(ann) = meta_get(object, "annotations").and_then(Value::as_object) {
         let mut total = 0;
         for (k, v) in ann {
             for e in qualified_name_errors(&k.to_ascii_lowercase()) {
