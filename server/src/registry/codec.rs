@@ -2,9 +2,10 @@
 //! labels and selectable fields of an object in either stored form (protobuf in the `k8s\0`
 //! envelope or JSON, see [`super::encoding`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use apimachinery::protobuf::{Decoder, ProtoMessage, WireType};
+use apimachinery::protobuf::{Decoder, ProtoError, ProtoField, ProtoMessage, WireType};
 use apimachinery::{GroupVersion, KindOps};
 use serde_json::Value;
 use storage::StorageError;
@@ -88,7 +89,6 @@ impl StoredObjectCodec {
     /// no other selectable fields (the metadata field number of the storage version holds for
     /// every version, as in Kubernetes' types), else from the whole decoded object.
     fn protobuf_attrs(&self, envelope: &Envelope<'_>) -> storage::Result<ObjectAttrs> {
-        let version = GroupVersion::parse(envelope.api_version).version;
         if self.field_selectors.is_empty()
             && let Some(field) = self.metadata_field
         {
@@ -103,6 +103,7 @@ impl StoredObjectCodec {
                     .collect(),
             });
         }
+        let version = GroupVersion::parse(envelope.api_version).version;
         let object = self
             .ops
             .decode_protobuf(&version, envelope.raw)
@@ -123,22 +124,52 @@ impl ObjectCodec for StoredObjectCodec {
     }
 }
 
-/// Decodes the `ObjectMeta` in field `field` of a message (the last occurrence wins, as
-/// protobuf merges repeated message fields; an absent field is empty metadata).
-fn object_meta(
-    raw: &[u8],
-    field: u32,
-) -> Result<apimachinery::meta::ObjectMeta, apimachinery::protobuf::ProtoError> {
-    let mut meta = apimachinery::meta::ObjectMeta::default();
+/// The parts of an `ObjectMeta` that attributes need.
+#[derive(Debug, Default, PartialEq)]
+struct MetaAttrs {
+    name: Option<String>,
+    namespace: Option<String>,
+    uid: Option<String>,
+    labels: BTreeMap<String, String>,
+}
+
+/// Decodes the name, namespace, uid and labels of the `ObjectMeta` in field `field` of a
+/// message (the last occurrence wins, as protobuf merges repeated message fields; an absent
+/// field is empty metadata). They are merged as `ObjectMeta` merges them; the other metadata
+/// fields (managedFields above all, whose JSON would be parsed) are skipped.
+fn object_meta(raw: &[u8], field: u32) -> Result<MetaAttrs, ProtoError> {
+    let mut meta = MetaAttrs::default();
     let mut dec = Decoder::new(raw);
     while let Some((number, wire)) = dec.key()? {
         if number == field && wire == WireType::Len {
-            Decoder::new(dec.len_delimited()?).merge_all(&mut meta)?;
+            let mut inner = Decoder::new(dec.len_delimited()?);
+            while let Some((number, wire)) = inner.key()? {
+                match number {
+                    1 => merge_nonempty(&mut meta.name, number, wire, &mut inner)?,
+                    3 => merge_nonempty(&mut meta.namespace, number, wire, &mut inner)?,
+                    5 => merge_nonempty(&mut meta.uid, number, wire, &mut inner)?,
+                    11 => meta.labels.merge_field_value(number, wire, &mut inner)?,
+                    _ => inner.skip(wire)?,
+                }
+            }
         } else {
             dec.skip(wire)?;
         }
     }
     Ok(meta)
+}
+
+/// Merges a string field as `ObjectMeta` does: an empty string is unset.
+fn merge_nonempty(
+    slot: &mut Option<String>,
+    field: u32,
+    wire: WireType,
+    dec: &mut Decoder<'_>,
+) -> Result<(), ProtoError> {
+    let mut s = String::new();
+    s.merge_field_value(field, wire, dec)?;
+    *slot = (!s.is_empty()).then_some(s);
+    Ok(())
 }
 
 /// Finds the field number of `metadata` in the storage version's protobuf message by encoding
@@ -233,6 +264,60 @@ pub(crate) fn top_level_metadata_open_brace(data: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The full `ObjectMeta` decode of field `field` (last occurrence merged over earlier).
+    fn full_meta(raw: &[u8], field: u32) -> MetaAttrs {
+        let mut meta = apimachinery::meta::ObjectMeta::default();
+        let mut dec = Decoder::new(raw);
+        while let Some((number, wire)) = dec.key().unwrap() {
+            if number == field && wire == WireType::Len {
+                Decoder::new(dec.len_delimited().unwrap())
+                    .merge_all(&mut meta)
+                    .unwrap();
+            } else {
+                dec.skip(wire).unwrap();
+            }
+        }
+        MetaAttrs {
+            name: meta.name,
+            namespace: meta.namespace,
+            uid: meta.uid,
+            labels: meta.labels,
+        }
+    }
+
+    #[test]
+    fn object_meta_reads_what_the_full_decode_reads() {
+        let meta = |v: serde_json::Value| {
+            serde_json::from_value::<apimachinery::meta::ObjectMeta>(v)
+                .unwrap()
+                .encode_to_vec()
+        };
+        let first = meta(serde_json::json!({
+            "name": "a", "namespace": "ns", "uid": "u-1",
+            "labels": {"app": "x", "tier": "web"},
+            "annotations": {"k": "v"},
+            "finalizers": ["f/x"],
+            "creationTimestamp": "2026-01-02T03:04:05Z",
+            "managedFields": [{"manager": "m", "operation": "Update", "apiVersion": "v1",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:k": {}}}}],
+        }));
+        let second = meta(serde_json::json!({"name": "b", "labels": {"app": "y"}}));
+        let mut raw = Vec::new();
+        apimachinery::protobuf::put_len_delimited(&mut raw, 1, &first);
+        apimachinery::protobuf::put_len_delimited(&mut raw, 2, b"data");
+        let once = raw.clone();
+        apimachinery::protobuf::put_len_delimited(&mut raw, 1, &second);
+        for raw in [&once, &raw, &Vec::new()] {
+            assert_eq!(object_meta(raw, 1).unwrap(), full_meta(raw, 1));
+        }
+        let merged = object_meta(&raw, 1).unwrap();
+        assert_eq!(merged.name.as_deref(), Some("b"));
+        // The second metadata writes an empty uid, which unsets it; labels merge.
+        assert_eq!(merged.uid, None);
+        assert_eq!(merged.labels.len(), 2);
+        assert_eq!(object_meta(&once, 1).unwrap().uid.as_deref(), Some("u-1"));
+    }
 
     #[test]
     fn splices_into_top_level_metadata() {
