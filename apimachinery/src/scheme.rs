@@ -71,6 +71,18 @@ pub trait KindOps: Send + Sync + 'static {
     /// CEL rules. Returns every error found.
     fn validate_create(&self, version: &str, value: &Value) -> Result<Vec<FieldError>, CodecError>;
 
+    /// Validates an object being created, as [`KindOps::validate_create`], and, when it is
+    /// valid and the validation decoded the typed object anyway, also returns what
+    /// [`KindOps::encode_protobuf_for_storage`] returns for it, encoded from that same typed
+    /// object instead of decoding it again. `None` means the caller encodes it itself.
+    fn validate_create_and_encode(
+        &self,
+        version: &str,
+        value: &Value,
+    ) -> Result<(Vec<FieldError>, Option<Vec<u8>>), CodecError> {
+        Ok((self.validate_create(version, value)?, None))
+    }
+
     /// Validates an update: everything `validate_create` checks plus immutable fields and CEL
     /// transition rules against `old`.
     fn validate_update(

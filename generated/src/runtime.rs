@@ -108,6 +108,34 @@ pub fn validate<T: Schema + DeserializeOwned>(
     rules: MetaRules,
     hook: ValidateHook<T>,
 ) -> Vec<FieldError> {
+    validate_typed(value, rules, hook).0
+}
+
+/// Validates an object being created as [`validate`] does and, when it is valid and the hook
+/// decoded the typed object, returns `encode` of that typed object too (the caller then need
+/// not decode it again to encode it).
+pub fn validate_and_encode<T: Schema + DeserializeOwned>(
+    value: &Value,
+    rules: MetaRules,
+    hook: ValidateHook<T>,
+    encode: fn(T) -> Vec<u8>,
+) -> (Vec<FieldError>, Option<Vec<u8>>) {
+    let (errors, typed) = validate_typed(value, rules, hook);
+    let encoded = if errors.is_empty() {
+        typed.map(encode)
+    } else {
+        None
+    };
+    (errors, encoded)
+}
+
+/// [`validate`], also returning the typed object the hook was given (`None` without a hook or
+/// when the value does not decode).
+fn validate_typed<T: Schema + DeserializeOwned>(
+    value: &Value,
+    rules: MetaRules,
+    hook: ValidateHook<T>,
+) -> (Vec<FieldError>, Option<T>) {
     let mut errors = Vec::new();
     if !rules.create_only {
         let null = Value::Null;
@@ -119,10 +147,14 @@ pub fn validate<T: Schema + DeserializeOwned>(
         );
     }
     T::validate(value, "", &mut errors);
+    let mut typed = None;
     if let Some(hook) = hook {
         // Deserializing from a borrowed value copies nothing the typed object does not keep.
         match T::deserialize(value) {
-            Ok(obj) => hook(&obj, &mut errors),
+            Ok(obj) => {
+                hook(&obj, &mut errors);
+                typed = Some(obj);
+            }
             Err(e) => errors.push(FieldError::new(
                 apimachinery::errors::FieldErrorType::TypeInvalid,
                 "",
@@ -131,7 +163,7 @@ pub fn validate<T: Schema + DeserializeOwned>(
             )),
         }
     }
-    errors
+    (errors, typed)
 }
 
 /// Validates an update: everything [`validate`] checks, immutable metadata and fields.

@@ -15,6 +15,7 @@ use super::response;
 use crate::apply::{self, ApplyRequest, record_update};
 use crate::authz::{Attributes, Authorization, Decision};
 use crate::patch::{PatchType, apply_patch};
+use crate::registry::encoding::StorageMediaType;
 use crate::registry::meta::{self, meta_get, meta_mut, meta_str};
 use crate::registry::namespace::{check_namespace_for_create, prepare_namespace_create};
 
@@ -69,19 +70,40 @@ fn invalid(rc: &RequestContext, object: &Value, errs: Vec<FieldError>) -> Result
 }
 
 fn validate_create(rc: &RequestContext, sv: &Value) -> Result<(), ApiError> {
+    validate_create_with(rc, sv, false).map(drop)
+}
+
+/// Validates a storage-version object for create. With `encode`, also returns its storage
+/// encoding when the kind's validation produced it on the way (see
+/// `KindOps::validate_create_and_encode`) and the store keeps protobuf.
+fn validate_create_with(
+    rc: &RequestContext,
+    sv: &Value,
+    encode: bool,
+) -> Result<Option<Vec<u8>>, ApiError> {
     let mut errs = meta::validate_object_meta(
         sv,
         rc.version_info.namespaced(),
         rc.version_info.kind == "Namespace",
     );
+    let mut encoded = None;
     if meta_str(sv, "name").is_some_and(|n| !n.is_empty()) {
-        errs.extend(
+        let kind_errs = if encode && rc.store.media_type == StorageMediaType::Protobuf {
+            let (kind_errs, raw) = rc
+                .ops
+                .validate_create_and_encode(rc.storage_version(), sv)
+                .map_err(ApiError::internal)?;
+            encoded = raw;
+            kind_errs
+        } else {
             rc.ops
                 .validate_create(rc.storage_version(), sv)
-                .map_err(ApiError::internal)?,
-        );
+                .map_err(ApiError::internal)?
+        };
+        errs.extend(kind_errs);
     }
-    invalid(rc, sv, errs)
+    invalid(rc, sv, errs)?;
+    Ok(encoded)
 }
 
 /// Prepares a storage-version object for create: system metadata, status reset, kind hooks.
@@ -154,10 +176,10 @@ pub async fn create(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Bod
     }
     let mut sv = rc.to_storage_version(obj)?;
     prepare_create(&rc, &mut sv);
-    validate_create(&rc, &sv)?;
+    let encoded = validate_create_with(&rc, &sv, true)?;
     let stored = rc
         .store
-        .create(rc.namespace(), sv, dry_run, event_ttl(&rc))
+        .create_encoded(rc.namespace(), sv, dry_run, event_ttl(&rc), encoded)
         .await?;
     let out = rc.to_request_version(stored)?;
     response::object(&rc, StatusCode::CREATED, out, &warnings)

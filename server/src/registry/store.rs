@@ -233,11 +233,16 @@ impl ResourceStore {
         let raw = self
             .ops
             .encode_protobuf_for_storage(self.info.version, object)?;
-        Ok(Bytes::from(apimachinery::protobuf::encode_envelope(
+        Ok(self.envelope(&raw))
+    }
+
+    /// The storage version's protobuf message `raw` in the `k8s\0` envelope.
+    fn envelope(&self, raw: &[u8]) -> Bytes {
+        Bytes::from(apimachinery::protobuf::encode_envelope(
             &self.info.api_version(),
             self.info.kind,
-            &raw,
-        )))
+            raw,
+        ))
     }
 
     /// The storage version's JSON of `object`, `apiVersion` and `kind` first.
@@ -509,9 +514,26 @@ impl ResourceStore {
     pub async fn create(
         &self,
         namespace: &str,
+        object: Value,
+        dry_run: bool,
+        ttl: Option<u64>,
+    ) -> Result<Value, ApiError> {
+        self.create_encoded(namespace, object, dry_run, ttl, None)
+            .await
+    }
+
+    /// [`create`](Self::create), given what [`KindOps::encode_protobuf_for_storage`] returns
+    /// for `object` when the caller has it already (from
+    /// [`KindOps::validate_create_and_encode`]). It is used as the stored message only when
+    /// the store keeps protobuf and the name is not generated (a generated name changes the
+    /// object); otherwise the object is encoded here as always.
+    pub async fn create_encoded(
+        &self,
+        namespace: &str,
         mut object: Value,
         dry_run: bool,
         ttl: Option<u64>,
+        mut encoded: Option<Vec<u8>>,
     ) -> Result<Value, ApiError> {
         let generate = meta_str(&object, "name").is_none_or(str::is_empty);
         let prefix = meta_str(&object, "generateName").unwrap_or("").to_string();
@@ -548,7 +570,13 @@ impl ResourceStore {
                 }
                 return Ok(obj);
             }
-            match self.storage.create(&key, self.encode(&obj)?, ttl).await {
+            let bytes = match encoded.take() {
+                Some(raw) if !generate && self.media_type == StorageMediaType::Protobuf => {
+                    self.envelope(&raw)
+                }
+                _ => self.encode(&obj)?,
+            };
+            match self.storage.create(&key, bytes, ttl).await {
                 Ok(stored) => return Ok(self.written(obj, stored.resource_version)),
                 Err(e) if e.is_exists() && generate => continue,
                 Err(e) => return Err(self.err(e, &name)),

@@ -275,6 +275,7 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
     let mut enc_list = Vec::new();
     let mut to_json = Vec::new();
     let mut enc_storage = Vec::new();
+    let mut validate_encode = Vec::new();
     for (v, s) in &versions {
         let Some(k) = &s.kind else { continue };
         let name = v.version.as_str();
@@ -303,7 +304,8 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
         let create_only = k.create_only;
         let rules = quote!(crate::runtime::MetaRules { namespaced: #namespaced, name_format: #name_format, create_only: #create_only });
         let vhook_name = validate_hook_name(name, kind);
-        let vhook = if group.hooks.as_ref().is_some_and(|h| h.has(&vhook_name)) {
+        let has_vhook = group.hooks.as_ref().is_some_and(|h| h.has(&vhook_name));
+        let vhook = if has_vhook {
             let f = format_ident!("{}", vhook_name);
             quote!(::std::option::Option::Some(hooks::#f))
         } else {
@@ -325,6 +327,15 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
             enc_list.push(
                 quote!(#name => ::std::result::Result::Ok(#m::#el(&crate::runtime::from_json_ref::<#m::#list_ident>(list)?)),),
             );
+            // Only a validation hook decodes the typed object that encoding can reuse.
+            if has_object_meta(s) && has_vhook {
+                validate_encode.push(quote! {
+                    #name => ::std::result::Result::Ok(crate::runtime::validate_and_encode::<#ty>(value, #rules, #vhook, |mut obj| {
+                        obj.metadata.resource_version = ::std::option::Option::None;
+                        #m::#e(&obj)
+                    })),
+                });
+            }
             if has_object_meta(s) {
                 enc_storage.push(quote! {
                     #name => {
@@ -385,6 +396,19 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
             }
         }
     };
+    // Versions that encode for storage from the object their validation decoded.
+    let validate_and_encode = if validate_encode.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            fn validate_create_and_encode(&self, version: &str, value: &::serde_json::Value) -> ::std::result::Result<(::std::vec::Vec<::apimachinery::errors::FieldError>, ::std::option::Option<::std::vec::Vec<u8>>), ::apimachinery::scheme::CodecError> {
+                match version {
+                    #(#validate_encode)*
+                    _ => ::std::result::Result::Ok((self.validate_create(version, value)?, ::std::option::Option::None)),
+                }
+            }
+        }
+    };
     let doc = format!(" The typed operations of `{kind}` in every served version.");
     let hub_type = quote!(#hub_mod::#kind_ident);
     quote! {
@@ -435,6 +459,8 @@ fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
             #protobuf_to_json
 
             #encode_for_storage
+
+            #validate_and_encode
         }
     }
 }
