@@ -60,13 +60,14 @@ pub fn to_json<T: Serialize>(obj: &T) -> Result<Value, CodecError> {
 }
 
 /// Applies marker defaults on the JSON form (absent fields), decodes, runs the typed hooks and
-/// re-encodes.
+/// re-encodes. The decode is [`from_json_ref`]'s: without path tracking, which only a failed
+/// decode needs for its error.
 pub fn default<T: DeserializeOwned + Serialize + Schema>(
     mut value: Value,
     hooks: fn(&mut T),
 ) -> Result<Value, CodecError> {
     T::apply_defaults(&mut value);
-    let mut typed = from_json::<T>(value)?;
+    let mut typed = from_json_ref::<T>(&value)?;
     hooks(&mut typed);
     to_json(&typed)
 }
