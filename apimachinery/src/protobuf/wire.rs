@@ -109,7 +109,8 @@ pub trait ProtoMessage: Default {
 
     /// Encodes the message into a new buffer.
     fn encode_to_vec(&self) -> Vec<u8> {
-        let mut buf = Vec::new();
+        // Most objects take a few hundred bytes: a few doublings less than from empty.
+        let mut buf = Vec::with_capacity(256);
         self.encode_raw(&mut buf);
         buf
     }
@@ -145,9 +146,20 @@ pub fn put_len_delimited(buf: &mut Vec<u8>, field: u32, bytes: &[u8]) {
 
 /// Appends an embedded message field (always, even when the message is empty).
 pub fn put_message<M: ProtoMessage>(buf: &mut Vec<u8>, field: u32, msg: &M) {
-    let mut inner = Vec::new();
-    msg.encode_raw(&mut inner);
-    put_len_delimited(buf, field, &inner);
+    put_key(buf, field, WireType::Len);
+    // The message is encoded in place behind a one-byte length, which is widened afterwards
+    // when the message is 128 bytes or longer: no buffer of its own to grow and copy.
+    let at = buf.len();
+    buf.push(0);
+    msg.encode_raw(buf);
+    let len = buf.len() - at - 1;
+    if len < 0x80 {
+        buf[at] = len as u8;
+    } else {
+        let mut prefix = Vec::with_capacity(10);
+        put_varint(&mut prefix, len as u64);
+        buf.splice(at..=at, prefix);
+    }
 }
 
 /// Appends a field as an empty embedded message (`field, 0`): what gogo writes for a zero
@@ -665,4 +677,47 @@ macro_rules! proto_message_field {
             }
         }
     )*};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A message of one string field.
+    #[derive(Default)]
+    struct Text(String);
+
+    impl ProtoMessage for Text {
+        fn encode_raw(&self, buf: &mut Vec<u8>) {
+            put_len_delimited(buf, 1, self.0.as_bytes());
+        }
+
+        fn merge_field(
+            &mut self,
+            field: u32,
+            wire: WireType,
+            dec: &mut Decoder<'_>,
+        ) -> Result<(), ProtoError> {
+            match field {
+                1 => self.0.merge_field_value(field, wire, dec),
+                _ => dec.skip(wire),
+            }
+        }
+    }
+
+    #[test]
+    fn put_message_writes_the_length_delimited_encoding_at_every_length_width() {
+        // Messages of 0, 127 (one-byte length), 128 and 16383 (two) and 16384 bytes (three).
+        for text_len in [0, 125, 126, 16380, 16381, 20000] {
+            let msg = Text("x".repeat(text_len));
+            let mut buf = vec![0xff];
+            put_message(&mut buf, 3, &msg);
+            let mut want = vec![0xff];
+            put_len_delimited(&mut want, 3, &msg.encode_to_vec());
+            assert_eq!(buf, want, "text of {text_len} bytes");
+            let mut dec = Decoder::new(&buf[1..]);
+            assert_eq!(dec.key().unwrap(), Some((3, WireType::Len)));
+            assert_eq!(Text::decode(dec.len_delimited().unwrap()).unwrap().0, msg.0);
+        }
+    }
 }
