@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use crate::patch::SchemaNode;
@@ -71,13 +72,13 @@ impl FieldSet {
                             if SYSTEM_METADATA.contains(&mk.as_str()) {
                                 continue;
                             }
-                            let mut path = vec!["f:metadata".to_string(), format!("f:{mk}")];
+                            let mut path = vec!["f:metadata".to_string(), field_element(mk)];
                             collect(mv, &meta_schema.field(mk), &mut path, &mut out);
                         }
                     }
                     continue;
                 }
-                collect(v, &schema.field(k), &mut vec![format!("f:{k}")], &mut out);
+                collect(v, &schema.field(k), &mut vec![field_element(k)], &mut out);
             }
         }
         Self(out)
@@ -123,10 +124,10 @@ impl FieldSet {
             let mut node = &mut root;
             let last = path.len() - 1;
             for (i, el) in path.iter().enumerate() {
-                let existed = node.contains_key(el);
-                let Value::Object(child) = node
-                    .entry(el.clone())
-                    .or_insert_with(|| Value::Object(Map::new()))
+                // One lookup: the entry tells whether the node existed.
+                let entry = node.entry(el.clone());
+                let existed = matches!(entry, Entry::Occupied(_));
+                let Value::Object(child) = entry.or_insert_with(|| Value::Object(Map::new()))
                 else {
                     break;
                 };
@@ -170,12 +171,20 @@ pub fn item_key(item: &Value, keys: &[String]) -> Option<String> {
     Some(format!("k:{}", serde_json::to_string(&m).ok()?))
 }
 
+/// The path element of a field: `f:<name>` (without `format!`'s machinery).
+fn field_element(name: &str) -> String {
+    let mut el = String::with_capacity(name.len() + 2);
+    el.push_str("f:");
+    el.push_str(name);
+    el
+}
+
 /// Adds the fields under `value` (at `path`, which is restored before returning) to `out`.
 fn collect(value: &Value, schema: &SchemaNode, path: &mut Path, out: &mut BTreeSet<Path>) {
     match value {
         Value::Object(map) if !schema.map_atomic() && !map.is_empty() => {
             for (k, v) in map {
-                path.push(format!("f:{k}"));
+                path.push(field_element(k));
                 collect(v, &schema.field(k), path, out);
                 path.pop();
             }

@@ -46,7 +46,8 @@ impl ManagedEntry {
     }
 
     fn into_json(self) -> Value {
-        let mut m = Map::new();
+        // At most seven members: no regrowth.
+        let mut m = Map::with_capacity(7);
         m.insert("manager".into(), Value::from(self.manager));
         m.insert("operation".into(), Value::from(self.operation));
         m.insert("apiVersion".into(), Value::from(self.api_version));
