@@ -584,14 +584,15 @@ pub fn validate_object_meta(
         ));
     }
     if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
-        let lpath = field_path(path, "labels");
+        // The path is only built for an error.
+        let lpath = || field_path(path, "labels");
         for (k, v) in labels {
             for m in is_qualified_name(k) {
-                errors.push(FieldError::invalid(&lpath, &Value::from(k.as_str()), m));
+                errors.push(FieldError::invalid(lpath(), &Value::from(k.as_str()), m));
             }
             let val = v.as_str().unwrap_or("");
             for m in is_valid_label_value(val) {
-                errors.push(FieldError::invalid(&lpath, &Value::from(val), m));
+                errors.push(FieldError::invalid(lpath(), &Value::from(val), m));
             }
         }
     }

@@ -210,10 +210,14 @@ pub fn validate_object_meta(
     dns_label_name: bool,
 ) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    match meta_str(object, "name") {
+    // `metadata` is looked up once for all its members.
+    let meta = object.get("metadata");
+    let get = |key: &str| meta.and_then(|m| m.get(key));
+    let get_str = |key: &str| get(key).and_then(Value::as_str);
+    match get_str("name") {
         Some(name) if !name.is_empty() => errs.extend(validate_name(name, dns_label_name)),
         _ => {
-            if meta_str(object, "generateName").is_none_or(str::is_empty) {
+            if get_str("generateName").is_none_or(str::is_empty) {
                 errs.push(FieldError::required(
                     "metadata.name",
                     "name or generateName is required",
@@ -221,7 +225,7 @@ pub fn validate_object_meta(
             }
         }
     }
-    let ns = meta_str(object, "namespace").unwrap_or("");
+    let ns = get_str("namespace").unwrap_or("");
     if namespaced && ns.is_empty() {
         errs.push(FieldError::required("metadata.namespace", ""));
     }
@@ -231,7 +235,7 @@ pub fn validate_object_meta(
             "not allowed on this type",
         ));
     }
-    if let Some(labels) = meta_get(object, "labels").and_then(Value::as_object) {
+    if let Some(labels) = get("labels").and_then(Value::as_object) {
         for (k, v) in labels {
             for e in qualified_name_errors(k) {
                 errs.push(FieldError::invalid(
@@ -246,7 +250,7 @@ pub fn validate_object_meta(
             }
         }
     }
-    if let Some(ann) = meta_get(object, "annotations").and_then(Value::as_object) {
+    if let Some(ann) = get("annotations").and_then(Value::as_object) {
         let mut total = 0;
         for (k, v) in ann {
             for e in qualified_name_errors(&k.to_ascii_lowercase()) {
@@ -267,11 +271,18 @@ pub fn validate_object_meta(
             ));
         }
     }
-    for (i, f) in finalizers(object).iter().enumerate() {
+    // As `finalizers` reads them: the strings, numbered without the other values.
+    let finalizers = get("finalizers").and_then(Value::as_array);
+    for (i, f) in finalizers
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .enumerate()
+    {
         for e in qualified_name_errors(f) {
             errs.push(FieldError::invalid(
                 format!("metadata.finalizers[{i}]"),
-                &Value::from(f.as_str()),
+                &Value::from(f),
                 e,
             ));
         }
@@ -373,6 +384,16 @@ mod tests {
             errs[0].to_string(),
             "metadata.name: Required value: name or generateName is required"
         );
+        // Finalizers are numbered among the strings only, as `finalizers` reads them.
+        let errs = validate_object_meta(
+            &json!({"metadata": {"generateName": "g-", "namespace": "d",
+                "labels": {"ok": "v", "bad key!": "v"},
+                "finalizers": ["ok/x", 5, "bad/x/y"]}}),
+            true,
+            false,
+        );
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["metadata.labels", "metadata.finalizers[1]"]);
         let errs = validate_meta_update(
             &json!({"metadata": {"name": "b"}}),
             &json!({"metadata": {"name": "a"}}),
