@@ -93,20 +93,19 @@ impl ProtoMessage for Unknown {
     }
 }
 
-/// Wraps an object's message bytes in the envelope: `k8s\0` + `Unknown{typeMeta, raw}`.
+/// Wraps an object's message bytes in the envelope: `k8s\0` + `Unknown{typeMeta, raw}`,
+/// written as `Unknown::encode_raw` writes it (empty content encoding and type included)
+/// without copying `raw` into an `Unknown` first.
 pub fn encode_envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    let unknown = Unknown {
-        type_meta: TypeMeta {
-            api_version: api_version.to_string(),
-            kind: kind.to_string(),
-        },
-        raw: Some(raw.to_vec()),
-        content_encoding: String::new(),
-        content_type: String::new(),
-    };
-    let mut out = Vec::with_capacity(raw.len() + api_version.len() + kind.len() + 16);
+    let mut type_meta = Vec::with_capacity(api_version.len() + kind.len() + 8);
+    put_len_delimited(&mut type_meta, 1, api_version.as_bytes());
+    put_len_delimited(&mut type_meta, 2, kind.as_bytes());
+    let mut out = Vec::with_capacity(MAGIC.len() + type_meta.len() + raw.len() + 24);
     out.extend_from_slice(&MAGIC);
-    unknown.encode_raw(&mut out);
+    put_len_delimited(&mut out, 1, &type_meta);
+    put_len_delimited(&mut out, 2, raw);
+    put_len_delimited(&mut out, 3, b"");
+    put_len_delimited(&mut out, 4, b"");
     out
 }
 
@@ -210,4 +209,30 @@ pub fn split_frame(stream: &[u8]) -> Option<(&[u8], &[u8])> {
     let end = 4usize.checked_add(len)?;
     let message = stream.get(4..end)?;
     Some((message, &stream[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_envelope_writes_what_unknown_encodes() {
+        for raw_len in [0, 100, 200, 20000] {
+            let raw = vec![7u8; raw_len];
+            let unknown = Unknown {
+                type_meta: TypeMeta {
+                    api_version: "apps/v1".into(),
+                    kind: "Deployment".into(),
+                },
+                raw: Some(raw.clone()),
+                content_encoding: String::new(),
+                content_type: String::new(),
+            };
+            let mut want = MAGIC.to_vec();
+            unknown.encode_raw(&mut want);
+            let got = encode_envelope("apps/v1", "Deployment", &raw);
+            assert_eq!(got, want, "raw of {raw_len} bytes");
+            assert_eq!(decode_envelope(&got).unwrap(), unknown);
+        }
+    }
 }
