@@ -168,8 +168,7 @@ pub async fn create(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Bod
         rc.version_info.status_subresource,
         &rc.schema,
     );
-    let rv = meta_str(&obj, "resourceVersion").unwrap_or("").to_string();
-    if !rv.is_empty() {
+    if meta_str(&obj, "resourceVersion").is_some_and(|rv| !rv.is_empty()) {
         return Err(ApiError::bad_request(
             "resourceVersion should not be set on objects to be created",
         ));

@@ -536,7 +536,11 @@ impl ResourceStore {
         mut encoded: Option<Vec<u8>>,
     ) -> Result<Value, ApiError> {
         let generate = meta_str(&object, "name").is_none_or(str::is_empty);
-        let prefix = meta_str(&object, "generateName").unwrap_or("").to_string();
+        let prefix = if generate {
+            meta_str(&object, "generateName").unwrap_or("").to_string()
+        } else {
+            String::new()
+        };
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         let mut last_name = String::new();
         for _ in 0..attempts {
@@ -551,7 +555,10 @@ impl ResourceStore {
                 meta_mut(&mut obj).insert("name".into(), Value::from(name));
             }
             let name = meta_str(&obj, "name").unwrap_or("").to_string();
-            last_name.clone_from(&name);
+            // Only generated names try again and end in the conflict that names the last one.
+            if generate {
+                last_name.clone_from(&name);
+            }
             if let Some(e) = meta::validate_name(&name, self.info.kind == "Namespace") {
                 return Err(ApiError::invalid(
                     self.info.group,
