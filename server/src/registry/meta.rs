@@ -62,8 +62,7 @@ pub fn is_deleting(object: &Value) -> bool {
 /// Prepares an object for create: wipes what clients may not set, sets uid, creation time
 /// and, for kinds that track it, generation 1 (kinds that do not never carry a generation).
 pub fn prepare_create(object: &mut Value, tracks_generation: bool) {
-    let meta = meta_mut(object);
-    for k in [
+    const WIPED: [&str; 7] = [
         "uid",
         "creationTimestamp",
         "deletionTimestamp",
@@ -71,8 +70,14 @@ pub fn prepare_create(object: &mut Value, tracks_generation: bool) {
         "selfLink",
         "resourceVersion",
         "generation",
-    ] {
-        meta.remove(k);
+    ];
+    let meta = meta_mut(object);
+    // Scanning the few members is cheaper than hashing every key to remove, which most
+    // requests do not set.
+    if meta.keys().any(|k| WIPED.contains(&k.as_str())) {
+        for k in WIPED {
+            meta.remove(k);
+        }
     }
     meta.insert("uid".into(), Value::from(uuid::Uuid::new_v4().to_string()));
     meta.insert("creationTimestamp".into(), Value::from(now_rfc3339()));
@@ -343,6 +348,33 @@ mod tests {
         assert_eq!(o["metadata"]["generation"], 1);
         assert!(o["metadata"].get("selfLink").is_none());
         assert!(o["metadata"].get("deletionTimestamp").is_none());
+    }
+
+    #[test]
+    fn create_keeps_member_order_as_removing_every_system_field_does() {
+        for meta in [
+            json!({"name": "a", "labels": {"x": "y"}, "namespace": "n"}),
+            json!({"name": "a", "resourceVersion": "5", "labels": {}, "generation": 3, "b": 1}),
+        ] {
+            let mut got = json!({"metadata": meta.clone()});
+            prepare_create(&mut got, true);
+            let mut want = meta;
+            for k in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "selfLink",
+                "resourceVersion",
+                "generation",
+            ] {
+                want.as_object_mut().unwrap().remove(k);
+            }
+            let keys = |m: &Value| m.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            let mut want_keys = keys(&want);
+            want_keys.extend(["uid", "creationTimestamp", "generation"].map(String::from));
+            assert_eq!(keys(&got["metadata"]), want_keys);
+        }
     }
 
     #[test]
