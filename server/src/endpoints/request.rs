@@ -172,11 +172,7 @@ impl RequestContext {
                 "the object provided is unrecognized (must be of type {kind})"
             )));
         }
-        let body_kind = value
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         if !body_kind.is_empty() && body_kind != kind {
             return Err(ApiError::bad_request(format!(
                 "the API version in the data ({}) does not match the expected API version ({expected})",
@@ -189,12 +185,11 @@ impl RequestContext {
         let body_av = value
             .get("apiVersion")
             .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+            .unwrap_or("");
         let from_version = if body_av.is_empty() {
             self.version().to_string()
         } else {
-            let gv = GroupVersion::parse(&body_av);
+            let gv = GroupVersion::parse(body_av);
             if gv.group != self.version_info.group || self.ops.version(&gv.version).is_none() {
                 return Err(ApiError::bad_request(format!(
                     "the API version in the data ({body_av}) does not match the expected API version ({expected})"

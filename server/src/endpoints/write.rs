@@ -24,7 +24,7 @@ pub const EVENT_TTL_SECONDS: u64 = 3600;
 
 /// Sets the object's namespace from the URL; a different one in the body is 400.
 fn fix_namespace(rc: &RequestContext, object: &mut Value) -> Result<(), ApiError> {
-    let url_ns = rc.namespace().to_string();
+    let url_ns = rc.namespace();
     let meta = meta_mut(object);
     if !rc.version_info.namespaced() {
         meta.remove("namespace");
@@ -34,6 +34,8 @@ fn fix_namespace(rc: &RequestContext, object: &mut Value) -> Result<(), ApiError
         Some(ns) if !ns.is_empty() && ns != url_ns => Err(ApiError::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
         )),
+        // Already the URL's: setting it again would change nothing.
+        Some(ns) if ns == url_ns => Ok(()),
         _ => {
             meta.insert("namespace".into(), Value::from(url_ns));
             Ok(())
