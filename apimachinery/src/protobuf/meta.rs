@@ -23,8 +23,9 @@ fn put_str(buf: &mut Vec<u8>, field: u32, value: &Option<String>) {
 }
 
 /// Reads a string field into an `Option`, leaving it `None` when the string is empty (a Go
-/// by-value string that was empty: the JSON form omits it).
-fn merge_str_nonempty(
+/// by-value string that was empty: the JSON form omits it), as `ObjectMeta` merges its
+/// strings.
+pub fn merge_str_nonempty(
     slot: &mut Option<String>,
     field: u32,
     wire: WireType,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apimachinery::protobuf::meta::merge_str_nonempty;
 use apimachinery::protobuf::{Decoder, ProtoError, ProtoField, ProtoMessage, WireType};
 use apimachinery::{GroupVersion, KindOps};
 use serde_json::Value;
@@ -145,9 +146,9 @@ fn object_meta(raw: &[u8], field: u32) -> Result<MetaAttrs, ProtoError> {
             let mut inner = Decoder::new(dec.len_delimited()?);
             while let Some((number, wire)) = inner.key()? {
                 match number {
-                    1 => merge_nonempty(&mut meta.name, number, wire, &mut inner)?,
-                    3 => merge_nonempty(&mut meta.namespace, number, wire, &mut inner)?,
-                    5 => merge_nonempty(&mut meta.uid, number, wire, &mut inner)?,
+                    1 => merge_str_nonempty(&mut meta.name, number, wire, &mut inner)?,
+                    3 => merge_str_nonempty(&mut meta.namespace, number, wire, &mut inner)?,
+                    5 => merge_str_nonempty(&mut meta.uid, number, wire, &mut inner)?,
                     11 => meta.labels.merge_field_value(number, wire, &mut inner)?,
                     _ => inner.skip(wire)?,
                 }
@@ -157,19 +158,6 @@ fn object_meta(raw: &[u8], field: u32) -> Result<MetaAttrs, ProtoError> {
         }
     }
     Ok(meta)
-}
-
-/// Merges a string field as `ObjectMeta` does: an empty string is unset.
-fn merge_nonempty(
-    slot: &mut Option<String>,
-    field: u32,
-    wire: WireType,
-    dec: &mut Decoder<'_>,
-) -> Result<(), ProtoError> {
-    let mut s = String::new();
-    s.merge_field_value(field, wire, dec)?;
-    *slot = (!s.is_empty()).then_some(s);
-    Ok(())
 }
 
 /// Finds the field number of `metadata` in the storage version's protobuf message by encoding

@@ -59,18 +59,20 @@ pub fn is_deleting(object: &Value) -> bool {
     meta_get(object, "deletionTimestamp").is_some_and(|v| !v.is_null())
 }
 
+/// The system metadata a client may not set on create; `prepare_create` removes it.
+const WIPED: [&str; 7] = [
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+    "resourceVersion",
+    "generation",
+];
+
 /// Prepares an object for create: wipes what clients may not set, sets uid, creation time
 /// and, for kinds that track it, generation 1 (kinds that do not never carry a generation).
 pub fn prepare_create(object: &mut Value, tracks_generation: bool) {
-    const WIPED: [&str; 7] = [
-        "uid",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "selfLink",
-        "resourceVersion",
-        "generation",
-    ];
     let meta = meta_mut(object);
     // Scanning the few members is cheaper than hashing every key to remove, which most
     // requests do not set.
@@ -359,15 +361,7 @@ mod tests {
             let mut got = json!({"metadata": meta.clone()});
             prepare_create(&mut got, true);
             let mut want = meta;
-            for k in [
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "selfLink",
-                "resourceVersion",
-                "generation",
-            ] {
+            for k in WIPED {
                 want.as_object_mut().unwrap().remove(k);
             }
             let keys = |m: &Value| m.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
