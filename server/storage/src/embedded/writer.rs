@@ -410,3 +410,77 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicI64;
+    use tokio::sync::broadcast;
+
+    fn shared(dir: &std::path::Path) -> Arc<Shared> {
+        let db = redb::Database::create(dir.join("probe.redb")).expect("create");
+        let (revision, compacted, floor) = super::super::initialize(&db).expect("initialize");
+        let (events, _) = broadcast::channel(16);
+        Arc::new(Shared {
+            db,
+            events,
+            current: AtomicI64::new(revision),
+            compacted: AtomicI64::new(compacted),
+            log_floor: AtomicI64::new(floor),
+        })
+    }
+
+    fn create_batch(commit: usize, size: usize, value: &Bytes) -> Vec<Request> {
+        (0..size)
+            .map(|i| Request::Write {
+                key: format!("/registry/example.dev/widgets/bench/w{i}-{commit}"),
+                op: WriteOp::Put {
+                    value: value.clone(),
+                    ttl: None,
+                },
+                condition: Condition::Absent,
+                reply: oneshot::channel().0,
+            })
+            .collect()
+    }
+
+    #[inline(never)]
+    fn probe_commits(shared: &Shared, batches: Vec<Vec<Request>>, settings: &WriterSettings) {
+        for batch in batches {
+            commit_batch(shared, batch, false, settings);
+        }
+    }
+
+    /// An instruction-count probe of the writer, not a test: run the test binary under
+    /// `valgrind --tool=callgrind --toggle-collect='*probe_commits*'` with
+    /// `APIARY_IR_BATCH` creates per commit (default 1) for `APIARY_IR_COMMITS` commits
+    /// (default 200), after as many unmeasured commits of the same shape.
+    #[test]
+    #[ignore]
+    fn ir_probe() {
+        let env = |name: &str, default: usize| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        let size = env("APIARY_IR_BATCH", 1);
+        let commits = env("APIARY_IR_COMMITS", 200);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let shared = shared(dir.path());
+        let settings = WriterSettings {
+            sweep_interval: Duration::from_secs(1),
+            retained_revisions: 100_000,
+        };
+        let value = Bytes::from(vec![b'x'; 512]);
+        for c in 0..commits {
+            commit_batch(&shared, create_batch(c, size, &value), false, &settings);
+        }
+        let batches = (commits..2 * commits)
+            .map(|c| create_batch(c, size, &value))
+            .collect();
+        probe_commits(&shared, batches, &settings);
+        let expected = 1 + 2 * commits * size;
+        assert_eq!(shared.current.load(Ordering::Acquire), expected as Revision);
+    }
+}
