@@ -133,15 +133,26 @@ fn now_ms() -> u64 {
 }
 
 struct Txn<'a> {
+    txn: &'a WriteTransaction,
     kv: Table<'a, &'static str, &'static [u8]>,
     log: Table<'a, u64, &'static [u8]>,
-    expiry: Table<'a, &'static [u8], ()>,
+    /// Opened on first use: most commits touch no TTL key.
+    expiry: Option<Table<'a, &'static [u8], ()>>,
     revision: Revision,
     compacted: Revision,
     events: Vec<Event>,
 }
 
-impl Txn<'_> {
+impl<'a> Txn<'a> {
+    fn expiry(&mut self) -> Result<&mut Table<'a, &'static [u8], ()>> {
+        if self.expiry.is_none() {
+            self.expiry = Some(self.txn.open_table(EXPIRY).map_err(db_err)?);
+        }
+        self.expiry
+            .as_mut()
+            .ok_or_else(|| StorageError::internal("expiry table not open"))
+    }
+
     fn current(&self, key: &str) -> Result<Option<KvRecord>> {
         let row = self.kv.get(key).map_err(db_err)?;
         row.map(|v| KvRecord::decode(v.value())).transpose()
@@ -202,12 +213,12 @@ impl Txn<'_> {
         if let Some(cur) = &current
             && cur.expires_at_ms > 0
         {
-            self.expiry
+            self.expiry()?
                 .remove(expiry_key(cur.expires_at_ms, key).as_slice())
                 .map_err(db_err)?;
         }
         if expires_at_ms > 0 {
-            self.expiry
+            self.expiry()?
                 .insert(expiry_key(expires_at_ms, key).as_slice(), ())
                 .map_err(db_err)?;
         }
@@ -228,7 +239,7 @@ impl Txn<'_> {
 
     fn delete(&mut self, key: &str, current: KvRecord, revision: Revision) -> Result<()> {
         if current.expires_at_ms > 0 {
-            self.expiry
+            self.expiry()?
                 .remove(expiry_key(current.expires_at_ms, key).as_slice())
                 .map_err(db_err)?;
         }
@@ -258,7 +269,7 @@ impl Txn<'_> {
         let now = now_ms();
         let due: Vec<(u64, String)> = {
             let mut due = Vec::new();
-            for row in self.expiry.iter().map_err(db_err)? {
+            for row in self.expiry()?.iter().map_err(db_err)? {
                 let (k, _) = row.map_err(db_err)?;
                 let (at, key) = split_expiry_key(k.value())?;
                 if at > now || due.len() >= MAX_EXPIRED_PER_BATCH {
@@ -276,7 +287,7 @@ impl Txn<'_> {
                     self.revision = revision;
                 }
                 _ => {
-                    self.expiry
+                    self.expiry()?
                         .remove(expiry_key(at, &key).as_slice())
                         .map_err(db_err)?;
                 }
@@ -313,26 +324,31 @@ fn trim_log(
     Ok(end)
 }
 
-fn read_meta(txn: &WriteTransaction, name: &str) -> Result<Revision> {
-    let meta = txn.open_table(META).map_err(db_err)?;
-    let value = meta.get(name).map_err(db_err)?.map(|v| v.value());
-    Ok(value.unwrap_or(0) as Revision)
+/// The counters as of the last commit, which only this thread writes: the shared atomics hold
+/// exactly the values of the last successful commit (an aborted transaction changes neither), so
+/// the writer reads them instead of the `meta` table.
+fn counters(shared: &Shared) -> (Revision, Revision, Revision) {
+    (
+        shared.current.load(Ordering::Acquire),
+        shared.compacted.load(Ordering::Acquire),
+        shared.log_floor.load(Ordering::Acquire),
+    )
 }
 
 fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &WriterSettings) {
     let mut replies = Vec::with_capacity(batch.len());
+    let (old_revision, old_compacted, old_floor) = counters(shared);
     let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision)> {
         let txn = shared.db.begin_write().map_err(db_err)?;
-        let revision = read_meta(&txn, META_REVISION)?;
-        let log_floor = read_meta(&txn, META_LOG_FLOOR)?;
         let (events, revision, compacted, floor) = {
             let mut state = Txn {
                 kv: txn.open_table(KV).map_err(db_err)?,
                 log: txn.open_table(LOG).map_err(db_err)?,
-                expiry: txn.open_table(EXPIRY).map_err(db_err)?,
-                revision,
-                compacted: read_meta(&txn, META_COMPACTED)?,
-                events: Vec::new(),
+                expiry: None,
+                txn: &txn,
+                revision: old_revision,
+                compacted: old_compacted,
+                events: Vec::with_capacity(batch.len()),
             };
             for request in batch {
                 match request {
@@ -358,16 +374,24 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
             if auto > state.compacted {
                 state.compacted = auto;
             }
-            let floor = trim_log(&mut state.log, log_floor, state.compacted)?;
+            let floor = trim_log(&mut state.log, old_floor, state.compacted)?;
             (state.events, state.revision, state.compacted, floor)
         };
-        {
+        // Only the counters that changed are written: an unchanged `meta` table is not
+        // rewritten (nor its root in the table tree).
+        if revision != old_revision || compacted != old_compacted || floor != old_floor {
             let mut meta = txn.open_table(META).map_err(db_err)?;
-            meta.insert(META_REVISION, revision as u64)
-                .map_err(db_err)?;
-            meta.insert(META_COMPACTED, compacted as u64)
-                .map_err(db_err)?;
-            meta.insert(META_LOG_FLOOR, floor as u64).map_err(db_err)?;
+            if revision != old_revision {
+                meta.insert(META_REVISION, revision as u64)
+                    .map_err(db_err)?;
+            }
+            if compacted != old_compacted {
+                meta.insert(META_COMPACTED, compacted as u64)
+                    .map_err(db_err)?;
+            }
+            if floor != old_floor {
+                meta.insert(META_LOG_FLOOR, floor as u64).map_err(db_err)?;
+            }
         }
         txn.commit().map_err(db_err)?;
         Ok((events, revision, compacted, floor))
@@ -442,6 +466,90 @@ mod tests {
                 reply: oneshot::channel().0,
             })
             .collect()
+    }
+
+    fn write(key: &str, value: &'static [u8], ttl: Option<u64>, condition: Condition) -> Request {
+        Request::Write {
+            key: key.to_string(),
+            op: WriteOp::Put {
+                value: Bytes::from_static(value),
+                ttl,
+            },
+            condition,
+            reply: oneshot::channel().0,
+        }
+    }
+
+    /// The counters in the `meta` table of the last commit.
+    fn stored(shared: &Shared) -> (Revision, Revision, Revision) {
+        use redb::ReadableDatabase;
+        let txn = shared.db.begin_read().expect("read");
+        let meta = txn.open_table(META).expect("meta");
+        let get = |name: &str| {
+            meta.get(name)
+                .expect("get")
+                .map_or(0, |v| v.value() as Revision)
+        };
+        (get(META_REVISION), get(META_COMPACTED), get(META_LOG_FLOOR))
+    }
+
+    /// The writer takes its counters from memory and writes only those that changed: after
+    /// every kind of commit (writes, failed writes only, TTL sweep, explicit and automatic
+    /// compaction, an empty sweep) the stored counters equal the in-memory ones, and a reopen
+    /// reads them back.
+    #[test]
+    fn stored_counters_follow_every_commit() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let shared = shared(dir.path());
+        let settings = WriterSettings {
+            sweep_interval: Duration::from_secs(1),
+            retained_revisions: 4,
+        };
+        let check = |expected: (Revision, Revision, Revision)| {
+            assert_eq!(counters(&shared), expected);
+            assert_eq!(stored(&shared), expected);
+        };
+        check((1, 0, 0));
+        commit_batch(&shared, vec![], true, &settings);
+        check((1, 0, 0));
+        let batch = vec![
+            write("/a", b"1", None, Condition::Absent),
+            write("/t", b"1", Some(1), Condition::Absent),
+        ];
+        commit_batch(&shared, batch, false, &settings);
+        check((3, 0, 0));
+        // Only failed writes: nothing changes.
+        commit_batch(
+            &shared,
+            vec![write("/a", b"2", None, Condition::Absent)],
+            false,
+            &settings,
+        );
+        check((3, 0, 0));
+        let (reply, _rx) = oneshot::channel();
+        let compact = Request::Compact { revision: 2, reply };
+        commit_batch(&shared, vec![compact], false, &settings);
+        check((3, 2, 2));
+        std::thread::sleep(Duration::from_millis(1100));
+        commit_batch(&shared, vec![], true, &settings);
+        check((4, 2, 2));
+        for i in 0..3 {
+            let batch = vec![write("/a", b"3", None, Condition::Always)];
+            commit_batch(&shared, batch, i == 0, &settings);
+        }
+        // Automatic compaction keeps 4 revisions.
+        check((7, 3, 3));
+        let shared = Arc::into_inner(shared).expect("sole owner");
+        assert_eq!(
+            super::super::initialize(&shared.db).expect("reopen"),
+            (7, 3, 3)
+        );
+        // Every retained revision has its history row, and none below the floor remains.
+        use redb::{ReadableDatabase, ReadableTableMetadata};
+        let txn = shared.db.begin_read().expect("read");
+        let log = txn.open_table(LOG).expect("log");
+        assert_eq!(log.len().expect("len"), 5);
+        assert_eq!(log.first().expect("first").map(|(k, _)| k.value()), Some(3));
     }
 
     #[inline(never)]
