@@ -141,6 +141,8 @@ struct Txn<'a> {
     revision: Revision,
     compacted: Revision,
     events: Vec<Event>,
+    /// The encoding of the row being written, reused for every row.
+    scratch: Vec<u8>,
 }
 
 impl<'a> Txn<'a> {
@@ -158,8 +160,13 @@ impl<'a> Txn<'a> {
         row.map(|v| KvRecord::decode(v.value())).transpose()
     }
 
-    fn apply_write(&mut self, key: &str, op: WriteOp, condition: Condition) -> Result<TxnOutcome> {
-        let current = self.current(key)?;
+    fn apply_write(
+        &mut self,
+        key: String,
+        op: WriteOp,
+        condition: Condition,
+    ) -> Result<TxnOutcome> {
+        let current = self.current(&key)?;
         let holds = match (&op, condition, &current) {
             (WriteOp::Delete, _, None) | (WriteOp::Delete, Condition::Absent, _) => false,
             (_, Condition::Absent, cur) => cur.is_none(),
@@ -169,12 +176,12 @@ impl<'a> Txn<'a> {
         };
         if !holds {
             return Ok(TxnOutcome::Failed {
-                current: current.map(|c| c.into_key_value(key.to_string())),
+                current: current.map(|c| c.into_key_value(key)),
                 revision: self.revision,
             });
         }
         let revision = self.revision + 1;
-        let prev = current.clone().map(|c| c.into_key_value(key.to_string()));
+        let prev = current.clone().map(|c| c.into_key_value(key.clone()));
         match op {
             WriteOp::Put { value, ttl } => self.put(key, value, ttl, current, revision)?,
             WriteOp::Delete => {
@@ -190,7 +197,7 @@ impl<'a> Txn<'a> {
 
     fn put(
         &mut self,
-        key: &str,
+        key: String,
         value: Bytes,
         ttl: Option<u64>,
         current: Option<KvRecord>,
@@ -214,22 +221,24 @@ impl<'a> Txn<'a> {
             && cur.expires_at_ms > 0
         {
             self.expiry()?
-                .remove(expiry_key(cur.expires_at_ms, key).as_slice())
+                .remove(expiry_key(cur.expires_at_ms, &key).as_slice())
                 .map_err(db_err)?;
         }
         if expires_at_ms > 0 {
             self.expiry()?
-                .insert(expiry_key(expires_at_ms, key).as_slice(), ())
+                .insert(expiry_key(expires_at_ms, &key).as_slice(), ())
                 .map_err(db_err)?;
         }
+        self.scratch.clear();
+        record.encode_into(&mut self.scratch);
         self.kv
-            .insert(key, record.encode().as_slice())
+            .insert(key.as_str(), self.scratch.as_slice())
             .map_err(db_err)?;
         self.log(
             revision,
             LogRecord {
                 kind: EventKind::Put,
-                key: key.to_string(),
+                key,
                 value,
                 create_revision,
                 prev: current,
@@ -237,18 +246,18 @@ impl<'a> Txn<'a> {
         )
     }
 
-    fn delete(&mut self, key: &str, current: KvRecord, revision: Revision) -> Result<()> {
+    fn delete(&mut self, key: String, current: KvRecord, revision: Revision) -> Result<()> {
         if current.expires_at_ms > 0 {
             self.expiry()?
-                .remove(expiry_key(current.expires_at_ms, key).as_slice())
+                .remove(expiry_key(current.expires_at_ms, &key).as_slice())
                 .map_err(db_err)?;
         }
-        self.kv.remove(key).map_err(db_err)?;
+        self.kv.remove(key.as_str()).map_err(db_err)?;
         self.log(
             revision,
             LogRecord {
                 kind: EventKind::Delete,
-                key: key.to_string(),
+                key,
                 value: Bytes::new(),
                 create_revision: current.create_revision,
                 prev: Some(current),
@@ -257,10 +266,12 @@ impl<'a> Txn<'a> {
     }
 
     fn log(&mut self, revision: Revision, record: LogRecord) -> Result<()> {
+        self.scratch.clear();
+        record.encode_into(&mut self.scratch);
         self.log
-            .insert(revision as u64, record.encode().as_slice())
+            .insert(revision as u64, self.scratch.as_slice())
             .map_err(db_err)?;
-        self.events.push(record.to_event(revision));
+        self.events.push(record.into_event(revision));
         Ok(())
     }
 
@@ -283,7 +294,7 @@ impl<'a> Txn<'a> {
             match self.current(&key)? {
                 Some(cur) if cur.expires_at_ms == at => {
                     let revision = self.revision + 1;
-                    self.delete(&key, cur, revision)?;
+                    self.delete(key, cur, revision)?;
                     self.revision = revision;
                 }
                 _ => {
@@ -349,6 +360,7 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                 revision: old_revision,
                 compacted: old_compacted,
                 events: Vec::with_capacity(batch.len()),
+                scratch: Vec::with_capacity(4096),
             };
             for request in batch {
                 match request {
@@ -358,7 +370,7 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                         condition,
                         reply,
                     } => {
-                        let outcome = state.apply_write(&key, op, condition)?;
+                        let outcome = state.apply_write(key, op, condition)?;
                         replies.push(Reply::Write(reply, Ok(outcome)));
                     }
                     Request::Compact { revision, reply } => {
