@@ -7,6 +7,7 @@
 
 pub mod errors;
 pub mod gvk;
+pub mod json;
 pub mod meta;
 pub mod object;
 pub mod protobuf;

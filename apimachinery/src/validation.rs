@@ -529,7 +529,11 @@ pub fn validate_object_meta(
     errors: &mut Vec<FieldError>,
 ) {
     let path = "metadata";
-    let get_str = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or("");
+    let get_str = |k: &str| {
+        crate::json::get(meta, k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
     let name = get_str("name");
     let generate_name = get_str("generateName");
     if name.is_empty() {
@@ -574,7 +578,7 @@ pub fn validate_object_meta(
             "not allowed on this type",
         ));
     }
-    if let Some(g) = meta.get("generation").and_then(Value::as_i64)
+    if let Some(g) = crate::json::get(meta, "generation").and_then(Value::as_i64)
         && g < 0
     {
         errors.push(FieldError::invalid(
@@ -583,7 +587,7 @@ pub fn validate_object_meta(
             "must be greater than or equal to 0",
         ));
     }
-    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+    if let Some(labels) = crate::json::get(meta, "labels").and_then(Value::as_object) {
         // The path is only built for an error.
         let lpath = || field_path(path, "labels");
         for (k, v) in labels {
@@ -596,7 +600,7 @@ pub fn validate_object_meta(
             }
         }
     }
-    if let Some(ann) = meta.get("annotations").and_then(Value::as_object) {
+    if let Some(ann) = crate::json::get(meta, "annotations").and_then(Value::as_object) {
         let apath = field_path(path, "annotations");
         let mut total = 0usize;
         for (k, v) in ann {
@@ -614,7 +618,7 @@ pub fn validate_object_meta(
             ));
         }
     }
-    if let Some(finalizers) = meta.get("finalizers").and_then(Value::as_array) {
+    if let Some(finalizers) = crate::json::get(meta, "finalizers").and_then(Value::as_array) {
         for (i, f) in finalizers.iter().enumerate() {
             let s = f.as_str().unwrap_or("");
             for m in is_qualified_name(s) {
@@ -626,7 +630,7 @@ pub fn validate_object_meta(
             }
         }
     }
-    if let Some(owners) = meta.get("ownerReferences").and_then(Value::as_array) {
+    if let Some(owners) = crate::json::get(meta, "ownerReferences").and_then(Value::as_array) {
         for (i, o) in owners.iter().enumerate() {
             let opath = format!("metadata.ownerReferences[{i}]");
             for key in ["apiVersion", "kind", "name", "uid"] {

@@ -141,7 +141,7 @@ fn validate_typed<T: Schema + DeserializeOwned>(
     if !rules.create_only {
         let null = Value::Null;
         apimachinery::validation::validate_object_meta(
-            value.get("metadata").unwrap_or(&null),
+            apimachinery::json::get(value, "metadata").unwrap_or(&null),
             rules.namespaced,
             rules.name_format,
             &mut errors,

@@ -172,18 +172,18 @@ impl RequestContext {
                 "the object provided is unrecognized (must be of type {kind})"
             )));
         }
-        let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+        let body_kind = apimachinery::json::get(&value, "kind")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if !body_kind.is_empty() && body_kind != kind {
             return Err(ApiError::bad_request(format!(
                 "the API version in the data ({}) does not match the expected API version ({expected})",
-                value
-                    .get("apiVersion")
+                apimachinery::json::get(&value, "apiVersion")
                     .and_then(Value::as_str)
                     .unwrap_or("")
             )));
         }
-        let body_av = value
-            .get("apiVersion")
+        let body_av = apimachinery::json::get(&value, "apiVersion")
             .and_then(Value::as_str)
             .unwrap_or("");
         let from_version = if body_av.is_empty() {

@@ -2,6 +2,7 @@
 //! moves, and the validation of names, labels, annotations and finalizers.
 
 use apimachinery::errors::{FieldError, FieldErrorType};
+use apimachinery::json::{get, get_mut};
 use apimachinery::selectors::{is_dns1123_subdomain, label_value_errors, qualified_name_errors};
 use serde_json::{Map, Value, json};
 
@@ -19,6 +20,12 @@ pub fn now_rfc3339() -> String {
 
 /// Returns `metadata` as a mutable map, creating it when missing.
 pub fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
+    // The common case, an object with a `metadata` object, takes a scanning lookup.
+    if get(object, "metadata").is_some_and(Value::is_object) {
+        return get_mut(object, "metadata")
+            .and_then(Value::as_object_mut)
+            .expect("metadata was just seen");
+    }
     if !object.is_object() {
         *object = json!({});
     }
@@ -33,7 +40,7 @@ pub fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
 /// Reads a member of `metadata`: what `object.pointer("/metadata/<key>")` returns, without
 /// parsing a pointer (which allocates for every token).
 pub fn meta_get<'a>(object: &'a Value, key: &str) -> Option<&'a Value> {
-    object.get("metadata").and_then(|m| m.get(key))
+    get(object, "metadata").and_then(|m| get(m, key))
 }
 
 /// Reads a string member of `metadata`.
@@ -218,8 +225,8 @@ pub fn validate_object_meta(
 ) -> Vec<FieldError> {
     let mut errs = Vec::new();
     // `metadata` is looked up once for all its members.
-    let meta = object.get("metadata");
-    let get = |key: &str| meta.and_then(|m| m.get(key));
+    let meta = get(object, "metadata");
+    let get = |key: &str| meta.and_then(|m| get(m, key));
     let get_str = |key: &str| get(key).and_then(Value::as_str);
     match get_str("name") {
         Some(name) if !name.is_empty() => errs.extend(validate_name(name, dns_label_name)),

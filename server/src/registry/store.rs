@@ -189,8 +189,14 @@ impl ResourceStore {
                     .take(2)
                     .eq(["apiVersion", "kind"].iter().copied()) =>
             {
-                src.insert("apiVersion".into(), Value::from(self.info.api_version()));
-                src.insert("kind".into(), Value::from(self.info.kind));
+                // Replacing the values in place is what `insert` of a present key does.
+                let mut members = src.values_mut();
+                if let Some(v) = members.next() {
+                    *v = Value::from(self.info.api_version());
+                }
+                if let Some(v) = members.next() {
+                    *v = Value::from(self.info.kind);
+                }
                 Value::Object(src)
             }
             other => {
@@ -207,7 +213,10 @@ impl ResourceStore {
             }
         };
         let meta = meta_mut(&mut v);
-        meta.remove("resourceVersion");
+        // Only a present member needs the (hashed) removal.
+        if apimachinery::json::map_get(meta, "resourceVersion").is_some() {
+            meta.remove("resourceVersion");
+        }
         meta.insert(
             "resourceVersion".into(),
             Value::from(resource_version.to_string()),
