@@ -1,4 +1,4 @@
-//! Member lookups in small JSON objects.
+//! Member lookups in small JSON objects, and compact JSON writing.
 //!
 //! `serde_json`'s map (an `IndexMap` with SipHash) hashes the key on every lookup, which costs
 //! more than comparing the key with each member of the small objects API objects are made of
@@ -52,6 +52,122 @@ pub fn get_mut<'a>(value: &'a mut Value, key: &str) -> Option<&'a mut Value> {
     }
 }
 
+/// Appends the compact JSON text of `value` to `out`: the same bytes as
+/// `serde_json::to_writer(out, value)`, with strings scanned for characters to escape eight
+/// bytes at a time instead of one.
+pub fn write_compact(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            // Numbers are rare in API objects; serde_json formats them (itoa, ryu).
+            serde_json::to_writer(&mut *out, n).expect("a number serializes into a Vec");
+        }
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_compact(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                write_compact(out, v);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Whether serde_json escapes the byte: control characters, `"` and `\`.
+#[inline]
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// Whether any of the eight bytes of `x` may need escaping (exact: the per-byte tests of
+/// "below 0x20" and "equal to" a byte, evaluated on all eight at once).
+#[inline]
+fn chunk_needs_escape(x: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
+    let q = x ^ (LO * u64::from(b'"'));
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let b = x ^ (LO * u64::from(b'\\'));
+    let backslash = b.wrapping_sub(LO) & !b & HI;
+    (below_space | quote | backslash) != 0
+}
+
+/// Whether any byte of `bytes` needs escaping, tested eight bytes at a time.
+#[inline]
+fn has_escape(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        if chunk_needs_escape(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| needs_escape(b))
+}
+
+/// Appends `s` as a JSON string, escaped as serde_json escapes it. Most strings need no
+/// escape and are copied whole.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    if !has_escape(bytes) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    // `start..i` is the pending run of bytes written as they are.
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if needs_escape(b) {
+            out.extend_from_slice(&bytes[start..i]);
+            write_escape(out, b);
+            start = i + 1;
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends the escape serde_json writes for `b`.
+fn write_escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0xf)],
+        ]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,5 +216,48 @@ mod tests {
             let mut v = v;
             assert_eq!(get_mut(&mut v, "k0"), None);
         }
+    }
+
+    fn same_as_serde_json(v: &Value) {
+        let mut out = Vec::new();
+        write_compact(&mut out, v);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            serde_json::to_string(v).unwrap()
+        );
+    }
+
+    #[test]
+    fn compact_writing_matches_serde_json() {
+        // Every ASCII byte and some multi-byte characters, alone and at every position of
+        // strings longer than the eight-byte chunks, so both the chunked and the bytewise
+        // scans see them.
+        let mut specials: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        specials.extend(["é", "€", "😀", "\u{7f}", "\u{80}", "\u{2028}"].map(String::from));
+        for c in &specials {
+            same_as_serde_json(&json!(c));
+            for len in [7, 8, 9, 15, 16, 17, 40] {
+                for pos in 0..len {
+                    let s: String = (0..len)
+                        .map(|i| if i == pos { c.as_str() } else { "a" })
+                        .collect();
+                    same_as_serde_json(&json!(s));
+                    same_as_serde_json(&json!({ s.clone(): s }));
+                }
+            }
+        }
+        let all: String = (0u8..0x80).map(char::from).collect::<String>().repeat(3);
+        same_as_serde_json(&json!(all));
+        same_as_serde_json(&json!(""));
+        same_as_serde_json(&json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"app": "x"}, "managedFields": [
+                {"manager": "m", "fieldsV1": {"f:data": {".": {}, "f:x": {}}}}
+            ]},
+            "data": {"payload": "x\"y\\z\n\t\u{1}"},
+            "empty": {}, "list": [], "nested": [[], [{}], [null, true, false]],
+            "numbers": [0, 1, -1, u64::MAX, i64::MIN, 0.5, -0.0, 1e300, 1.5e-7, 123456789.125],
+        }));
     }
 }

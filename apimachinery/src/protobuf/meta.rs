@@ -589,9 +589,9 @@ impl ProtoMessage for ManagedFieldsEntry {
         self.time.encode_field(4, buf);
         put_str(buf, 6, &self.fields_type);
         if let Some(fields) = &self.fields_v1 {
-            // The compact JSON `Display` writes, serialized straight into bytes (a JSON value
-            // always serializes).
-            let raw = serde_json::to_vec(fields).unwrap_or_default();
+            // The compact JSON `Display` writes, serialized straight into bytes.
+            let mut raw = Vec::with_capacity(128);
+            crate::json::write_compact(&mut raw, fields);
             let mut inner = Vec::with_capacity(raw.len() + 11);
             put_len_delimited(&mut inner, 1, &raw);
             put_len_delimited(buf, 7, &inner);
