@@ -101,6 +101,10 @@ fn store_entries(object: &mut Value, entries: Vec<ManagedEntry>) {
 /// The default manager for non-apply writes: the User-Agent up to its first `/`.
 pub fn manager_from_user_agent(user_agent: &str) -> String {
     let m = user_agent.split('/').next().unwrap_or("").trim();
+    // A printable ASCII name within the limit is kept as it is, as the filter below keeps it.
+    if !m.is_empty() && m.len() <= MAX_MANAGER_LEN && m.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return m.to_string();
+    }
     let m: String = m
         .chars()
         .filter(|c| !c.is_control())
@@ -454,6 +458,44 @@ mod tests {
             "kubectl"
         );
         assert_eq!(manager_from_user_agent(""), "unknown");
+    }
+
+    #[test]
+    fn manager_from_agent_fast_path_agrees_with_the_filter() {
+        let filtered = |ua: &str| {
+            let m: String = ua
+                .split('/')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(MAX_MANAGER_LEN)
+                .collect();
+            if m.is_empty() {
+                "unknown".to_string()
+            } else {
+                m
+            }
+        };
+        let long = "a".repeat(MAX_MANAGER_LEN);
+        let longer = "a".repeat(MAX_MANAGER_LEN + 1);
+        let long_utf8 = "é".repeat(MAX_MANAGER_LEN);
+        for ua in [
+            "perfh1/1.0",
+            " kubectl /v1",
+            "a\tb/1",
+            "a\u{7f}b",
+            "a\u{85}b",
+            "é-client/2",
+            "\u{1}",
+            "~ !/x",
+            long.as_str(),
+            longer.as_str(),
+            long_utf8.as_str(),
+        ] {
+            assert_eq!(manager_from_user_agent(ua), filtered(ua), "{ua:?}");
+        }
     }
 
     #[test]
