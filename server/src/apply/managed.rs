@@ -179,13 +179,22 @@ pub fn record_update(
     let old_set = old
         .map(|o| FieldSet::from_object(o, schema, scope))
         .unwrap_or_default();
-    let changed: Vec<Path> = new_set
-        .0
-        .iter()
-        .filter(|p| old.and_then(|o| value_at(o, p)) != value_at(new, p))
-        .cloned()
-        .collect();
     let removed: Vec<Path> = old_set.difference(&new_set).0.into_iter().collect();
+    let changed: Vec<Path> = match old {
+        // Without an old object every path that has a value changed; the set is not needed
+        // again, so its paths are moved instead of copied.
+        None => new_set
+            .0
+            .into_iter()
+            .filter(|p| value_at(new, p).is_some())
+            .collect(),
+        Some(o) => new_set
+            .0
+            .iter()
+            .filter(|p| value_at(o, p) != value_at(new, p))
+            .cloned()
+            .collect(),
+    };
     for e in list.iter_mut() {
         for p in changed.iter().chain(removed.iter()) {
             e.fields.0.remove(p);
@@ -458,6 +467,44 @@ mod tests {
             "kubectl"
         );
         assert_eq!(manager_from_user_agent(""), "unknown");
+    }
+
+    /// The create path (no old object) records what an update from an empty object records.
+    #[test]
+    fn record_update_without_old_matches_an_empty_old_object() {
+        let schema = SchemaNode::untyped();
+        let object = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "ns", "labels": {"app": "x"}},
+            "data": {"payload": "x", "other": "y"}, "list": [1, 2],
+        });
+        let drop_time = |mut v: Value| {
+            for e in v["metadata"]["managedFields"].as_array_mut().unwrap() {
+                e.as_object_mut().unwrap().remove("time");
+            }
+            v
+        };
+        let mut created = object.clone();
+        record_update(None, &mut created, "m", "v1", "", false, &schema);
+        let mut updated = object.clone();
+        record_update(
+            Some(&json!({})),
+            &mut updated,
+            "m",
+            "v1",
+            "",
+            false,
+            &schema,
+        );
+        assert_eq!(drop_time(created.clone()), drop_time(updated));
+        assert_eq!(
+            created["metadata"]["managedFields"][0]["fieldsV1"],
+            json!({
+                "f:data": {"f:other": {}, "f:payload": {}},
+                "f:list": {},
+                "f:metadata": {"f:labels": {"f:app": {}}},
+            })
+        );
     }
 
     #[test]
