@@ -33,6 +33,27 @@ pub fn map_get_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a
     }
 }
 
+/// Sets the member `key` of `map` to `value`, as `map.insert(key, value)` does: a present
+/// member is replaced in its place (found by [`map_get_mut`]), an absent one is added last.
+pub fn map_set(map: &mut Map<String, Value>, key: &str, value: Value) {
+    match map_get_mut(map, key) {
+        Some(member) => *member = value,
+        None => {
+            map.insert(key.to_string(), value);
+        }
+    }
+}
+
+/// Removes the member `key` of `map`, as `map.remove(key)` does; the absent member of a
+/// small object is found absent by a scan, without hashing the key.
+pub fn map_remove(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    if map.len() > SCAN_LIMIT || map_get(map, key).is_some() {
+        map.remove(key)
+    } else {
+        None
+    }
+}
+
 /// Returns the member `key` of `value` when it is an object, as `value.get(key)` does.
 #[inline]
 pub fn get<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
@@ -205,6 +226,24 @@ mod tests {
             if let Some(v) = get_mut(&mut obj, "k0") {
                 *v = json!("changed");
                 assert_eq!(obj.get("k0"), Some(&json!("changed")));
+            }
+        }
+    }
+
+    #[test]
+    fn set_and_remove_match_serde_json_on_both_paths() {
+        for obj in objects() {
+            let n = obj.as_object().unwrap().len();
+            for key in (0..n + 2).map(|i| format!("k{i}")) {
+                let mut expected = obj.as_object().unwrap().clone();
+                let mut got = expected.clone();
+                expected.insert(key.clone(), json!("new"));
+                map_set(&mut got, &key, json!("new"));
+                assert!(expected.iter().eq(got.iter()), "set {key} in {n}");
+                let mut expected = obj.as_object().unwrap().clone();
+                let mut got = expected.clone();
+                assert_eq!(map_remove(&mut got, &key), expected.remove(&key));
+                assert!(expected.iter().eq(got.iter()), "remove {key} from {n}");
             }
         }
     }

@@ -198,8 +198,9 @@ impl RequestContext {
             gv.version
         };
         if let Some(m) = value.as_object_mut() {
-            m.insert(
-                "apiVersion".into(),
+            apimachinery::json::map_set(
+                m,
+                "apiVersion",
                 Value::from(
                     self.ops
                         .version(&from_version)
@@ -207,7 +208,7 @@ impl RequestContext {
                         .unwrap_or_else(|| expected.clone()),
                 ),
             );
-            m.insert("kind".into(), Value::from(kind));
+            apimachinery::json::map_set(m, "kind", Value::from(kind));
         }
         let decoded = self.ops.decode(&from_version, value).map_err(|e| {
             ApiError::bad_request(format!(

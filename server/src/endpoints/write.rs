@@ -160,7 +160,7 @@ pub async fn create(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Bod
     fix_namespace(&rc, &mut obj)?;
     let name = meta_str(&obj, "name").unwrap_or("").to_string();
     check_namespace(ctx, &rc, &name).await?;
-    meta_mut(&mut obj).remove("managedFields");
+    apimachinery::json::map_remove(meta_mut(&mut obj), "managedFields");
     record_update(
         None,
         &mut obj,
