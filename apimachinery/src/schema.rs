@@ -180,7 +180,7 @@ macro_rules! meta_schema {
         impl Schema for $t {
             fn unknown_fields(value: &Value, path: &str, out: &mut Vec<String>) {
                 unknown_keys(value, &[$($key),*], path, out);
-                $(if let Some(v) = value.get($child) { <$ct as Schema>::unknown_fields(v, &field_path(path, $child), out); })*
+                $(if let Some(v) = crate::json::get(value, $child) { <$ct as Schema>::unknown_fields(v, &field_path(path, $child), out); })*
             }
             fn apply_defaults(_: &mut Value) {}
             fn validate(_: &Value, _: &str, _: &mut Vec<FieldError>) {}

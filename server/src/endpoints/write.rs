@@ -27,10 +27,10 @@ fn fix_namespace(rc: &RequestContext, object: &mut Value) -> Result<(), ApiError
     let url_ns = rc.namespace();
     let meta = meta_mut(object);
     if !rc.version_info.namespaced() {
-        meta.remove("namespace");
+        apimachinery::json::map_remove(meta, "namespace");
         return Ok(());
     }
-    match meta.get("namespace").and_then(Value::as_str) {
+    match apimachinery::json::map_get(meta, "namespace").and_then(Value::as_str) {
         Some(ns) if !ns.is_empty() && ns != url_ns => Err(ApiError::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
         )),

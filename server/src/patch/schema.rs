@@ -99,7 +99,7 @@ impl SchemaNode {
     }
 
     fn ext(&self, name: &str) -> Option<&Value> {
-        self.node().and_then(|n| n.get(name))
+        self.node().and_then(|n| apimachinery::json::get(n, name))
     }
 
     /// The schema of a named property of an object (or of the map values if the object is a
