@@ -105,6 +105,12 @@ pub fn manager_from_user_agent(user_agent: &str) -> String {
     if !m.is_empty() && m.len() <= MAX_MANAGER_LEN && m.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         return m.to_string();
     }
+    filtered_manager(m)
+}
+
+/// The manager name `m` without control characters, cut to the length limit; `unknown` when
+/// nothing is left.
+fn filtered_manager(m: &str) -> String {
     let m: String = m
         .chars()
         .filter(|c| !c.is_control())
@@ -509,22 +515,7 @@ mod tests {
 
     #[test]
     fn manager_from_agent_fast_path_agrees_with_the_filter() {
-        let filtered = |ua: &str| {
-            let m: String = ua
-                .split('/')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .chars()
-                .filter(|c| !c.is_control())
-                .take(MAX_MANAGER_LEN)
-                .collect();
-            if m.is_empty() {
-                "unknown".to_string()
-            } else {
-                m
-            }
-        };
+        let filtered = |ua: &str| filtered_manager(ua.split('/').next().unwrap_or("").trim());
         let long = "a".repeat(MAX_MANAGER_LEN);
         let longer = "a".repeat(MAX_MANAGER_LEN + 1);
         let long_utf8 = "é".repeat(MAX_MANAGER_LEN);
