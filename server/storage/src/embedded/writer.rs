@@ -571,12 +571,12 @@ mod tests {
         }
     }
 
-    /// An instruction-count probe of the writer, not a test: run the test binary under
-    /// `valgrind --tool=callgrind --toggle-collect='*probe_commits*'` with
-    /// `APIARY_IR_BATCH` creates per commit (default 1) for `APIARY_IR_COMMITS` commits
-    /// (default 200), after as many unmeasured commits of the same shape.
+    /// Fixed-shape commits each assign one revision per create; also the writer's
+    /// instruction-count probe: run the test binary under
+    /// `valgrind --tool=callgrind --toggle-collect='*probe_commits*'` with `APIARY_IR_BATCH`
+    /// creates per commit (default 4) for `APIARY_IR_COMMITS` commits (default 10), after as
+    /// many unmeasured commits of the same shape.
     #[test]
-    #[ignore]
     fn ir_probe() {
         let env = |name: &str, default: usize| {
             std::env::var(name)
@@ -584,8 +584,8 @@ mod tests {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(default)
         };
-        let size = env("APIARY_IR_BATCH", 1);
-        let commits = env("APIARY_IR_COMMITS", 200);
+        let size = env("APIARY_IR_BATCH", 4);
+        let commits = env("APIARY_IR_COMMITS", 10);
         let dir = tempfile::tempdir().expect("temp dir");
         let shared = shared(dir.path());
         let settings = WriterSettings {
