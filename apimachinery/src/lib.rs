@@ -5,6 +5,8 @@
 //! one [`scheme::KindOps`] per group and kind, the `meta.k8s.io/v1` types, field errors and
 //! `Status` errors, selectors and the protobuf envelope. It performs no I/O.
 
+pub mod admission;
+pub mod authorization;
 pub mod errors;
 pub mod gvk;
 pub mod json;
@@ -12,12 +14,15 @@ pub mod meta;
 pub mod object;
 pub mod protobuf;
 pub mod resource;
+pub mod runtime;
 pub mod sample;
 pub mod schema;
 pub mod scheme;
 pub mod selectors;
 pub mod serde_util;
 pub mod status;
+pub mod strategy;
+pub mod user;
 pub mod validation;
 
 pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};

@@ -8,51 +8,11 @@
 
 pub mod x509;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-/// The user name of requests that carry no credentials.
-pub const ANONYMOUS_USER: &str = "system:anonymous";
-/// The group of requests that carry no credentials.
-pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
-/// The group every authenticated user is in.
-pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
-/// The group whose members may do everything.
-pub const MASTERS_GROUP: &str = "system:masters";
-
-/// An authenticated (or anonymous) identity, as Kubernetes' `user.Info`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UserInfo {
-    /// The user name, such as `admin` or `system:anonymous`.
-    pub name: String,
-    /// A unique id, if the authenticator knows one.
-    pub uid: String,
-    /// The groups the user is in.
-    pub groups: Vec<String>,
-    /// Extra attributes (scopes, credential ids, ...).
-    pub extra: BTreeMap<String, Vec<String>>,
-}
-
-impl UserInfo {
-    /// The anonymous identity.
-    pub fn anonymous() -> Self {
-        Self {
-            name: ANONYMOUS_USER.to_string(),
-            groups: vec![UNAUTHENTICATED_GROUP.to_string()],
-            ..Self::default()
-        }
-    }
-
-    /// Whether this is the anonymous identity.
-    pub fn is_anonymous(&self) -> bool {
-        self.name == ANONYMOUS_USER
-    }
-
-    /// Whether the user is in `group`.
-    pub fn in_group(&self, group: &str) -> bool {
-        self.groups.iter().any(|g| g == group)
-    }
-}
+pub use apimachinery::user::{
+    ANONYMOUS_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GROUP, UserInfo,
+};
 
 /// What an authenticator concluded about one request.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -11,140 +11,22 @@ use std::sync::Arc;
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::request_info::RequestInfo;
 
-/// The facts an authorizer decides on (Kubernetes' `authorizer.Attributes`). The fields borrow
-/// from the request they describe ([`Attributes::from_request`]) or own their values (access
-/// reviews).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Attributes<'a> {
-    /// The requesting user.
-    pub user: Cow<'a, UserInfo>,
-    /// The verb (`get`, `list`, `create`, ...; for non-resource paths the lowercase method).
-    pub verb: Cow<'a, str>,
-    /// Whether this is a resource request.
-    pub is_resource_request: bool,
-    /// The URL path (for non-resource requests).
-    pub path: Cow<'a, str>,
-    /// The namespace.
-    pub namespace: Cow<'a, str>,
-    /// The API group.
-    pub api_group: Cow<'a, str>,
-    /// The API version.
-    pub api_version: Cow<'a, str>,
-    /// The resource.
-    pub resource: Cow<'a, str>,
-    /// The subresource.
-    pub subresource: Cow<'a, str>,
-    /// The object name.
-    pub name: Cow<'a, str>,
-}
+pub use apimachinery::authorization::{Attributes, Authorization, Authorizer, Decision};
 
-impl<'a> Attributes<'a> {
-    /// The attributes of a request, borrowed from its user and request info.
-    pub fn from_request(user: &'a UserInfo, info: &'a RequestInfo) -> Self {
-        Self {
-            user: Cow::Borrowed(user),
-            verb: Cow::Borrowed(&info.verb),
-            is_resource_request: info.is_resource_request,
-            path: Cow::Borrowed(&info.path),
-            namespace: Cow::Borrowed(&info.namespace),
-            api_group: Cow::Borrowed(&info.api_group),
-            api_version: Cow::Borrowed(&info.api_version),
-            resource: Cow::Borrowed(&info.resource),
-            subresource: Cow::Borrowed(&info.subresource),
-            name: Cow::Borrowed(&info.name),
-        }
+/// Builds the [`Attributes`] of a request, borrowed from its user and request info.
+pub fn request_attributes<'a>(user: &'a UserInfo, info: &'a RequestInfo) -> Attributes<'a> {
+    Attributes {
+        user: Cow::Borrowed(user),
+        verb: Cow::Borrowed(&info.verb),
+        is_resource_request: info.is_resource_request,
+        path: Cow::Borrowed(&info.path),
+        namespace: Cow::Borrowed(&info.namespace),
+        api_group: Cow::Borrowed(&info.api_group),
+        api_version: Cow::Borrowed(&info.api_version),
+        resource: Cow::Borrowed(&info.resource),
+        subresource: Cow::Borrowed(&info.subresource),
+        name: Cow::Borrowed(&info.name),
     }
-
-    /// The same attributes owning all their values.
-    pub fn into_owned(self) -> Attributes<'static> {
-        Attributes {
-            user: Cow::Owned(self.user.into_owned()),
-            verb: Cow::Owned(self.verb.into_owned()),
-            is_resource_request: self.is_resource_request,
-            path: Cow::Owned(self.path.into_owned()),
-            namespace: Cow::Owned(self.namespace.into_owned()),
-            api_group: Cow::Owned(self.api_group.into_owned()),
-            api_version: Cow::Owned(self.api_version.into_owned()),
-            resource: Cow::Owned(self.resource.into_owned()),
-            subresource: Cow::Owned(self.subresource.into_owned()),
-            name: Cow::Owned(self.name.into_owned()),
-        }
-    }
-
-    /// The message Kubernetes puts in a 403 (`responsewriters.forbiddenMessage`).
-    pub fn forbidden_message(&self) -> String {
-        let user = &self.user.name;
-        if !self.is_resource_request {
-            return format!("User {user:?} cannot {} path {:?}", self.verb, self.path);
-        }
-        let mut resource = self.resource.to_string();
-        if !self.subresource.is_empty() {
-            resource = format!("{resource}/{}", self.subresource);
-        }
-        if self.namespace.is_empty() {
-            format!(
-                "User {user:?} cannot {} resource {resource:?} in API group {:?} at the cluster scope",
-                self.verb, self.api_group
-            )
-        } else {
-            format!(
-                "User {user:?} cannot {} resource {resource:?} in API group {:?} in the namespace {:?}",
-                self.verb, self.api_group, self.namespace
-            )
-        }
-    }
-}
-
-/// An authorizer's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// The request is allowed.
-    Allow,
-    /// The request is denied; no later authorizer is asked.
-    Deny,
-    /// This authorizer has no opinion; the next one is asked.
-    NoOpinion,
-}
-
-/// A verdict with its reason (may be empty).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Authorization {
-    /// The verdict.
-    pub decision: Decision,
-    /// Why, for 403 messages and access reviews.
-    pub reason: String,
-}
-
-impl Authorization {
-    /// Allow with a reason.
-    pub fn allow(reason: impl Into<String>) -> Self {
-        Self {
-            decision: Decision::Allow,
-            reason: reason.into(),
-        }
-    }
-
-    /// No opinion.
-    pub fn no_opinion() -> Self {
-        Self {
-            decision: Decision::NoOpinion,
-            reason: String::new(),
-        }
-    }
-
-    /// Deny with a reason.
-    pub fn deny(reason: impl Into<String>) -> Self {
-        Self {
-            decision: Decision::Deny,
-            reason: reason.into(),
-        }
-    }
-}
-
-/// Decides whether a request may proceed.
-pub trait Authorizer: Send + Sync + 'static {
-    /// Decides on one set of attributes. Must be cheap: it runs on every request.
-    fn authorize(&self, attributes: &Attributes<'_>) -> Authorization;
 }
 
 /// A shared handle to the server's authorizer, stored as a request extension.
@@ -223,7 +105,7 @@ mod tests {
 
     fn attrs(user: UserInfo, path: &str, method: http::Method) -> Attributes<'static> {
         let info = RequestInfo::parse(&method, path, "").unwrap_or_default();
-        Attributes::from_request(&user, &info).into_owned()
+        request_attributes(&user, &info).into_owned()
     }
 
     #[test]

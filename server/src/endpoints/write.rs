@@ -272,7 +272,7 @@ fn not_found(rc: &RequestContext) -> ApiError {
 fn authorize_create(rc: &RequestContext) -> Result<(), ApiError> {
     let mut info = rc.info.clone();
     info.verb = "create".to_string();
-    let attrs = Attributes::from_request(&rc.user, &info);
+    let attrs = crate::authz::request_attributes(&rc.user, &info);
     let verdict = match &rc.authorizer {
         Some(a) => a.0.authorize(&attrs),
         None => Authorization::no_opinion(),

@@ -4,7 +4,7 @@
 
 use super::ChainConfig;
 use crate::authn::UserInfo;
-use crate::authz::{Attributes, Decision};
+use crate::authz::Decision;
 use crate::request_info::RequestInfo;
 use apimachinery::GroupResource;
 use apimachinery::status::ApiError;
@@ -15,7 +15,7 @@ pub fn authorize(
     user: &UserInfo,
     info: &RequestInfo,
 ) -> Result<(), ApiError> {
-    let attrs = Attributes::from_request(user, info);
+    let attrs = crate::authz::request_attributes(user, info);
     let verdict = config.authorizer.authorize(&attrs);
     if verdict.decision == Decision::Allow {
         return Ok(());

@@ -1,0 +1,202 @@
+//! Admission's vocabulary (Kubernetes' `admission` package): the [`Attributes`] of a write,
+//! and the [`MutatingPlugin`] and [`ValidatingPlugin`] traits every admission plugin
+//! implements — the server's built-in ones and those a definition ships beside its kind.
+//!
+//! Mutating plugins run first, in order, each seeing the changes of the ones before; then
+//! validating plugins run on the final object. Objects are of the kind's storage version.
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use crate::gvk::GroupResource;
+use crate::resource::ResourceInfo;
+use crate::runtime::{Kind, Object};
+use crate::status::ApiError;
+use crate::user::UserInfo;
+
+/// The operation being admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// `create` (also an apply or update that creates).
+    Create,
+    /// `update` and `patch`.
+    Update,
+    /// `delete` and each object of a `deletecollection`.
+    Delete,
+    /// A connect subresource.
+    Connect,
+}
+
+impl Operation {
+    /// The name Kubernetes uses (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        }
+    }
+}
+
+/// The options of the operation (Kubernetes' `CreateOptions`, `UpdateOptions`,
+/// `PatchOptions` or `DeleteOptions` as far as admission reads them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OperationOptions {
+    /// The field manager of a create, update or patch.
+    pub field_manager: String,
+    /// Whether this is a patch (and of which type: its media type).
+    pub patch_type: Option<String>,
+    /// Whether an apply forces conflicts.
+    pub force: bool,
+    /// The delete's `propagationPolicy`, if any.
+    pub propagation_policy: Option<String>,
+}
+
+/// Everything an admission plugin may read of one operation, and the object it may change.
+pub struct Attributes<'a> {
+    /// The operation.
+    pub operation: Operation,
+    /// The kind's table (versions and conversion).
+    pub kind: &'static Kind,
+    /// The REST facts of the version the request was made in (its group, version, kind and
+    /// resource are the request's).
+    pub version: &'static ResourceInfo,
+    /// The subresource (`status`, `scale`), or empty.
+    pub subresource: &'a str,
+    /// The namespace (empty at cluster scope).
+    pub namespace: &'a str,
+    /// The object's name (may be empty for a create with `generateName`).
+    pub name: &'a str,
+    /// The new object (create, update); `None` for delete.
+    pub object: Option<&'a mut Box<dyn Object>>,
+    /// The current object (update, delete); `None` for create.
+    pub old_object: Option<&'a dyn Object>,
+    /// Whether the request is a dry run (plugins with side effects must not act on it).
+    pub dry_run: bool,
+    /// The options of the operation.
+    pub options: OperationOptions,
+    /// The user making the request.
+    pub user: &'a UserInfo,
+    warnings: Mutex<Vec<String>>,
+}
+
+impl<'a> Attributes<'a> {
+    /// Attributes of an operation, without warnings yet.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        operation: Operation,
+        kind: &'static Kind,
+        version: &'static ResourceInfo,
+        subresource: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+        object: Option<&'a mut Box<dyn Object>>,
+        old_object: Option<&'a dyn Object>,
+        dry_run: bool,
+        options: OperationOptions,
+        user: &'a UserInfo,
+    ) -> Self {
+        Self {
+            operation,
+            kind,
+            version,
+            subresource,
+            namespace,
+            name,
+            object,
+            old_object,
+            dry_run,
+            options,
+            user,
+            warnings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The new object, if any.
+    pub fn object(&self) -> Option<&dyn Object> {
+        self.object.as_deref().map(|b| &**b)
+    }
+
+    /// The new object, mutably, if any.
+    pub fn object_mut(&mut self) -> Option<&mut dyn Object> {
+        self.object.as_deref_mut().map(|b| &mut **b)
+    }
+
+    /// The group and resource of the request.
+    pub fn resource(&self) -> GroupResource {
+        GroupResource::new(self.version.group, self.version.plural)
+    }
+
+    /// Adds a warning for the client (sent as a `Warning` header).
+    pub fn warn(&self, text: impl Into<String>) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(text.into());
+    }
+
+    /// The warnings added so far.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The object's name: the request's, else the new object's.
+    pub fn object_name(&self) -> &str {
+        if !self.name.is_empty() {
+            return self.name;
+        }
+        self.object().map(|o| o.name()).unwrap_or("")
+    }
+
+    /// The 403 a plugin denies with: `<resource> "<name>" is forbidden: <reason>`.
+    pub fn forbidden(&self, reason: &str) -> ApiError {
+        ApiError::forbidden(&self.resource(), self.object_name(), reason)
+    }
+}
+
+/// An admission plugin that may change the object (Kubernetes' `MutationInterface`).
+#[async_trait]
+pub trait MutatingPlugin: Send + Sync {
+    /// Whether the plugin acts on this operation at all.
+    fn handles(&self, attributes: &Attributes<'_>) -> bool;
+
+    /// Changes the object, or denies the operation.
+    async fn admit(&self, attributes: &mut Attributes<'_>) -> Result<(), ApiError>;
+}
+
+/// An admission plugin that only decides (Kubernetes' `ValidationInterface`).
+#[async_trait]
+pub trait ValidatingPlugin: Send + Sync {
+    /// Whether the plugin acts on this operation at all.
+    fn handles(&self, attributes: &Attributes<'_>) -> bool;
+
+    /// Denies the operation, or lets it pass.
+    async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError>;
+}
+
+/// A plugin as it is registered under its name (`--enable-admission-plugins`), with either or
+/// both of its parts.
+#[derive(Clone)]
+pub struct Plugin {
+    /// The name, as the flags spell it (`NamespaceLifecycle`).
+    pub name: &'static str,
+    /// Whether the plugin is on unless disabled.
+    pub default_enabled: bool,
+    /// The mutating part.
+    pub mutating: Option<std::sync::Arc<dyn MutatingPlugin>>,
+    /// The validating part.
+    pub validating: Option<std::sync::Arc<dyn ValidatingPlugin>>,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("name", &self.name)
+            .field("default_enabled", &self.default_enabled)
+            .field("mutating", &self.mutating.is_some())
+            .field("validating", &self.validating.is_some())
+            .finish()
+    }
+}

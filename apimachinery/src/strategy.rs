@@ -1,0 +1,125 @@
+//! [`Strategy`]: the behaviour of one kind in the registry (Kubernetes' `rest.RESTCreateStrategy`,
+//! `RESTUpdateStrategy` and `RESTDeleteStrategy`, plus the table and field-selector hooks).
+//!
+//! The generic registry does what every kind shares, driven by the definition's markers
+//! (system metadata, generation, status subresource, namespace scope, create-on-update,
+//! unconditional update, finalizers); a kind's strategy adds what is its own. A kind without
+//! a hand-written strategy gets [`DefaultStrategy`], which adds nothing. Strategies work on
+//! objects of the kind's storage version (downcast with `object.downcast_mut::<T>()`).
+
+use serde_json::Value;
+
+use crate::authorization::Authorizer;
+use crate::errors::FieldError;
+use crate::resource::PrinterColumn;
+use crate::runtime::Object;
+use crate::status::ApiError;
+use crate::user::UserInfo;
+
+/// The behaviour of one kind beyond what its markers say. Every method has a default that does
+/// nothing, so a strategy states only what differs.
+pub trait Strategy: Send + Sync + 'static {
+    /// Adjusts a new object before it is validated and stored (after the registry has set its
+    /// system metadata): defaults that depend on the object, fields only the server sets.
+    fn prepare_for_create(&self, _object: &mut dyn Object) {}
+
+    /// Adjusts an updated object before it is validated and stored (after the registry has
+    /// copied the system metadata, and the status or everything but it, from `old`).
+    fn prepare_for_update(&self, _object: &mut dyn Object, _old: &dyn Object) {}
+
+    /// Kind-specific validation of a new object, after the definition's own checks.
+    fn validate(&self, _object: &dyn Object) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Kind-specific validation of an update, after the definition's own checks.
+    fn validate_update(&self, _object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Warnings for the client about a valid new object.
+    fn warnings_on_create(&self, _object: &dyn Object) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Warnings for the client about a valid update.
+    fn warnings_on_update(&self, _object: &dyn Object, _old: &dyn Object) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Brings a validated object into its canonical form before it is stored.
+    fn canonicalize(&self, _object: &mut dyn Object) {}
+
+    /// The storage time-to-live of the object in seconds, if it expires (`existing` is true
+    /// for updates).
+    fn ttl(&self, _object: &dyn Object, _existing: bool) -> Option<u64> {
+        None
+    }
+
+    /// Adjusts an object whose deletion starts but waits for finalizers (after the registry
+    /// has set `deletionTimestamp`), such as a namespace turning `Terminating`.
+    fn prepare_for_delete(&self, _object: &mut dyn Object) {}
+
+    /// Whether the object waits for finalizers of its own beyond `metadata.finalizers` (a
+    /// namespace's `spec.finalizers`) before it can be removed.
+    fn has_pending_finalizers(&self, _object: &dyn Object) -> bool {
+        false
+    }
+
+    /// Runs after an object is stored by a create.
+    fn after_create(&self, _object: &dyn Object) {}
+
+    /// Runs after an object is removed from storage.
+    fn after_delete(&self, _object: &dyn Object) {}
+
+    /// Appends selectable fields computed from the object (beyond the definition's
+    /// `field_selectors`), as `(label, value)`.
+    fn selectable_fields(&self, _object: &dyn Object, _out: &mut Vec<(&'static str, String)>) {}
+
+    /// The labels of the fields [`Strategy::selectable_fields`] appends.
+    fn field_labels(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// How the kind prints as a `Table`, when its printer columns are not simple JSONPaths.
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        None
+    }
+
+    /// Answers a create of a kind that is never stored (`create_only`: access reviews, token
+    /// reviews): fills the object's status.
+    fn review(&self, object: &mut dyn Object, _context: &dyn ReviewContext) -> Result<(), ApiError> {
+        Err(ApiError::internal(format!(
+            "{} is created only, and its strategy does not answer it",
+            object.info().kind
+        )))
+    }
+}
+
+/// The strategy of kinds whose behaviour their markers say entirely.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DefaultStrategy;
+
+impl Strategy for DefaultStrategy {}
+
+/// A kind's own `Table` rendering (Kubernetes' `TableConvertor`): every column, `Name`
+/// included, in order.
+pub trait TableConvertor: Send + Sync {
+    /// The columns (`json_path` unused).
+    fn columns(&self) -> &'static [PrinterColumn];
+
+    /// The cells of one object, one per column.
+    fn cells(&self, object: &dyn Object) -> Vec<Value>;
+}
+
+/// What a `create_only` kind's [`Strategy::review`] may consult.
+pub trait ReviewContext: Send + Sync {
+    /// The user making the request.
+    fn user(&self) -> &UserInfo;
+
+    /// The server's authorizer.
+    fn authorizer(&self) -> &dyn Authorizer;
+
+    /// The namespace of the request (empty at cluster scope).
+    fn namespace(&self) -> &str;
+}
