@@ -7,9 +7,11 @@
 
 pub mod admission;
 pub mod authorization;
+pub mod cel;
 pub mod errors;
 pub mod gvk;
 pub mod json;
+pub mod markers;
 pub mod meta;
 pub mod object;
 pub mod protobuf;
@@ -22,9 +24,10 @@ pub mod selectors;
 pub mod serde_util;
 pub mod status;
 pub mod strategy;
+pub mod structure;
 pub mod user;
 pub mod validation;
 
 pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
 pub use resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope};
-pub use scheme::{KindOps, Scheme};
+pub use scheme::{CodecError, Scheme};

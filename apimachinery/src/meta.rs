@@ -166,6 +166,60 @@ impl<'de> Deserialize<'de> for IntOrString {
 #[serde(transparent)]
 pub struct RawExtension(pub serde_json::Value);
 
+/// `metav1.FieldsV1`: a managed field set, kept as the compact JSON text it was read as (it is
+/// written back as it came, to JSON and to protobuf alike; only server-side apply reads inside
+/// it).
+#[derive(Clone, Debug)]
+pub struct FieldsV1(Box<serde_json::value::RawValue>);
+
+impl FieldsV1 {
+    /// The field set of a JSON tree.
+    pub fn from_value(value: &serde_json::Value) -> Self {
+        Self(serde_json::value::to_raw_value(value).expect("a JSON tree always serializes"))
+    }
+
+    /// The field set of JSON text (as protobuf carries it); an error if it is not JSON.
+    pub fn from_json(text: String) -> Result<Self, serde_json::Error> {
+        serde_json::value::RawValue::from_string(text).map(Self)
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The JSON tree.
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::from_str(self.0.get()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Default for FieldsV1 {
+    fn default() -> Self {
+        Self::from_value(&serde_json::Value::Object(Default::default()))
+    }
+}
+
+impl PartialEq for FieldsV1 {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for FieldsV1 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldsV1 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Read as a tree so any deserializer works (a request body, a patched object).
+        let value = serde_json::Value::deserialize(d)?;
+        Ok(Self::from_value(&value))
+    }
+}
+
 /// A `[]byte` field: base64 (standard alphabet, padded) in JSON.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Bytes(pub Vec<u8>);
@@ -335,7 +389,7 @@ pub struct ManagedFieldsEntry {
     pub fields_type: Option<String>,
     /// The field set, as raw JSON.
     #[serde(rename = "fieldsV1", default, skip_serializing_if = "Option::is_none")]
-    pub fields_v1: Option<serde_json::Value>,
+    pub fields_v1: Option<FieldsV1>,
     /// The subresource the entry was written through, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subresource: Option<String>,

@@ -92,6 +92,9 @@ pub struct ResourceInfo {
     pub create_only: bool,
     /// The protobuf package of the group version, such as `k8s.io.api.core.v1`.
     pub proto_package: &'static str,
+    /// How `metadata.name` is validated: `dns1123-subdomain`, `dns1123-label` or
+    /// `path-segment`.
+    pub name_format: &'static str,
 }
 
 impl ResourceInfo {

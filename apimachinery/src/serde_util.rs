@@ -10,3 +10,13 @@ where
 {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
+
+/// Deserializes `null` (or an absent value) as `default()`: the `#[default]` marker of a
+/// field, which Kubernetes' defaulting applies to a missing or null field alike.
+pub fn null_or<'de, D, T>(d: D, default: fn() -> T) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_else(default))
+}

@@ -36,7 +36,7 @@ const UUID_FMT: &str = "^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-
 /// Returns a compiled regular expression, cached by pattern. `None` if it does not compile.
 /// The `Arc` shares one regex (and its match caches) between callers; cloning a `Regex`
 /// itself would build a fresh cache pool on every call.
-fn regex(pattern: &str) -> Option<Arc<Regex>> {
+pub(crate) fn cached_regex(pattern: &str) -> Option<Arc<Regex>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Regex>>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut guard = cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -324,7 +324,7 @@ pub fn check_min_length(v: &Value, path: &str, min: usize, errors: &mut Vec<Fiel
 /// `#[validate(pattern = …)]`: `<path> in body should match '<pattern>'`.
 pub fn check_pattern(v: &Value, path: &str, pattern: &str, errors: &mut Vec<FieldError>) {
     if let Some(s) = v.as_str() {
-        match regex(pattern) {
+        match cached_regex(pattern) {
             Some(re) if re.is_match(s) => {}
             Some(_) => errors.push(FieldError::invalid(
                 path,
@@ -470,7 +470,15 @@ pub fn check_required(obj: &Value, key: &str, path: &str, errors: &mut Vec<Field
 /// `#[validate(format = …)]`.
 pub fn check_format(v: &Value, path: &str, format: &str, errors: &mut Vec<FieldError>) {
     let Some(s) = v.as_str() else { return };
-    let problems: Vec<String> = match format {
+    for p in format_problems(format, s, &|| path.to_string()) {
+        errors.push(FieldError::invalid(path, v, p));
+    }
+}
+
+/// What is wrong with `s` as a value of the string format `format` (`dns1123-label`,
+/// `date-time`, `uuid`, …); `path` names the field in the messages that mention it.
+pub fn format_problems(format: &str, s: &str, path: &dyn Fn() -> String) -> Vec<String> {
+    match format {
         "dns1123-label" => is_dns1123_label(s),
         "dns1123-subdomain" => is_dns1123_subdomain(s),
         "qualified-name" => is_qualified_name(s),
@@ -478,26 +486,23 @@ pub fn check_format(v: &Value, path: &str, format: &str, errors: &mut Vec<FieldE
         "path-segment" => is_path_segment_name(s),
         "date-time" => match chrono::DateTime::parse_from_rfc3339(s) {
             Ok(_) => Vec::new(),
-            Err(_) => vec![format!("{path} in body must be of type date-time: {:?}", s)],
+            Err(_) => vec![format!("{} in body must be of type date-time: {:?}", path(), s)],
         },
         "uuid" => {
             if matches_uuid(&s.to_ascii_lowercase()) {
                 Vec::new()
             } else {
-                vec![format!("{path} in body must be of type uuid: {:?}", s)]
+                vec![format!("{} in body must be of type uuid: {:?}", path(), s)]
             }
         }
         "byte" => {
             use base64::Engine as _;
             match base64::engine::general_purpose::STANDARD.decode(s) {
                 Ok(_) => Vec::new(),
-                Err(_) => vec![format!("{path} in body must be of type byte: {:?}", s)],
+                Err(_) => vec![format!("{} in body must be of type byte: {:?}", path(), s)],
             }
         }
         _ => Vec::new(),
-    };
-    for p in problems {
-        errors.push(FieldError::invalid(path, v, p));
     }
 }
 

@@ -66,6 +66,11 @@ pub struct GroupModel {
     pub internal: Option<VersionModel>,
     /// The hand-written hooks (`hooks.rs`), if any.
     pub hooks: Option<HooksModel>,
+    /// The hand-written strategies (`strategy.rs`: a `<Kind>Strategy` type per kind that has
+    /// one), if any.
+    pub strategy: Option<HooksModel>,
+    /// The hand-written admission plugins (`admission.rs`: `fn admission_plugins()`), if any.
+    pub admission: Option<HooksModel>,
 }
 
 impl GroupModel {
@@ -664,13 +669,16 @@ pub struct PatchMarker {
     pub merge_key: Option<String>,
 }
 
-/// The functions of a group's `hooks.rs`.
+/// The items of one of a group's hand-written files (`hooks.rs`, `strategy.rs`,
+/// `admission.rs`).
 #[derive(Clone, Debug)]
 pub struct HooksModel {
     /// The file.
     pub file: PathBuf,
     /// The names of its functions.
     pub functions: Vec<String>,
+    /// The names of its structs and enums.
+    pub types: Vec<String>,
     /// The file's items, emitted into the group's `hooks` module.
     pub items: Vec<syn::Item>,
 }
@@ -679,6 +687,11 @@ impl HooksModel {
     /// Whether the file defines a function of that name.
     pub fn has(&self, name: &str) -> bool {
         self.functions.iter().any(|f| f == name)
+    }
+
+    /// Whether the file defines a struct or enum of that name.
+    pub fn has_type(&self, name: &str) -> bool {
+        self.types.iter().any(|t| t == name)
     }
 }
 
@@ -700,7 +713,10 @@ pub fn validate_hook_name(version: &str, struct_name: &str) -> String {
     format!("validate_{}_{}", version, struct_name.to_snake_case())
 }
 
-/// The Rust type name of a kind's operations struct: `Widget` → `WidgetOps`.
-pub fn ops_type_name(kind: &str) -> String {
-    format!("{}Ops", kind.to_upper_camel_case())
+/// The name of a kind's hand-written strategy in `strategy.rs`: `Widget` → `WidgetStrategy`.
+pub fn strategy_type_name(kind: &str) -> String {
+    format!("{}Strategy", kind.to_upper_camel_case())
 }
+
+/// The name of the function of `admission.rs` that lists the group's admission plugins.
+pub const ADMISSION_PLUGINS_FN: &str = "admission_plugins";

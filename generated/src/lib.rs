@@ -5,9 +5,12 @@
 //! A version module holds the typed structs with Kubernetes' JSON encoding
 //! (`v1::Widget`, `v1::WidgetList`), their `apimachinery::schema::Schema` walks, the
 //! conversions to and from the hub (`widget_to_internal`, `widget_from_internal`) and one
-//! `ResourceInfo` per kind (`v1::WIDGET_RESOURCE`). A group module holds one
-//! `apimachinery::KindOps` per kind (`example_dev::WidgetOps`), `register(&mut Scheme)` and
-//! `sample_object` (random objects for property tests).
+//! `ResourceInfo` per kind (`v1::WIDGET_RESOURCE`); every kind's struct implements
+//! `apimachinery::runtime::TypedObject`. A group module holds one `apimachinery::runtime::Kind`
+//! table per kind (`example_dev::WIDGET_KIND`), the group's hand-written `strategy` and
+//! `admission` modules, `register(&mut Scheme)` and `sample_object` (random objects for
+//! property tests). The generic code all of it calls is in `apimachinery`, so an API crate
+//! generated anywhere depends on `apimachinery` alone.
 //!
 //! - [`scheme()`]: an `apimachinery::Scheme` with every kind and every group version's OpenAPI
 //!   documents registered (core first, then groups by name).
@@ -22,7 +25,6 @@
 #[cfg(feature = "kube")]
 pub mod kube;
 pub mod routes;
-pub mod runtime;
 
 pub use routes::RouteEntry;
 
@@ -40,7 +42,7 @@ pub fn resources() -> Vec<apimachinery::ResourceInfo> {
     scheme()
         .kinds()
         .iter()
-        .flat_map(|k| k.versions().to_vec())
+        .flat_map(|k| k.versions().cloned().collect::<Vec<_>>())
         .collect()
 }
 

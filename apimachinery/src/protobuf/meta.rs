@@ -580,6 +580,32 @@ impl ProtoMessage for OwnerReference {
     }
 }
 
+/// `FieldsV1 { Raw = 1 }`: the field set's JSON bytes, read without parsing them.
+#[derive(Default)]
+struct FieldsRaw(Vec<u8>);
+
+impl ProtoMessage for FieldsRaw {
+    fn encode_raw(&self, buf: &mut Vec<u8>) {
+        put_len_delimited(buf, 1, &self.0);
+    }
+
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        dec: &mut Decoder<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => {
+                expect(field, wire, WireType::Len)?;
+                self.0 = dec.len_delimited()?.to_vec();
+                Ok(())
+            }
+            _ => dec.skip(wire),
+        }
+    }
+}
+
 /// `ManagedFieldsEntry`; `fieldsV1` is `FieldsV1 { Raw = 1 }` holding the JSON bytes.
 impl ProtoMessage for ManagedFieldsEntry {
     fn encode_raw(&self, buf: &mut Vec<u8>) {
@@ -589,11 +615,10 @@ impl ProtoMessage for ManagedFieldsEntry {
         self.time.encode_field(4, buf);
         put_str(buf, 6, &self.fields_type);
         if let Some(fields) = &self.fields_v1 {
-            // The compact JSON `Display` writes, serialized straight into bytes.
-            let mut raw = Vec::with_capacity(128);
-            crate::json::write_compact(&mut raw, fields);
+            // `FieldsV1 { Raw = 1 }`: the JSON text as kept.
+            let raw = fields.as_str().as_bytes();
             let mut inner = Vec::with_capacity(raw.len() + 11);
-            put_len_delimited(&mut inner, 1, &raw);
+            put_len_delimited(&mut inner, 1, raw);
             put_len_delimited(buf, 7, &inner);
         }
         put_str(buf, 8, &self.subresource);
@@ -612,9 +637,16 @@ impl ProtoMessage for ManagedFieldsEntry {
             4 => self.time.merge_field_value(field, wire, dec),
             6 => merge_str_nonempty(&mut self.fields_type, field, wire, dec),
             7 => {
-                let mut raw = RawExtension::default();
+                let mut raw = FieldsRaw::default();
                 dec.merge_message(field, wire, &mut raw)?;
-                self.fields_v1 = Some(raw.0);
+                if raw.0.is_empty() {
+                    return Ok(());
+                }
+                let text = String::from_utf8(raw.0).map_err(|_| ProtoError::Utf8(field))?;
+                self.fields_v1 = Some(
+                    crate::meta::FieldsV1::from_json(text)
+                        .map_err(|e| ProtoError::Invalid(format!("fieldsV1: {e}")))?,
+                );
                 Ok(())
             }
             8 => merge_str_nonempty(&mut self.subresource, field, wire, dec),

@@ -26,6 +26,9 @@ pub trait VersionCodec: Send + Sync + 'static {
     /// The REST facts of this version.
     fn info(&self) -> &'static ResourceInfo;
 
+    /// The structure of this version, for patches and server-side apply.
+    fn shape(&self) -> &'static crate::structure::StructShape;
+
     /// Decodes JSON bytes (see [`decode::decode_json`]) and applies the defaults.
     fn decode_json(&self, bytes: &[u8]) -> Result<DecodedObject, DecodeError>;
 
@@ -58,6 +61,10 @@ fn defaulted<T: TypedObject>(mut object: T) -> Box<dyn Object> {
 impl<T: TypedObject> VersionCodec for Codec<T> {
     fn info(&self) -> &'static ResourceInfo {
         T::INFO
+    }
+
+    fn shape(&self) -> &'static crate::structure::StructShape {
+        T::SHAPE
     }
 
     fn decode_json(&self, bytes: &[u8]) -> Result<DecodedObject, DecodeError> {

@@ -35,6 +35,9 @@ pub trait TypedObject:
     /// The REST facts of this kind at this version.
     const INFO: &'static ResourceInfo;
 
+    /// The structure of the kind at this version, for patches and server-side apply.
+    const SHAPE: &'static crate::structure::StructShape;
+
     /// The group's hub struct of this kind (its `internal` version, or the storage version).
     type Hub: Send + Sync + 'static;
 
@@ -81,6 +84,9 @@ pub trait TypedObject:
 pub trait Object: Any + Send + Sync + fmt::Debug {
     /// The REST facts of the object's kind at its version.
     fn info(&self) -> &'static ResourceInfo;
+
+    /// The structure of the object's kind at its version.
+    fn shape(&self) -> &'static crate::structure::StructShape;
 
     /// The object's metadata.
     fn metadata(&self) -> &ObjectMeta;
@@ -201,6 +207,10 @@ fn json_error(e: serde_json::Error) -> CodecError {
 impl<T: TypedObject> Object for T {
     fn info(&self) -> &'static ResourceInfo {
         T::INFO
+    }
+
+    fn shape(&self) -> &'static crate::structure::StructShape {
+        T::SHAPE
     }
 
     fn metadata(&self) -> &ObjectMeta {

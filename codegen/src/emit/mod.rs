@@ -4,8 +4,8 @@
 //! [`crate::Generator`] writes them to `OUT_DIR`. Emitters only read the model:
 //!
 //! - [`rust`]: typed structs, serde, conversions to and from the hub, defaulters, validation,
-//!   unknown-field detection and the `KindOps` registration of each kind (one `<group>.rs` per
-//!   group plus the crate-level `apiary_generated.rs`).
+//!   structure statics, and the `TypedObject` facts and `Kind` table of each kind (one
+//!   `<group>.rs` per group plus the crate-level `apiary_generated.rs`).
 //! - [`proto`]: `.proto` files and protobuf codecs (see its module docs for the contract).
 //! - [`openapi`]: OpenAPI v3 and v2 documents per group version.
 //!

@@ -102,6 +102,8 @@ pub fn parse_group(
         versions: Vec::new(),
         internal: None,
         hooks: None,
+        strategy: None,
+        admission: None,
     };
     for (path, text) in sources {
         let stem = path
@@ -120,9 +122,20 @@ pub fn parse_group(
                 continue;
             }
         };
-        if stem == "hooks" {
-            group.hooks = Some(parse_hooks(path, file));
-            continue;
+        match stem.as_str() {
+            "hooks" => {
+                group.hooks = Some(parse_hooks(path, file));
+                continue;
+            }
+            "strategy" => {
+                group.strategy = Some(parse_hooks(path, file));
+                continue;
+            }
+            "admission" => {
+                group.admission = Some(parse_hooks(path, file));
+                continue;
+            }
+            _ => {}
         }
         let v = parse_version_file(path, &file, diags);
         if v.group != group.name {
@@ -182,7 +195,8 @@ fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
     key(b).cmp(&key(a))
 }
 
-/// Reads the function names of `hooks.rs`.
+/// Reads the function and type names of a hand-written file (`hooks.rs`, `strategy.rs`,
+/// `admission.rs`).
 fn parse_hooks(path: &Path, file: syn::File) -> HooksModel {
     let functions = file
         .items
@@ -192,9 +206,19 @@ fn parse_hooks(path: &Path, file: syn::File) -> HooksModel {
             _ => None,
         })
         .collect();
+    let types = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Struct(s) => Some(s.ident.to_string()),
+            Item::Enum(e) => Some(e.ident.to_string()),
+            _ => None,
+        })
+        .collect();
     HooksModel {
         file: path.to_path_buf(),
         functions,
+        types,
         items: file.items,
     }
 }

@@ -1,6 +1,6 @@
 //! The Rust protobuf codecs of one version's structs: `ProtoMessage` impls (fields written in
 //! field-number order, as gogo-protobuf writes them) and the per-kind entry points the
-//! generated `KindOps` call.
+//! generated `TypedObject` impls call.
 //!
 //! Field encoding is delegated to `apimachinery::protobuf::ProtoField`, whose impls carry the
 //! Go rules: plain values are always written, `Option`s when set, `Vec`s and maps per element.

@@ -1,5 +1,6 @@
-//! Registration: one `ResourceInfo` per (kind, version), one `KindOps` per kind, the group's
-//! `register` function, and typed defaulting hooks.
+//! Registration: one `ResourceInfo` per (kind, version), the `TypedObject` facts of every
+//! kind's struct, one `Kind` table per kind (its versions, strategy and selectable fields), the
+//! group's `register` function, and typed defaulting hooks.
 
 use std::collections::BTreeSet;
 
@@ -10,8 +11,8 @@ use quote::{format_ident, quote};
 use super::convert::{from_hub_fn, to_hub_fn};
 use super::util::{const_ident, ident};
 use crate::model::{
-    GroupModel, KindModel, Scope, StructModel, TypeRef, VersionModel, default_hook_name,
-    ops_type_name, validate_hook_name,
+    ADMISSION_PLUGINS_FN, GroupModel, KindModel, MetaType, Scope, StructModel, TypeRef,
+    VersionModel, default_hook_name, strategy_type_name, validate_hook_name,
 };
 
 /// The name of a kind's `ResourceInfo` constant in its version module: `WIDGET_RESOURCE`.
@@ -85,6 +86,7 @@ fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
     let tracks_generation = !k.no_generation;
     let create_only = k.create_only;
     let proto_package = version.proto_package_or_default();
+    let name_format = &k.name_format;
     quote! {
         ::apimachinery::ResourceInfo {
             group: #group,
@@ -108,6 +110,7 @@ fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
             tracks_generation: #tracks_generation,
             create_only: #create_only,
             proto_package: #proto_package,
+            name_format: #name_format,
         }
     }
 }
@@ -191,14 +194,20 @@ pub fn emit_default_hooks(group: &GroupModel, version: &VersionModel) -> TokenSt
         .collect()
 }
 
-/// Emits the `KindOps` of every kind of a group and the group's `register` function.
+/// The name of a kind's `Kind` table in its group module: `WIDGET_KIND`.
+pub fn kind_table_ident(kind: &str) -> proc_macro2::Ident {
+    format_ident!("{}_KIND", const_ident(kind).to_string())
+}
+
+/// Emits the `TypedObject` impls and `Kind` table of every kind of a group, and the group's
+/// `register` function.
 pub fn emit_group_registration(group: &GroupModel) -> TokenStream {
     let mut out = TokenStream::new();
     let mut adds = Vec::new();
     for kind in group.kind_names() {
-        out.extend(emit_kind_ops(group, &kind));
-        let ops = format_ident!("{}", ops_type_name(&kind));
-        adds.push(quote!(scheme.add_kind(::std::sync::Arc::new(#ops));));
+        out.extend(emit_kind(group, &kind));
+        let table = kind_table_ident(&kind);
+        adds.push(quote!(scheme.add_kind(&#table);));
     }
     let docs = group.served_versions().map(|v| {
         let (g, ver) = (&v.group, &v.version);
@@ -213,8 +222,22 @@ pub fn emit_group_registration(group: &GroupModel) -> TokenStream {
             });
         }
     });
+    let plugins = if group
+        .admission
+        .as_ref()
+        .is_some_and(|a| a.has(ADMISSION_PLUGINS_FN))
+    {
+        let f = format_ident!("{}", ADMISSION_PLUGINS_FN);
+        quote! {
+            for plugin in admission::#f() {
+                scheme.add_admission_plugin(plugin);
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let doc = format!(
-        " Registers every kind and OpenAPI document of the `{}` group.",
+        " Registers every kind, OpenAPI document and admission plugin of the `{}` group.",
         display_group(&group.name)
     );
     out.extend(quote! {
@@ -222,6 +245,7 @@ pub fn emit_group_registration(group: &GroupModel) -> TokenStream {
         pub fn register(scheme: &mut ::apimachinery::Scheme) {
             #(#adds)*
             #(#docs)*
+            #plugins
         }
     });
     out
@@ -247,228 +271,228 @@ fn kind_versions<'a>(
         .collect()
 }
 
-/// Emits the `KindOps` impl of one kind.
-fn emit_kind_ops(group: &GroupModel, kind: &str) -> TokenStream {
-    let ops = format_ident!("{}", ops_type_name(kind));
+/// Emits the `TypedObject` impl of every served version of one kind, and its `Kind` table.
+fn emit_kind(group: &GroupModel, kind: &str) -> TokenStream {
     let versions = kind_versions(group, kind);
-    let n = versions.len();
-    let statics_name = format_ident!("{}_VERSIONS", const_ident(kind).to_string());
-    let infos = versions.iter().map(|(v, _)| {
-        let m = ident(&v.version);
-        let c = resource_const(kind);
-        quote!(#m::#c)
-    });
     let kind_ident = ident(kind);
-    let list_ident = format_ident!("{}List", kind);
     let hub = group.hub();
     let hub_name = hub.map(|h| h.version.clone()).unwrap_or_default();
     let hub_mod = ident(&hub_name);
-
-    let mut decode = Vec::new();
-    let mut default = Vec::new();
-    let mut to_hub = Vec::new();
-    let mut from_hub = Vec::new();
-    let mut validate = Vec::new();
-    let mut validate_update = Vec::new();
-    let mut enc = Vec::new();
-    let mut dec = Vec::new();
-    let mut enc_list = Vec::new();
-    let mut to_json = Vec::new();
-    let mut enc_storage = Vec::new();
-    let mut validate_encode = Vec::new();
+    let mut out = TokenStream::new();
+    let mut codecs = Vec::new();
     for (v, s) in &versions {
         let Some(k) = &s.kind else { continue };
         let name = v.version.as_str();
         let m = ident(name);
         let ty = quote!(#m::#kind_ident);
-        let hooked = hooked_structs(group, v).contains(kind);
-        let hook = if hooked {
+        codecs.push(quote!(&::apimachinery::runtime::Codec::<#ty>::NEW));
+        let info = resource_const(kind);
+        let shape = super::schema::shape_ident(kind);
+        let (to_hub, from_hub) = if name == hub_name {
+            (quote!(::std::clone::Clone::clone(self)), quote!(::std::clone::Clone::clone(hub)))
+        } else {
+            let (t, f) = (to_hub_fn(kind, &hub_name), from_hub_fn(kind, &hub_name));
+            (quote!(#m::#t(self)), quote!(#m::#f(hub)))
+        };
+        let default_hooks = if hooked_structs(group, v).contains(kind) {
             let f = hooks_fn(kind);
-            quote!(#m::#f)
+            quote! { fn run_default_hooks(&mut self) { #m::#f(self) } }
         } else {
-            quote!(crate::runtime::no_hooks)
+            TokenStream::new()
         };
-        decode.push(quote!(#name => crate::runtime::decode::<#ty>(value, #hook),));
-        default.push(quote!(#name => crate::runtime::default::<#ty>(value, #hook),));
-        if name == hub_name {
-            to_hub.push(quote!(#name => crate::runtime::from_json::<#ty>(value)?,));
-            from_hub.push(quote!(#name => crate::runtime::to_json(&hub),));
-        } else {
-            let t = to_hub_fn(kind, &hub_name);
-            let f = from_hub_fn(kind, &hub_name);
-            to_hub.push(quote!(#name => #m::#t(&crate::runtime::from_json::<#ty>(value)?),));
-            from_hub.push(quote!(#name => crate::runtime::to_json(&#m::#f(&hub)),));
-        }
-        let namespaced = k.scope == Scope::Namespaced;
-        let name_format = &k.name_format;
-        let create_only = k.create_only;
-        let rules = quote!(crate::runtime::MetaRules { namespaced: #namespaced, name_format: #name_format, create_only: #create_only });
         let vhook_name = validate_hook_name(name, kind);
-        let has_vhook = group.hooks.as_ref().is_some_and(|h| h.has(&vhook_name));
-        let vhook = if has_vhook {
+        let vhook = if group.hooks.as_ref().is_some_and(|h| h.has(&vhook_name)) {
             let f = format_ident!("{}", vhook_name);
-            quote!(::std::option::Option::Some(hooks::#f))
+            quote!(hooks::#f(self, errors);)
         } else {
-            quote!(::std::option::Option::None)
+            TokenStream::new()
         };
-        validate.push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate::<#ty>(value, #rules, #vhook)),));
-        validate_update
-            .push(quote!(#name => ::std::result::Result::Ok(crate::runtime::validate_update::<#ty>(value, old, #rules, #vhook)),));
         let proto_available = !crate::emit::proto::emit_proto_impls(group, v).is_empty();
-        if proto_available {
-            let snake = kind.to_snake_case();
-            let (e, d, el) = (
-                format_ident!("encode_protobuf_{}", snake),
-                format_ident!("decode_protobuf_{}", snake),
-                format_ident!("encode_protobuf_{}_list", snake),
-            );
-            enc.push(quote!(#name => ::std::result::Result::Ok(#m::#e(&crate::runtime::from_json_ref::<#ty>(value)?)),));
-            dec.push(quote!(#name => crate::runtime::to_json(&#m::#d(bytes)?),));
-            enc_list.push(
-                quote!(#name => ::std::result::Result::Ok(#m::#el(&crate::runtime::from_json_ref::<#m::#list_ident>(list)?)),),
-            );
-            // Only a validation hook decodes the typed object that encoding can reuse.
-            if has_object_meta(s) && has_vhook {
-                validate_encode.push(quote! {
-                    #name => ::std::result::Result::Ok(crate::runtime::validate_and_encode::<#ty>(value, #rules, #vhook, |mut obj| {
-                        obj.metadata.resource_version = ::std::option::Option::None;
-                        #m::#e(&obj)
-                    })),
-                });
-            }
-            if has_object_meta(s) {
-                enc_storage.push(quote! {
-                    #name => {
-                        let mut obj = crate::runtime::from_json_ref::<#ty>(value)?;
-                        obj.metadata.resource_version = ::std::option::Option::None;
-                        ::std::result::Result::Ok(#m::#e(&obj))
-                    }
-                });
-                to_json.push(quote! {
-                    #name => {
-                        let mut obj = #m::#d(bytes)?;
-                        obj.metadata.resource_version = ::std::option::Option::Some(resource_version.to_string());
-                        // JSON is rarely more than twice the protobuf: one allocation, no regrowth.
-                        let mut out = ::std::vec::Vec::with_capacity(2 * bytes.len() + 64);
-                        ::serde_json::to_writer(&mut out, &obj).map_err(|e| ::apimachinery::scheme::CodecError::Json(e.to_string()))?;
-                        ::std::result::Result::Ok(out)
-                    }
-                });
-            }
+        let (encode, decode) = if proto_available {
+            (
+                quote! {
+                    ::apimachinery::protobuf::ProtoMessage::encode_raw(self, out);
+                    ::std::result::Result::Ok(())
+                },
+                quote! {
+                    <Self as ::apimachinery::protobuf::ProtoMessage>::decode(bytes)
+                        .map_err(::apimachinery::scheme::CodecError::from)
+                },
+            )
         } else {
             let msg = format!("{kind} has no protobuf encoding at {}", v.api_version());
-            enc.push(quote!(#name => ::std::result::Result::Err(::apimachinery::scheme::CodecError::Protobuf(#msg.to_string())),));
-            dec.push(quote!(#name => ::std::result::Result::Err(::apimachinery::scheme::CodecError::Protobuf(#msg.to_string())),));
-            enc_list.push(quote!(#name => ::std::result::Result::Err(::apimachinery::scheme::CodecError::Protobuf(#msg.to_string())),));
-        }
+            (
+                quote!(::std::result::Result::Err(::apimachinery::scheme::CodecError::Protobuf(#msg.to_string()))),
+                quote!(::std::result::Result::Err(::apimachinery::scheme::CodecError::Protobuf(#msg.to_string()))),
+            )
+        };
+        // What `metadata.generation` follows: everything but metadata (and status when it has
+        // its own subresource).
+        let spec_fields: Vec<_> = s
+            .fields
+            .iter()
+            .filter(|f| f.name != "metadata" && !(k.status && f.name == "status"))
+            .map(|f| ident(&f.name))
+            .collect();
+        let spec_eq = if spec_fields.is_empty() {
+            quote!(true)
+        } else {
+            quote!(#(self.#spec_fields == other.#spec_fields)&&*)
+        };
+        let status = if s.field("status").is_some() {
+            quote! {
+                fn reset_status(&mut self) {
+                    self.status = ::std::default::Default::default();
+                }
+                fn copy_status(&mut self, from: &Self) {
+                    self.status = ::std::clone::Clone::clone(&from.status);
+                }
+            }
+        } else {
+            TokenStream::new()
+        };
+        let hub_type = quote!(#hub_mod::#kind_ident);
+        out.extend(quote! {
+            impl ::apimachinery::runtime::TypedObject for #ty {
+                const INFO: &'static ::apimachinery::ResourceInfo = &#m::#info;
+                const SHAPE: &'static ::apimachinery::structure::StructShape = &#m::#shape;
+                type Hub = #hub_type;
+
+                fn to_hub(&self) -> Self::Hub {
+                    #to_hub
+                }
+
+                fn from_hub(hub: &Self::Hub) -> Self {
+                    #from_hub
+                }
+
+                #default_hooks
+
+                fn validate_fields(&self, errors: &mut ::std::vec::Vec<::apimachinery::errors::FieldError>) {
+                    ::apimachinery::markers::Validate::validate(self, &::apimachinery::markers::FieldPath::Root, errors);
+                    #vhook
+                }
+
+                fn validate_fields_update(&self, old: &Self, errors: &mut ::std::vec::Vec<::apimachinery::errors::FieldError>) {
+                    ::apimachinery::markers::Validate::validate_update(self, old, &::apimachinery::markers::FieldPath::Root, errors);
+                }
+
+                fn encode_protobuf(&self, out: &mut ::std::vec::Vec<u8>) -> ::std::result::Result<(), ::apimachinery::scheme::CodecError> {
+                    #encode
+                }
+
+                fn decode_protobuf(bytes: &[u8]) -> ::std::result::Result<Self, ::apimachinery::scheme::CodecError> {
+                    #decode
+                }
+
+                fn spec_eq(&self, other: &Self) -> bool {
+                    #spec_eq
+                }
+
+                #status
+            }
+        });
     }
-    let unknown =
-        quote!(_ => ::std::result::Result::Err(crate::runtime::unknown_version(#kind, version)),);
-    let unknown_from = quote!(_ => return ::std::result::Result::Err(crate::runtime::unknown_version(#kind, from)),);
-    let unknown_to =
-        quote!(_ => ::std::result::Result::Err(crate::runtime::unknown_version(#kind, to)),);
-    // Versions without a typed transcoding use the trait's default (through a JSON value).
-    let protobuf_to_json = if to_json.is_empty() {
-        TokenStream::new()
+    let table = kind_table_ident(kind);
+    let strategy_name = strategy_type_name(kind);
+    let strategy = if group
+        .strategy
+        .as_ref()
+        .is_some_and(|s| s.has_type(&strategy_name))
+    {
+        let st = format_ident!("{}", strategy_name);
+        quote!(&strategy::#st)
     } else {
-        quote! {
-            fn protobuf_to_json(&self, version: &str, bytes: &[u8], resource_version: &str) -> ::std::result::Result<::std::vec::Vec<u8>, ::apimachinery::scheme::CodecError> {
-                match version {
-                    #(#to_json)*
-                    _ => {
-                        let mut value = self.decode_protobuf(version, bytes)?;
-                        ::apimachinery::scheme::set_resource_version(&mut value, resource_version);
-                        ::serde_json::to_vec(&value).map_err(|e| ::apimachinery::scheme::CodecError::Json(e.to_string()))
-                    }
-                }
-            }
-        }
+        quote!(&::apimachinery::strategy::DefaultStrategy)
     };
-    let encode_for_storage = if enc_storage.is_empty() {
-        TokenStream::new()
-    } else {
-        quote! {
-            fn encode_protobuf_for_storage(&self, version: &str, value: &::serde_json::Value) -> ::std::result::Result<::std::vec::Vec<u8>, ::apimachinery::scheme::CodecError> {
-                match version {
-                    #(#enc_storage)*
-                    _ => self.encode_protobuf(version, value),
-                }
-            }
-        }
-    };
-    // Versions that encode for storage from the object their validation decoded.
-    let validate_and_encode = if validate_encode.is_empty() {
-        TokenStream::new()
-    } else {
-        quote! {
-            fn validate_create_and_encode(&self, version: &str, value: &::serde_json::Value) -> ::std::result::Result<(::std::vec::Vec<::apimachinery::errors::FieldError>, ::std::option::Option<::std::vec::Vec<u8>>), ::apimachinery::scheme::CodecError> {
-                match version {
-                    #(#validate_encode)*
-                    _ => ::std::result::Result::Ok((self.validate_create(version, value)?, ::std::option::Option::None)),
-                }
-            }
-        }
-    };
-    let doc = format!(" The typed operations of `{kind}` in every served version.");
-    let hub_type = quote!(#hub_mod::#kind_ident);
-    quote! {
+    let (fields_fn, fields_item) = selectable_fields(group, kind);
+    let doc = format!(
+        " The served versions of `{kind}` (preferred first), its strategy and its selectable fields."
+    );
+    out.extend(quote! {
+        #fields_item
+
         #[doc = #doc]
-        #[derive(Clone, Copy, Debug, Default)]
-        pub struct #ops;
-
-        static #statics_name: [::apimachinery::ResourceInfo; #n] = [#(#infos),*];
-
-        impl ::apimachinery::KindOps for #ops {
-            fn versions(&self) -> &[::apimachinery::ResourceInfo] {
-                &#statics_name
-            }
-
-            fn decode(&self, version: &str, value: ::serde_json::Value) -> ::std::result::Result<::apimachinery::scheme::Decoded, ::apimachinery::scheme::CodecError> {
-                match version { #(#decode)* #unknown }
-            }
-
-            fn default(&self, version: &str, value: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, ::apimachinery::scheme::CodecError> {
-                match version { #(#default)* #unknown }
-            }
-
-            fn convert(&self, value: ::serde_json::Value, from: &str, to: &str) -> ::std::result::Result<::serde_json::Value, ::apimachinery::scheme::CodecError> {
-                let hub: #hub_type = match from { #(#to_hub)* #unknown_from };
-                match to { #(#from_hub)* #unknown_to }
-            }
-
-            fn validate_create(&self, version: &str, value: &::serde_json::Value) -> ::std::result::Result<::std::vec::Vec<::apimachinery::errors::FieldError>, ::apimachinery::scheme::CodecError> {
-                match version { #(#validate)* #unknown }
-            }
-
-            fn validate_update(&self, version: &str, value: &::serde_json::Value, old: &::serde_json::Value) -> ::std::result::Result<::std::vec::Vec<::apimachinery::errors::FieldError>, ::apimachinery::scheme::CodecError> {
-                match version { #(#validate_update)* #unknown }
-            }
-
-            fn encode_protobuf(&self, version: &str, value: &::serde_json::Value) -> ::std::result::Result<::std::vec::Vec<u8>, ::apimachinery::scheme::CodecError> {
-                match version { #(#enc)* #unknown }
-            }
-
-            fn decode_protobuf(&self, version: &str, bytes: &[u8]) -> ::std::result::Result<::serde_json::Value, ::apimachinery::scheme::CodecError> {
-                match version { #(#dec)* #unknown }
-            }
-
-            fn encode_protobuf_list(&self, version: &str, list: &::serde_json::Value) -> ::std::result::Result<::std::vec::Vec<u8>, ::apimachinery::scheme::CodecError> {
-                match version { #(#enc_list)* #unknown }
-            }
-
-            #protobuf_to_json
-
-            #encode_for_storage
-
-            #validate_and_encode
-        }
-    }
+        pub static #table: ::apimachinery::runtime::Kind = ::apimachinery::runtime::Kind::new(
+            &[#(#codecs),*],
+            #strategy,
+            #fields_fn,
+        );
+    });
+    out
 }
 
-/// Whether a kind's struct has `metadata: ObjectMeta` (so its typed form can carry a
-/// resourceVersion).
-fn has_object_meta(s: &StructModel) -> bool {
-    s.fields.iter().any(|f| {
-        f.name == "metadata" && matches!(f.ty, TypeRef::Meta(crate::model::MetaType::ObjectMeta))
-    })
+/// The selectable-fields function of a kind (its `field_selectors` markers, read from the
+/// storage version's typed struct) and its item, or the shared empty one.
+fn selectable_fields(group: &GroupModel, kind: &str) -> (TokenStream, TokenStream) {
+    let Some(storage) = group.storage_version() else {
+        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+    };
+    let Some(s) = storage.struct_named(kind) else {
+        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+    };
+    let Some(k) = &s.kind else {
+        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+    };
+    if k.field_selectors.is_empty() {
+        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+    }
+    let m = ident(&storage.version);
+    let kind_ident = ident(kind);
+    let pushes = k.field_selectors.iter().map(|label| {
+        let value = field_value_expr(storage, s, label).unwrap_or_else(|| {
+            // Not a plain path of fields: read it from the JSON form.
+            quote! {
+                ::serde_json::to_value(obj)
+                    .map(|v| ::apimachinery::selectors::field_value(&v, #label))
+                    .unwrap_or_default()
+            }
+        });
+        quote! { out.push((#label, #value)); }
+    });
+    let f = format_ident!("{}_selectable_fields", kind.to_snake_case());
+    let doc = format!(" The `field_selectors` of `{kind}`, read from its storage version.");
+    (
+        quote!(#f),
+        quote! {
+            #[doc = #doc]
+            fn #f(obj: &dyn ::apimachinery::runtime::Object, out: &mut ::std::vec::Vec<(&'static str, ::std::string::String)>) {
+                let ::std::option::Option::Some(obj) = obj.downcast_ref::<#m::#kind_ident>() else { return };
+                #(#pushes)*
+            }
+        },
+    )
+}
+
+/// The expression reading a dotted JSON path of fields from `obj` as a `String` (empty when
+/// absent), or `None` when the path does not go through plain struct fields to a scalar.
+fn field_value_expr(version: &VersionModel, root: &StructModel, path: &str) -> Option<TokenStream> {
+    let mut expr = quote!(::std::option::Option::Some(obj));
+    let mut current = root;
+    let segments: Vec<&str> = path.split('.').collect();
+    for (i, seg) in segments.iter().enumerate() {
+        let field = version
+            .json_fields(current)
+            .into_iter()
+            .find(|f| f.json_name == *seg)?;
+        let fname = ident(&field.name);
+        expr = quote!(#expr.map(|x| &x.#fname));
+        let mut ty = &field.ty;
+        if let TypeRef::Option(inner) = ty {
+            expr = quote!(#expr.and_then(|x| x.as_ref()));
+            ty = inner;
+        }
+        let last = i + 1 == segments.len();
+        match (ty, last) {
+            (TypeRef::Struct(n), false) => current = version.struct_named(n)?,
+            (TypeRef::String, true) => return Some(quote!(#expr.cloned().unwrap_or_default())),
+            (TypeRef::Quantity, true) => return Some(quote!(#expr.map(|q| q.0.clone()).unwrap_or_default())),
+            (TypeRef::Bool | TypeRef::I32 | TypeRef::I64 | TypeRef::F64, true) => {
+                return Some(quote!(#expr.map(|v| v.to_string()).unwrap_or_default()));
+            }
+            (TypeRef::Meta(MetaType::ObjectMeta), false) => return None,
+            _ => return None,
+        }
+    }
+    None
 }

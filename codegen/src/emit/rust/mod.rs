@@ -3,13 +3,15 @@
 //! Layout of the output, per group `<g>` (module name of the group, such as `example_dev`):
 //!
 //! - `<g>.rs`: `pub mod <version> { … }` per served version and `pub mod internal { … }` for
-//!   the hub, the private `hooks` module (the items of `hooks.rs`), one `<Kind>Ops` per kind
-//!   implementing `apimachinery::KindOps`, and `pub fn register(&mut Scheme)`.
+//!   the hub, the private `hooks` module (the items of `hooks.rs`), the `strategy` and
+//!   `admission` modules (`strategy.rs`, `admission.rs`), the `TypedObject` impl of every
+//!   kind's struct, one `<KIND>_KIND` table per kind, and `pub fn register(&mut Scheme)`.
 //! - `apiary_generated.rs`: `pub mod <g>` including each group file, and `register_all`.
 //!
-//! Each version module holds, per struct: the struct (serde as Kubernetes encodes it), its
-//! `apimachinery::schema::Schema` impl, the conversions to and from the hub; per kind: the
-//! `<Kind>List` type and the `<KIND>_RESOURCE` `ResourceInfo`.
+//! Each version module holds, per struct: the struct (serde as Kubernetes encodes it, its
+//! `Default` with the marker defaults), its `apimachinery::markers::Validate` walk and
+//! `SHAPE_<STRUCT>` structure, the conversions to and from the hub; per kind: the `<Kind>List`
+//! type and the `<KIND>_RESOURCE` `ResourceInfo`.
 
 pub mod convert;
 pub mod kinds;
@@ -70,12 +72,13 @@ fn group_tokens(group: &GroupModel) -> TokenStream {
     for v in group.versions.iter().chain(group.internal.iter()) {
         out.extend(version_module(group, v));
     }
+    let mods: Vec<_> = group
+        .versions
+        .iter()
+        .chain(group.internal.iter())
+        .map(|v| ident(&v.version))
+        .collect();
     if let Some(hooks) = &group.hooks {
-        let mods = group
-            .versions
-            .iter()
-            .chain(group.internal.iter())
-            .map(|v| ident(&v.version));
         let items = &hooks.items;
         out.extend(quote! {
             /// The hand-written hooks of `hooks.rs`.
@@ -83,6 +86,28 @@ fn group_tokens(group: &GroupModel) -> TokenStream {
             mod hooks {
                 use super::{#(#mods),*};
                 use ::apimachinery::errors::FieldError;
+                #(#items)*
+            }
+        });
+    }
+    if let Some(strategy) = &group.strategy {
+        let items = &strategy.items;
+        out.extend(quote! {
+            /// The hand-written strategies of `strategy.rs`.
+            #[allow(unused_imports)]
+            pub mod strategy {
+                use super::{#(#mods),*};
+                #(#items)*
+            }
+        });
+    }
+    if let Some(admission) = &group.admission {
+        let items = &admission.items;
+        out.extend(quote! {
+            /// The hand-written admission plugins of `admission.rs`.
+            #[allow(unused_imports)]
+            pub mod admission {
+                use super::{#(#mods),*};
                 #(#items)*
             }
         });

@@ -1,31 +1,31 @@
-//! `apimachinery::schema::Schema` impls: unknown fields, marker defaults, marker validation,
-//! CEL rules and immutability, all as walks over the JSON form.
+//! Per-struct walks over the typed form: `apimachinery::markers::Validate` (the
+//! `#[validate]`, `#[list]` and `#[rule]` markers, and immutability), `MarkerValue` (how a
+//! struct value reads in messages), and the `StructShape` statics that patches and
+//! server-side apply read the list, map and patch markers from.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::util::{json_tokens, rust_type};
-use crate::model::{CelRule, FieldModel, StructModel, TypeRef, Validation, VersionModel};
+use super::util::{const_ident, ident};
+use crate::model::{
+    CelRule, FieldModel, ListType, MapType, MetaType, StructModel, TypeRef, Validation,
+    VersionModel,
+};
 
-/// Emits the `Schema` impl of every struct of a served version.
+/// Emits the validation walk, `MarkerValue` and shape of every struct of a served version.
 pub fn emit_schemas(version: &VersionModel) -> TokenStream {
     version
         .structs
         .iter()
-        .map(|s| emit_schema(version, s))
+        .map(|s| {
+            let mut out = emit_validate(version, s);
+            out.extend(emit_shape(version, s));
+            out
+        })
         .collect()
 }
 
-/// Whether walking into values of this type can find anything (structs only).
-fn has_structure(t: &TypeRef) -> bool {
-    match t {
-        TypeRef::Struct(_) | TypeRef::Meta(_) => true,
-        TypeRef::Option(i) | TypeRef::Vec(i) | TypeRef::Map(i) => has_structure(i),
-        _ => false,
-    }
-}
-
-/// Whether this type contains a local struct (whose defaults/validation may do something).
+/// Whether a type contains a local struct (whose own walk may find something).
 fn has_local_struct(t: &TypeRef) -> bool {
     t.struct_name().is_some()
 }
@@ -35,221 +35,179 @@ fn rules_static(name: &proc_macro2::Ident, rules: &[CelRule]) -> TokenStream {
     let n = rules.len();
     let items = rules.iter().map(|r| {
         let (cel, msg) = (&r.cel, &r.message);
-        quote!(crate::runtime::CelRule::new(#cel, #msg))
+        quote!(::apimachinery::cel::CelRule::new(#cel, #msg))
     });
-    quote! { static #name: [crate::runtime::CelRule; #n] = [#(#items),*]; }
+    quote! { static #name: [::apimachinery::cel::CelRule; #n] = [#(#items),*]; }
 }
 
-/// Emits one struct's `Schema` impl.
-fn emit_schema(version: &VersionModel, s: &StructModel) -> TokenStream {
-    let name = super::util::ident(&s.name);
-    let fields = version.json_fields(s);
-    let mut keys: Vec<&str> = Vec::new();
-    if s.kind.is_some() {
-        keys.extend(["apiVersion", "kind"]);
-    }
-    keys.extend(fields.iter().map(|f| f.json_name.as_str()));
+/// The name of a struct's shape static: `SHAPE_WIDGET_SPEC`.
+pub fn shape_ident(struct_name: &str) -> proc_macro2::Ident {
+    format_ident!("SHAPE_{}", const_ident(struct_name).to_string())
+}
 
+/// Emits one struct's `Validate` and `MarkerValue` impls.
+fn emit_validate(version: &VersionModel, s: &StructModel) -> TokenStream {
+    let name = ident(&s.name);
     let mut statics = TokenStream::new();
-    let struct_rules_ident =
-        format_ident!("RULES_{}", super::util::const_ident(&s.name).to_string());
     let struct_rules = if s.rules.is_empty() {
         TokenStream::new()
     } else {
-        statics.extend(rules_static(&struct_rules_ident, &s.rules));
-        quote! { crate::runtime::check_rules(&#struct_rules_ident, value, path, errors); }
+        let id = format_ident!("RULES_{}", const_ident(&s.name).to_string());
+        statics.extend(rules_static(&id, &s.rules));
+        quote! { ::apimachinery::cel::check_rules(&#id, self, path, errors); }
     };
-
-    let unknown = fields.iter().filter(|f| has_structure(&f.ty)).map(|f| {
-        let (json, ty) = (&f.json_name, rust_type(&f.ty));
-        quote! {
-            if let ::std::option::Option::Some(v) = value.get(#json) {
-                <#ty as ::apimachinery::schema::Schema>::unknown_fields(v, &::apimachinery::schema::field_path(path, #json), out);
-            }
-        }
-    });
-
-    let defaults = fields.iter().filter_map(|f| emit_default(f));
-
     let mut validations = Vec::new();
-    for f in &fields {
-        let field_rules_ident = format_ident!(
+    let mut updates = Vec::new();
+    for f in &s.fields {
+        let fname = ident(&f.name);
+        if f.json_inline {
+            // The inlined struct's fields sit at this struct's level.
+            validations.push(quote! { ::apimachinery::markers::Validate::validate(&self.#fname, path, errors); });
+            updates.push(quote! { ::apimachinery::markers::Validate::validate_update(&self.#fname, &old.#fname, path, errors); });
+            continue;
+        }
+        let rules_id = format_ident!(
             "RULES_{}_{}",
-            super::util::const_ident(&s.name).to_string(),
-            super::util::const_ident(&f.name).to_string()
+            const_ident(&s.name).to_string(),
+            const_ident(&f.name).to_string()
         );
         if !f.rules.is_empty() {
-            statics.extend(rules_static(&field_rules_ident, &f.rules));
+            statics.extend(rules_static(&rules_id, &f.rules));
         }
-        validations.push(emit_validation(f, &field_rules_ident));
-    }
-
-    let immutables = fields.iter().filter(|f| f.validation.immutable).map(|f| {
+        validations.push(emit_field_validation(f, &rules_id));
         let json = &f.json_name;
-        quote! {
-            ::apimachinery::validation::check_immutable(value.get(#json), old.get(#json), &::apimachinery::schema::field_path(path, #json), errors);
+        if f.validation.immutable {
+            updates.push(quote! {
+                ::apimachinery::markers::check_immutable(&self.#fname, &old.#fname, &path.field(#json), errors);
+            });
         }
-    });
-    let update_recursion = fields.iter().filter(|f| has_local_struct(&f.ty)).map(|f| {
-        let (json, ty) = (&f.json_name, rust_type(&f.ty));
-        quote! {
-            if let (::std::option::Option::Some(v), ::std::option::Option::Some(o)) = (value.get(#json), old.get(#json)) {
-                <#ty as ::apimachinery::schema::Schema>::validate_update(v, o, &::apimachinery::schema::field_path(path, #json), errors);
-            }
+        if has_local_struct(&f.ty) {
+            updates.push(quote! {
+                ::apimachinery::markers::Validate::validate_update(&self.#fname, &old.#fname, &path.field(#json), errors);
+            });
         }
-    });
-
+    }
+    let _ = version;
     quote! {
         #statics
-        impl ::apimachinery::schema::Schema for #name {
-            fn unknown_fields(value: &::serde_json::Value, path: &str, out: &mut ::std::vec::Vec<::std::string::String>) {
-                ::apimachinery::schema::unknown_keys(value, &[#(#keys),*], path, out);
-                #(#unknown)*
-            }
-
+        impl ::apimachinery::markers::Validate for #name {
             #[allow(unused_variables)]
-            fn apply_defaults(value: &mut ::serde_json::Value) {
-                let ::std::option::Option::Some(obj) = value.as_object_mut() else { return };
-                #(#defaults)*
-            }
-
-            #[allow(unused_variables)]
-            fn validate(value: &::serde_json::Value, path: &str, errors: &mut ::std::vec::Vec<::apimachinery::errors::FieldError>) {
+            fn validate(&self, path: &::apimachinery::markers::FieldPath<'_>, errors: &mut ::std::vec::Vec<::apimachinery::errors::FieldError>) {
                 #(#validations)*
                 #struct_rules
             }
 
             #[allow(unused_variables)]
-            fn validate_update(value: &::serde_json::Value, old: &::serde_json::Value, path: &str, errors: &mut ::std::vec::Vec<::apimachinery::errors::FieldError>) {
-                #(#immutables)*
-                #(#update_recursion)*
+            fn validate_update(&self, old: &Self, path: &::apimachinery::markers::FieldPath<'_>, errors: &mut ::std::vec::Vec<::apimachinery::errors::FieldError>) {
+                #(#updates)*
+            }
+        }
+
+        impl ::apimachinery::markers::MarkerValue for #name {
+            fn to_json(&self) -> ::serde_json::Value {
+                ::serde_json::to_value(self).unwrap_or(::serde_json::Value::Null)
             }
         }
     }
-}
-
-/// The defaulting statements of one field: set the marker default when absent, create absent
-/// required sub-objects (so their own defaults apply, as Go's defaulters see a zero struct), and
-/// recurse.
-fn emit_default(f: &FieldModel) -> Option<TokenStream> {
-    let json = &f.json_name;
-    let mut out = TokenStream::new();
-    if let Some(d) = &f.default {
-        let value = json_tokens(d);
-        out.extend(quote! {
-            if obj.get(#json).is_none_or(::serde_json::Value::is_null) {
-                obj.insert(::std::string::String::from(#json), #value);
-            }
-        });
-    } else if matches!(f.ty, TypeRef::Struct(_)) {
-        out.extend(quote! {
-            if obj.get(#json).is_none_or(::serde_json::Value::is_null) {
-                obj.insert(::std::string::String::from(#json), ::serde_json::Value::Object(::serde_json::Map::new()));
-            }
-        });
-    }
-    if has_local_struct(&f.ty) {
-        let ty = rust_type(&f.ty);
-        out.extend(quote! {
-            if let ::std::option::Option::Some(v) = obj.get_mut(#json) {
-                <#ty as ::apimachinery::schema::Schema>::apply_defaults(v);
-            }
-        });
-    }
-    if out.is_empty() { None } else { Some(out) }
 }
 
 /// The validation statements of one field.
-fn emit_validation(f: &FieldModel, rules_ident: &proc_macro2::Ident) -> TokenStream {
+fn emit_field_validation(f: &FieldModel, rules_id: &proc_macro2::Ident) -> TokenStream {
+    let fname = ident(&f.name);
     let json = &f.json_name;
     let v = &f.validation;
-    let mut out = TokenStream::new();
-    if v.required {
-        out.extend(
-            quote! { ::apimachinery::validation::check_required(value, #json, path, errors); },
-        );
-    }
-    let mut container = container_checks(v);
+    let required = if v.required {
+        quote! { ::apimachinery::markers::check_required(&self.#fname, &p, errors); }
+    } else {
+        TokenStream::new()
+    };
+    let base = f.ty.unwrap_option();
+    // Checks on the present value `v` (of the type inside any `Option`).
+    let mut on_value = container_checks(v, base);
     match &f.list {
-        Some(l) if l.type_ == crate::model::ListType::Map => {
+        Some(l) if l.type_ == ListType::Map => {
             let keys = &l.map_keys;
-            container.extend(quote! { ::apimachinery::validation::check_list_map_keys(v, &p, &[#(#keys),*], errors); });
+            on_value.extend(quote! { ::apimachinery::markers::check_list_map_keys(v, &p, &[#(#keys),*], errors); });
         }
-        Some(l) if l.type_ == crate::model::ListType::Set => {
-            container.extend(quote! { ::apimachinery::validation::check_list_set(v, &p, errors); });
+        Some(l) if l.type_ == ListType::Set => {
+            on_value.extend(quote! { ::apimachinery::markers::check_list_set(v, &p, errors); });
         }
         _ => {}
     }
     let leaf = leaf_checks(v);
-    let base = f.ty.unwrap_option();
-    let leaf_walk = if leaf.is_empty() {
-        TokenStream::new()
-    } else {
-        match base {
+    if !leaf.is_empty() {
+        on_value.extend(match base {
             TypeRef::Vec(inner) if inner.is_scalar() => quote! {
-                if let ::std::option::Option::Some(items) = v.as_array() {
-                    for (i, v) in items.iter().enumerate() {
-                        let p = ::apimachinery::schema::index_path(&p, i);
-                        #leaf
-                    }
+                for (i, v) in v.iter().enumerate() {
+                    let p = p.index(i);
+                    #leaf
                 }
             },
             TypeRef::Map(inner) if inner.is_scalar() => quote! {
-                if let ::std::option::Option::Some(entries) = v.as_object() {
-                    for (k, v) in entries {
-                        let p = ::apimachinery::schema::key_path(&p, k);
-                        #leaf
-                    }
+                for (k, v) in v {
+                    let p = p.key(k);
+                    #leaf
                 }
             },
             _ => leaf,
-        }
-    };
-    let recurse = if has_local_struct(&f.ty) {
-        let ty = rust_type(&f.ty);
-        quote! { <#ty as ::apimachinery::schema::Schema>::validate(v, &p, errors); }
-    } else {
-        TokenStream::new()
-    };
-    let rules = if f.rules.is_empty() {
-        TokenStream::new()
-    } else {
-        quote! { crate::runtime::check_rules(&#rules_ident, v, &p, errors); }
-    };
-    if !(container.is_empty() && leaf_walk.is_empty() && recurse.is_empty() && rules.is_empty()) {
-        out.extend(quote! {
-            if let ::std::option::Option::Some(v) = value.get(#json).filter(|v| !v.is_null()) {
-                let p = ::apimachinery::schema::field_path(path, #json);
-                #container
-                #leaf_walk
-                #recurse
-                #rules
-            }
         });
     }
-    out
+    if has_local_struct(&f.ty) {
+        on_value.extend(quote! { ::apimachinery::markers::Validate::validate(v, &p, errors); });
+    }
+    if !f.rules.is_empty() {
+        on_value.extend(quote! { ::apimachinery::cel::check_rules(&#rules_id, v, &p, errors); });
+    }
+    if required.is_empty() && on_value.is_empty() {
+        return TokenStream::new();
+    }
+    let present = if on_value.is_empty() {
+        TokenStream::new()
+    } else if matches!(f.ty, TypeRef::Option(_)) {
+        quote! { if let ::std::option::Option::Some(v) = &self.#fname { #on_value } }
+    } else {
+        quote! { { let v = &self.#fname; #on_value } }
+    };
+    quote! {
+        {
+            let p = path.field(#json);
+            #required
+            #present
+        }
+    }
 }
 
 /// Checks on lists and maps themselves.
-fn container_checks(v: &Validation) -> TokenStream {
+fn container_checks(v: &Validation, base: &TypeRef) -> TokenStream {
     let mut out = TokenStream::new();
     let usize_of = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    if let Some(n) = v.min_items.map(usize_of) {
-        out.extend(quote! { ::apimachinery::validation::check_min_items(v, &p, #n, errors); });
-    }
-    if let Some(n) = v.max_items.map(usize_of) {
-        out.extend(quote! { ::apimachinery::validation::check_max_items(v, &p, #n, errors); });
-    }
-    if let Some(n) = v.min_properties.map(usize_of) {
-        out.extend(quote! { ::apimachinery::validation::check_min_properties(v, &p, #n, errors); });
-    }
-    if let Some(n) = v.max_properties.map(usize_of) {
-        out.extend(quote! { ::apimachinery::validation::check_max_properties(v, &p, #n, errors); });
+    match base {
+        TypeRef::Vec(_) => {
+            if let Some(n) = v.min_items.map(usize_of) {
+                out.extend(quote! { ::apimachinery::markers::check_min_items(v, &p, #n, errors); });
+            }
+            if let Some(n) = v.max_items.map(usize_of) {
+                out.extend(quote! { ::apimachinery::markers::check_max_items(v, &p, #n, errors); });
+            }
+        }
+        TypeRef::Map(_) => {
+            if let Some(n) = v.min_properties.map(usize_of) {
+                out.extend(
+                    quote! { ::apimachinery::markers::check_min_properties(v, &p, #n, errors); },
+                );
+            }
+            if let Some(n) = v.max_properties.map(usize_of) {
+                out.extend(
+                    quote! { ::apimachinery::markers::check_max_properties(v, &p, #n, errors); },
+                );
+            }
+        }
+        _ => {}
     }
     out
 }
 
-/// Checks on scalar values (numbers and strings).
+/// Checks on scalar values (numbers and strings), on `v`.
 fn leaf_checks(v: &Validation) -> TokenStream {
     let mut out = TokenStream::new();
     let bound = |n: &serde_json::Number| (n.as_f64().unwrap_or_default(), n.to_string());
@@ -267,28 +225,104 @@ fn leaf_checks(v: &Validation) -> TokenStream {
                 quote!(check_minimum)
             };
             out.extend(
-                quote! { ::apimachinery::validation::#func(v, &p, #f, #text, #exclusive, errors); },
+                quote! { ::apimachinery::markers::#func(v, &p, #f, #text, #exclusive, errors); },
             );
         }
     }
     let usize_of = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     if let Some(n) = v.min_length.map(usize_of) {
-        out.extend(quote! { ::apimachinery::validation::check_min_length(v, &p, #n, errors); });
+        out.extend(quote! { ::apimachinery::markers::check_min_length(v, &p, #n, errors); });
     }
     if let Some(n) = v.max_length.map(usize_of) {
-        out.extend(quote! { ::apimachinery::validation::check_max_length(v, &p, #n, errors); });
+        out.extend(quote! { ::apimachinery::markers::check_max_length(v, &p, #n, errors); });
     }
     if let Some(pattern) = &v.pattern {
-        out.extend(quote! { ::apimachinery::validation::check_pattern(v, &p, #pattern, errors); });
+        out.extend(quote! { ::apimachinery::markers::check_pattern(v, &p, #pattern, errors); });
     }
     if !v.enum_values.is_empty() {
         let values = &v.enum_values;
         out.extend(
-            quote! { ::apimachinery::validation::check_enum(v, &p, &[#(#values),*], errors); },
+            quote! { ::apimachinery::markers::check_enum(v, &p, &[#(#values),*], errors); },
         );
     }
     if let Some(format) = &v.format {
-        out.extend(quote! { ::apimachinery::validation::check_format(v, &p, #format, errors); });
+        out.extend(quote! { ::apimachinery::markers::check_format(v, &p, #format, errors); });
     }
     out
+}
+
+/// The `Shape` expression of a field type.
+fn shape_of(t: &TypeRef) -> TokenStream {
+    match t {
+        TypeRef::Struct(n) => {
+            let s = shape_ident(n);
+            quote!(::apimachinery::structure::Shape::Struct(&#s))
+        }
+        TypeRef::Meta(m) => {
+            let name = match m {
+                MetaType::ObjectMeta => "OBJECT_META",
+                MetaType::ListMeta => "LIST_META",
+                MetaType::LabelSelector => "LABEL_SELECTOR",
+                MetaType::LabelSelectorRequirement => "LABEL_SELECTOR_REQUIREMENT",
+                MetaType::Condition => "CONDITION",
+                MetaType::OwnerReference => "OWNER_REFERENCE",
+                MetaType::ManagedFieldsEntry => "MANAGED_FIELDS_ENTRY",
+                MetaType::TypeMeta => "TYPE_META",
+                MetaType::Duration => return quote!(::apimachinery::structure::Shape::Scalar),
+            };
+            let s = format_ident!("{}", name);
+            quote!(::apimachinery::structure::Shape::Struct(&::apimachinery::structure::#s))
+        }
+        TypeRef::Option(i) => shape_of(i),
+        TypeRef::Vec(i) => {
+            let items = shape_of(i);
+            quote!(::apimachinery::structure::Shape::List(&::apimachinery::structure::ListShape { items: #items }))
+        }
+        TypeRef::Map(i) => {
+            let values = shape_of(i);
+            quote!(::apimachinery::structure::Shape::Map(&::apimachinery::structure::MapShape { values: #values }))
+        }
+        TypeRef::Json | TypeRef::RawExtension => quote!(::apimachinery::structure::Shape::Unknown),
+        _ => quote!(::apimachinery::structure::Shape::Scalar),
+    }
+}
+
+/// Emits one struct's `StructShape` static.
+fn emit_shape(version: &VersionModel, s: &StructModel) -> TokenStream {
+    let id = shape_ident(&s.name);
+    let name = &s.name;
+    let atomic = s.map.is_some_and(|m| m.type_ == MapType::Atomic);
+    let fields = version.json_fields(s).into_iter().map(|f| {
+        let json = &f.json_name;
+        let shape = shape_of(&f.ty);
+        let list_type = f.list.as_ref().map(|l| l.type_.as_str()).unwrap_or("");
+        let keys: Vec<&String> = f.list.iter().flat_map(|l| l.map_keys.iter()).collect();
+        let map_type = f.map.as_ref().map(|m| m.type_.as_str()).unwrap_or("");
+        let strategy = f.patch.as_ref().map(|p| p.strategy.as_str()).unwrap_or("");
+        let merge_key = f
+            .patch
+            .as_ref()
+            .and_then(|p| p.merge_key.as_deref())
+            .unwrap_or("");
+        quote! {
+            ::apimachinery::structure::FieldShape {
+                name: #json,
+                shape: #shape,
+                list_type: #list_type,
+                list_map_keys: &[#(#keys),*],
+                map_type: #map_type,
+                patch_strategy: #strategy,
+                patch_merge_key: #merge_key,
+            }
+        }
+    });
+    let doc = format!(" The structure of `{name}` for patches and server-side apply.");
+    quote! {
+        #[doc = #doc]
+        pub static #id: ::apimachinery::structure::StructShape = ::apimachinery::structure::StructShape {
+            name: #name,
+            fields: &[#(#fields),*],
+            atomic: #atomic,
+        };
+    }
 }

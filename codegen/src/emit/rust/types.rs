@@ -1,14 +1,19 @@
 //! Typed structs with Kubernetes' JSON encoding, and the `…List` type of every kind.
 //!
-//! Deserialization is derived (every field defaults when absent, `null` reads as empty);
-//! serialization is emitted by hand so that `apiVersion`/`kind` come first on kinds and lists,
+//! Deserialization is derived (every field defaults when absent, `null` reads as empty); the
+//! `Default` of a struct is emitted with the definition's `#[default]` markers, so an absent
+//! field, a `null` one and a new object all get the marker's value; serialization is emitted
+//! by hand so that `apiVersion`/`kind` come first on kinds and lists,
 //! `Option`s are left out when `None` and lists/maps when empty unless `#[json(always)]`, and
 //! inline (`#[json(inline)]`) structs are flattened into their parent.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::util::{doc_attrs, ident, rust_type};
+use heck::ToSnakeCase;
+use quote::format_ident;
+
+use super::util::{doc_attrs, ident, json_tokens, rust_type};
 use crate::model::{FieldModel, StructModel, TypeRef, VersionModel};
 
 /// Emits every struct of a version, plus the `…List` types of its kinds.
@@ -28,10 +33,70 @@ fn null_tolerant(f: &FieldModel) -> bool {
     !matches!(f.ty, TypeRef::Option(_)) && !f.json_inline
 }
 
-/// Emits one struct with its derives and its `Serialize` impl.
+/// The function returning a field's marker default: `__default_widget_spec_replicas`.
+fn default_fn(s: &StructModel, f: &FieldModel) -> proc_macro2::Ident {
+    format_ident!("__default_{}_{}", s.name.to_snake_case(), f.name)
+}
+
+/// The function reading a defaulted field, `null` as its default: `__de_widget_spec_replicas`.
+fn de_fn(s: &StructModel, f: &FieldModel) -> proc_macro2::Ident {
+    format_ident!("__de_{}_{}", s.name.to_snake_case(), f.name)
+}
+
+/// A Rust expression of type `t` for a `#[default]` literal (checked to fit by `check`).
+pub fn default_expr(t: &TypeRef, d: &serde_json::Value) -> TokenStream {
+    use serde_json::Value as J;
+    match (t, d) {
+        (TypeRef::Bool, J::Bool(b)) => quote!(#b),
+        (TypeRef::I32, J::Number(n)) if n.as_i64().is_some() => {
+            let v = proc_macro2::Literal::i32_suffixed(n.as_i64().unwrap_or_default() as i32);
+            quote!(#v)
+        }
+        (TypeRef::I64, J::Number(n)) if n.as_i64().is_some() => {
+            let v = proc_macro2::Literal::i64_suffixed(n.as_i64().unwrap_or_default());
+            quote!(#v)
+        }
+        (TypeRef::F64, J::Number(n)) => {
+            let v = proc_macro2::Literal::f64_suffixed(n.as_f64().unwrap_or_default());
+            quote!(#v)
+        }
+        (TypeRef::String, J::String(v)) => quote!(::std::string::String::from(#v)),
+        (TypeRef::Quantity, J::String(v)) => {
+            quote!(::apimachinery::meta::Quantity(::std::string::String::from(#v)))
+        }
+        (TypeRef::Quantity, J::Number(n)) => {
+            let v = n.to_string();
+            quote!(::apimachinery::meta::Quantity(::std::string::String::from(#v)))
+        }
+        (TypeRef::IntOrString, J::Number(n)) if n.as_i64().is_some() => {
+            let v = proc_macro2::Literal::i32_suffixed(n.as_i64().unwrap_or_default() as i32);
+            quote!(::apimachinery::meta::IntOrString::Int(#v))
+        }
+        (TypeRef::IntOrString, J::String(v)) => {
+            quote!(::apimachinery::meta::IntOrString::String(::std::string::String::from(#v)))
+        }
+        (TypeRef::Option(inner), d) => {
+            let e = default_expr(inner, d);
+            quote!(::std::option::Option::Some(#e))
+        }
+        (TypeRef::Vec(inner), J::Array(items)) => {
+            let items = items.iter().map(|i| default_expr(inner, i));
+            quote!(::std::vec![#(#items),*])
+        }
+        // Times and free-form JSON are read from the literal's JSON form.
+        (t, d) => {
+            let ty = rust_type(t);
+            let j = json_tokens(d);
+            quote!(::serde_json::from_value::<#ty>(#j).unwrap_or_default())
+        }
+    }
+}
+
+/// Emits one struct with its derives, its `Default` and its `Serialize` impl.
 fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
     let name = ident(&s.name);
     let docs = doc_attrs(&s.docs);
+    let mut helpers = TokenStream::new();
     let fields = s.fields.iter().map(|f| {
         let fname = ident(&f.name);
         let ty = rust_type(&f.ty);
@@ -39,13 +104,39 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
         let json = &f.json_name;
         let serde_attr = if f.json_inline {
             quote!(#[serde(flatten)])
+        } else if f.default.is_some() {
+            let de = de_fn(s, f).to_string();
+            quote!(#[serde(rename = #json, deserialize_with = #de)])
         } else if null_tolerant(f) {
             quote!(#[serde(rename = #json, deserialize_with = "::apimachinery::serde_util::null_default")])
         } else {
             quote!(#[serde(rename = #json)])
         };
         quote! { #fdocs #serde_attr pub #fname: #ty, }
+    }).collect::<Vec<_>>();
+    let defaults = s.fields.iter().map(|f| {
+        let fname = ident(&f.name);
+        match &f.default {
+            Some(_) => {
+                let d = default_fn(s, f);
+                quote!(#fname: #d(),)
+            }
+            None => quote!(#fname: ::std::default::Default::default(),),
+        }
     });
+    for f in s.fields.iter().filter(|f| f.default.is_some() && !f.json_inline) {
+        let ty = rust_type(&f.ty);
+        let (d, de) = (default_fn(s, f), de_fn(s, f));
+        let expr = default_expr(&f.ty, f.default.as_ref().expect("filtered on a default"));
+        helpers.extend(quote! {
+            #[doc(hidden)]
+            fn #d() -> #ty { #expr }
+            #[doc(hidden)]
+            fn #de<'de, D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<#ty, D::Error> {
+                ::apimachinery::serde_util::null_or(d, #d)
+            }
+        });
+    }
     let object_derive = match &s.kind {
         Some(kind) => {
             let (group, ver, k) = (&version.group, &version.version, &kind.name);
@@ -67,10 +158,18 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
     let entries = s.fields.iter().map(serialize_entry);
     quote! {
         #docs
-        #[derive(Clone, Debug, Default, PartialEq, ::serde::Deserialize)]
+        #[derive(Clone, Debug, PartialEq, ::serde::Deserialize)]
         #object_derive
         #[serde(default)]
         pub struct #name { #(#fields)* }
+
+        impl ::std::default::Default for #name {
+            fn default() -> Self {
+                Self { #(#defaults)* }
+            }
+        }
+
+        #helpers
 
         impl #name {
             /// Writes this struct's JSON fields into a map being serialized (used for inline

@@ -1,0 +1,685 @@
+//! The checks of the definitions' `#[validate]` and `#[list]` markers on typed values, with
+//! Kubernetes' messages (those of the CRD schema validator: `… in body should match '…'`), and
+//! [`FieldPath`], the path of the value being checked, rendered only when a check fails.
+//!
+//! The generated `validate_fields` of every struct calls these for each field that has
+//! markers; values are read through [`MarkerValue`], so one check serves every field type.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::errors::{FieldError, FieldErrorType, render_value};
+use crate::meta::{Bytes, IntOrString, MicroTime, Quantity, Time};
+
+/// The path of a value inside an object, built on the stack as a validation walks down and
+/// rendered (`spec.items[0].name`, `metadata.labels[app]`) only for an error.
+#[derive(Clone, Copy, Debug)]
+pub enum FieldPath<'a> {
+    /// The object itself.
+    Root,
+    /// A field of the parent.
+    Field(&'a FieldPath<'a>, &'static str),
+    /// An element of the parent list.
+    Index(&'a FieldPath<'a>, usize),
+    /// An entry of the parent map.
+    Key(&'a FieldPath<'a>, &'a str),
+}
+
+impl<'a> FieldPath<'a> {
+    /// The path of field `name` of this value.
+    pub fn field(&'a self, name: &'static str) -> FieldPath<'a> {
+        FieldPath::Field(self, name)
+    }
+
+    /// The path of element `index` of this list.
+    pub fn index(&'a self, index: usize) -> FieldPath<'a> {
+        FieldPath::Index(self, index)
+    }
+
+    /// The path of entry `key` of this map.
+    pub fn key(&'a self, key: &'a str) -> FieldPath<'a> {
+        FieldPath::Key(self, key)
+    }
+
+    /// Whether this is the object itself.
+    pub fn is_root(&self) -> bool {
+        matches!(self, FieldPath::Root)
+    }
+}
+
+impl fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldPath::Root => Ok(()),
+            FieldPath::Field(parent, name) => {
+                if parent.is_root() {
+                    f.write_str(name)
+                } else {
+                    write!(f, "{parent}.{name}")
+                }
+            }
+            FieldPath::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            FieldPath::Key(parent, k) => write!(f, "{parent}[{k}]"),
+        }
+    }
+}
+
+/// How the marker checks read a field's value.
+pub trait MarkerValue {
+    /// The value as a number (numeric fields).
+    fn as_number(&self) -> Option<f64> {
+        None
+    }
+
+    /// The value as text (string-like fields).
+    fn as_text(&self) -> Option<&str> {
+        None
+    }
+
+    /// Whether the value is absent from the object's JSON (`None`, or an empty list, map or
+    /// string): what `#[validate(required)]` refuses and what `#[validate(immutable)]` lets
+    /// change.
+    fn is_missing(&self) -> bool {
+        false
+    }
+
+    /// The value as JSON, for the message of a failed check.
+    fn to_json(&self) -> Value;
+}
+
+macro_rules! numeric {
+    ($($t:ty),*) => {$(
+        impl MarkerValue for $t {
+            fn as_number(&self) -> Option<f64> {
+                Some(*self as f64)
+            }
+            fn to_json(&self) -> Value {
+                Value::from(*self)
+            }
+        }
+    )*};
+}
+
+numeric!(i32, i64, f64);
+
+impl MarkerValue for bool {
+    fn to_json(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl MarkerValue for String {
+    fn as_text(&self) -> Option<&str> {
+        Some(self)
+    }
+    fn is_missing(&self) -> bool {
+        self.is_empty()
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.as_str())
+    }
+}
+
+impl MarkerValue for Quantity {
+    fn as_text(&self) -> Option<&str> {
+        Some(&self.0)
+    }
+    fn is_missing(&self) -> bool {
+        self.0.is_empty()
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.0.as_str())
+    }
+}
+
+impl MarkerValue for IntOrString {
+    fn as_number(&self) -> Option<f64> {
+        match self {
+            IntOrString::Int(i) => Some(f64::from(*i)),
+            IntOrString::String(_) => None,
+        }
+    }
+    fn as_text(&self) -> Option<&str> {
+        match self {
+            IntOrString::Int(_) => None,
+            IntOrString::String(s) => Some(s),
+        }
+    }
+    fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+macro_rules! serialized {
+    ($($t:ty),*) => {$(
+        impl MarkerValue for $t {
+            fn to_json(&self) -> Value {
+                serde_json::to_value(self).unwrap_or(Value::Null)
+            }
+        }
+    )*};
+}
+
+serialized!(Time, MicroTime, Bytes, Value);
+
+impl<T: MarkerValue> MarkerValue for Option<T> {
+    fn as_number(&self) -> Option<f64> {
+        self.as_ref().and_then(T::as_number)
+    }
+    fn as_text(&self) -> Option<&str> {
+        self.as_ref().and_then(T::as_text)
+    }
+    fn is_missing(&self) -> bool {
+        self.as_ref().is_none_or(T::is_missing)
+    }
+    fn to_json(&self) -> Value {
+        self.as_ref().map_or(Value::Null, T::to_json)
+    }
+}
+
+/// Renders any serializable value as JSON for a message.
+fn json_of<T: Serialize + ?Sized>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+impl<T: Serialize> MarkerValue for Vec<T> {
+    fn is_missing(&self) -> bool {
+        self.is_empty()
+    }
+    fn to_json(&self) -> Value {
+        json_of(self)
+    }
+}
+
+impl<T: Serialize> MarkerValue for BTreeMap<String, T> {
+    fn is_missing(&self) -> bool {
+        self.is_empty()
+    }
+    fn to_json(&self) -> Value {
+        json_of(self)
+    }
+}
+
+/// `#[validate(minimum = …)]` / `exclusive_minimum`.
+pub fn check_minimum<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    bound: f64,
+    bound_text: &str,
+    exclusive: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(n) = v.as_number() else { return };
+    if exclusive && n <= bound {
+        errors.push(FieldError::invalid(
+            path.to_string(),
+            &v.to_json(),
+            format!("must be greater than {bound_text}"),
+        ));
+    } else if !exclusive && n < bound {
+        errors.push(FieldError::invalid(
+            path.to_string(),
+            &v.to_json(),
+            format!("must be greater than or equal to {bound_text}"),
+        ));
+    }
+}
+
+/// `#[validate(maximum = …)]` / `exclusive_maximum`.
+pub fn check_maximum<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    bound: f64,
+    bound_text: &str,
+    exclusive: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(n) = v.as_number() else { return };
+    if exclusive && n >= bound {
+        errors.push(FieldError::invalid(
+            path.to_string(),
+            &v.to_json(),
+            format!("must be less than {bound_text}"),
+        ));
+    } else if !exclusive && n > bound {
+        errors.push(FieldError::invalid(
+            path.to_string(),
+            &v.to_json(),
+            format!("must be less than or equal to {bound_text}"),
+        ));
+    }
+}
+
+/// `#[validate(max_length = …)]`: `Too long: may not be more than N bytes`.
+pub fn check_max_length<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(s) = v.as_text()
+        && s.chars().count() > max
+    {
+        errors.push(FieldError::new(
+            FieldErrorType::TooLong,
+            path.to_string(),
+            Some(render_value(&v.to_json())),
+            format!(
+                "may not be more than {max} {}",
+                if max == 1 { "byte" } else { "bytes" }
+            ),
+        ));
+    }
+}
+
+/// `#[validate(min_length = …)]`.
+pub fn check_min_length<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    min: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(s) = v.as_text()
+        && s.chars().count() < min
+    {
+        let p = path.to_string();
+        errors.push(FieldError::invalid(
+            &p,
+            &v.to_json(),
+            format!("{p} in body should be at least {min} chars long"),
+        ));
+    }
+}
+
+/// `#[validate(pattern = …)]`: `<path> in body should match '<pattern>'`.
+pub fn check_pattern<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    pattern: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(s) = v.as_text() else { return };
+    match crate::validation::cached_regex(pattern) {
+        Some(re) if re.is_match(s) => {}
+        Some(_) => {
+            let p = path.to_string();
+            errors.push(FieldError::invalid(
+                &p,
+                &v.to_json(),
+                format!("{p} in body should match '{pattern}'"),
+            ))
+        }
+        None => errors.push(FieldError::new(
+            FieldErrorType::Internal,
+            path.to_string(),
+            None,
+            format!("the pattern '{pattern}' does not compile"),
+        )),
+    }
+}
+
+/// `#[validate(enum = […])]`: `Unsupported value: "x": supported values: "A", "B"`.
+pub fn check_enum<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    allowed: &[&str],
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(s) = v.as_text()
+        && !allowed.contains(&s)
+    {
+        let list = allowed
+            .iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        errors.push(FieldError::new(
+            FieldErrorType::NotSupported,
+            path.to_string(),
+            Some(render_value(&v.to_json())),
+            format!("supported values: {list}"),
+        ));
+    }
+}
+
+/// `#[validate(min_items = …)]`.
+pub fn check_min_items<T: Serialize>(
+    items: &[T],
+    path: &FieldPath<'_>,
+    min: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    if items.len() < min {
+        let p = path.to_string();
+        errors.push(FieldError::invalid(
+            &p,
+            &json_of(items),
+            format!("{p} in body should have at least {min} items"),
+        ));
+    }
+}
+
+/// `#[validate(max_items = …)]`: `Too many: N: must have at most M items`.
+pub fn check_max_items<T>(
+    items: &[T],
+    path: &FieldPath<'_>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    if items.len() > max {
+        errors.push(FieldError::new(
+            FieldErrorType::TooMany,
+            path.to_string(),
+            Some(items.len().to_string()),
+            format!(
+                "must have at most {max} {}",
+                if max == 1 { "item" } else { "items" }
+            ),
+        ));
+    }
+}
+
+/// `#[validate(min_properties = …)]`.
+pub fn check_min_properties<T: Serialize>(
+    map: &BTreeMap<String, T>,
+    path: &FieldPath<'_>,
+    min: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    if map.len() < min {
+        let p = path.to_string();
+        errors.push(FieldError::invalid(
+            &p,
+            &json_of(map),
+            format!("{p} in body should have at least {min} properties"),
+        ));
+    }
+}
+
+/// `#[validate(max_properties = …)]`.
+pub fn check_max_properties<T>(
+    map: &BTreeMap<String, T>,
+    path: &FieldPath<'_>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    if map.len() > max {
+        errors.push(FieldError::new(
+            FieldErrorType::TooMany,
+            path.to_string(),
+            Some(map.len().to_string()),
+            format!("must have at most {max} items"),
+        ));
+    }
+}
+
+/// `#[list(type = "map", map_keys = […])]`: items with the same key fields are duplicates
+/// (`spec.ports[1]: Duplicate value: {"name":"http"}`).
+pub fn check_list_map_keys<T: Serialize>(
+    items: &[T],
+    path: &FieldPath<'_>,
+    keys: &[&str],
+    errors: &mut Vec<FieldError>,
+) {
+    let mut seen: Vec<Value> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let item = json_of(item);
+        let key: serde_json::Map<String, Value> = keys
+            .iter()
+            .filter_map(|k| item.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        let key = Value::Object(key);
+        if seen.contains(&key) {
+            errors.push(FieldError::new(
+                FieldErrorType::Duplicate,
+                path.index(i).to_string(),
+                Some(render_value(&key)),
+                "",
+            ));
+        } else {
+            seen.push(key);
+        }
+    }
+}
+
+/// `#[list(type = "set")]`: equal items are duplicates (`spec.verbs[2]: Duplicate value: "get"`).
+pub fn check_list_set<T: PartialEq + Serialize>(
+    items: &[T],
+    path: &FieldPath<'_>,
+    errors: &mut Vec<FieldError>,
+) {
+    for (i, item) in items.iter().enumerate() {
+        if items[..i].contains(item) {
+            errors.push(FieldError::new(
+                FieldErrorType::Duplicate,
+                path.index(i).to_string(),
+                Some(render_value(&json_of(item))),
+                "",
+            ));
+        }
+    }
+}
+
+/// `#[validate(required)]`: the value must be present in the object's JSON (and not an empty
+/// string).
+pub fn check_required<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    errors: &mut Vec<FieldError>,
+) {
+    if v.is_missing() {
+        errors.push(FieldError::required(path.to_string(), ""));
+    }
+}
+
+/// `#[validate(format = …)]`.
+pub fn check_format<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    format: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(s) = v.as_text() else { return };
+    let problems = crate::validation::format_problems(format, s, &|| path.to_string());
+    if problems.is_empty() {
+        return;
+    }
+    let p = path.to_string();
+    for problem in problems {
+        errors.push(FieldError::invalid(&p, &v.to_json(), problem));
+    }
+}
+
+/// `#[validate(immutable)]`: once set, the value may not change.
+pub fn check_immutable<T: MarkerValue + PartialEq + ?Sized>(
+    new: &T,
+    old: &T,
+    path: &FieldPath<'_>,
+    errors: &mut Vec<FieldError>,
+) {
+    if !old.is_missing() && new != old {
+        errors.push(FieldError::invalid(
+            path.to_string(),
+            &new.to_json(),
+            "field is immutable",
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_render_as_kubernetes_prints_them() {
+        let root = FieldPath::Root;
+        let spec = root.field("spec");
+        let items = spec.field("items");
+        let first = items.index(0);
+        let name = first.field("name");
+        assert_eq!(name.to_string(), "spec.items[0].name");
+        let meta = root.field("metadata");
+        let labels = meta.field("labels");
+        assert_eq!(labels.key("app").to_string(), "metadata.labels[app]");
+        assert_eq!(root.to_string(), "");
+    }
+
+    #[test]
+    fn numeric_and_text_checks_word_their_errors() {
+        let root = FieldPath::Root;
+        let p = root.field("replicas");
+        let mut errors = Vec::new();
+        check_maximum(&1001i32, &p, 1000.0, "1000", false, &mut errors);
+        check_minimum(&Some(-1i64), &p, 0.0, "0", false, &mut errors);
+        check_minimum(&None::<i64>, &p, 0.0, "0", false, &mut errors);
+        check_pattern(
+            &"Red".to_string(),
+            &root.field("color"),
+            "^[a-z]+$",
+            &mut errors,
+        );
+        check_enum(
+            &"C".to_string(),
+            &root.field("mode"),
+            &["A", "B"],
+            &mut errors,
+        );
+        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            rendered,
+            [
+                "replicas: Invalid value: 1001: must be less than or equal to 1000",
+                "replicas: Invalid value: -1: must be greater than or equal to 0",
+                "color: Invalid value: \"Red\": color in body should match '^[a-z]+$'",
+                "mode: Unsupported value: \"C\": supported values: \"A\", \"B\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn presence_follows_the_json_form() {
+        let root = FieldPath::Root;
+        let mut errors = Vec::new();
+        check_required(&None::<String>, &root.field("a"), &mut errors);
+        check_required(&Some(String::new()), &root.field("b"), &mut errors);
+        check_required(&Vec::<String>::new(), &root.field("c"), &mut errors);
+        check_required(&0i32, &root.field("d"), &mut errors);
+        check_required(&Some("x".to_string()), &root.field("e"), &mut errors);
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["a", "b", "c"]);
+        let mut errors = Vec::new();
+        check_immutable(&Some(2), &None, &root.field("x"), &mut errors);
+        check_immutable(&Some(2), &Some(2), &root.field("y"), &mut errors);
+        check_immutable(&None, &Some(2), &root.field("z"), &mut errors);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(
+            errors[0].to_string(),
+            "z: Invalid value: null: field is immutable"
+        );
+    }
+
+    #[test]
+    fn list_markers_find_duplicates() {
+        let root = FieldPath::Root;
+        let mut errors = Vec::new();
+        let verbs = vec!["get".to_string(), "list".into(), "get".into()];
+        check_list_set(&verbs, &root.field("verbs"), &mut errors);
+        let ports = vec![
+            serde_json::json!({"name": "http", "port": 80}),
+            serde_json::json!({"name": "http", "port": 81}),
+        ];
+        check_list_map_keys(&ports, &root.field("ports"), &["name"], &mut errors);
+        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            rendered,
+            [
+                "verbs[2]: Duplicate value: \"get\"",
+                "ports[1]: Duplicate value: {\"name\":\"http\"}",
+            ]
+        );
+    }
+}
+
+/// The marker checks of a value and of everything inside it, implemented by the generated
+/// code for every struct of the definitions.
+pub trait Validate {
+    /// Checks the value (`path` is where it sits in the object).
+    fn validate(&self, _path: &FieldPath<'_>, _errors: &mut Vec<FieldError>) {}
+
+    /// Checks what an update may not change against the old value.
+    fn validate_update(&self, _old: &Self, _path: &FieldPath<'_>, _errors: &mut Vec<FieldError>) {
+    }
+}
+
+macro_rules! leaves {
+    ($($t:ty),* $(,)?) => {$( impl Validate for $t {} )*};
+}
+
+leaves!(
+    bool,
+    i32,
+    i64,
+    f64,
+    String,
+    Value,
+    Quantity,
+    IntOrString,
+    Time,
+    MicroTime,
+    Bytes,
+    crate::meta::RawExtension,
+    crate::meta::Duration,
+    crate::meta::TypeMeta,
+    crate::meta::ObjectMeta,
+    crate::meta::ListMeta,
+    crate::meta::LabelSelector,
+    crate::meta::LabelSelectorRequirement,
+    crate::meta::Condition,
+    crate::meta::OwnerReference,
+    crate::meta::ManagedFieldsEntry,
+);
+
+impl<T: Validate> Validate for Option<T> {
+    fn validate(&self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        if let Some(v) = self {
+            v.validate(path, errors);
+        }
+    }
+    fn validate_update(&self, old: &Self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        if let (Some(v), Some(o)) = (self, old) {
+            v.validate_update(o, path, errors);
+        }
+    }
+}
+
+impl<T: Validate> Validate for Vec<T> {
+    fn validate(&self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        for (i, v) in self.iter().enumerate() {
+            v.validate(&path.index(i), errors);
+        }
+    }
+    fn validate_update(&self, old: &Self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        // Items are matched by position, as the JSON walk of a list does.
+        for (i, (v, o)) in self.iter().zip(old).enumerate() {
+            v.validate_update(o, &path.index(i), errors);
+        }
+    }
+}
+
+impl<T: Validate> Validate for BTreeMap<String, T> {
+    fn validate(&self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        for (k, v) in self {
+            v.validate(&path.key(k), errors);
+        }
+    }
+    fn validate_update(&self, old: &Self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        for (k, v) in self {
+            if let Some(o) = old.get(k) {
+                v.validate_update(o, &path.key(k), errors);
+            }
+        }
+    }
+}
