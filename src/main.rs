@@ -118,12 +118,16 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         runtime_config: RuntimeConfig::new(opts.runtime_config_entries()),
         encryption,
         storage_media_type: opts.storage_media_type,
+        admission: server::admission::AdmissionOptions {
+            enable: opts.enable_admission_plugins.clone(),
+            disable: opts.disable_admission_plugins.clone(),
+        },
         max_requests_inflight: opts.max_requests_inflight as usize,
         max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
     };
-    let prepared = config.complete().new_server().prepare_run().await?;
+    let prepared = config.complete().new_server()?.prepare_run().await?;
     let port = prepared.local_addr().port();
     if opts.client_ca_file.is_some() {
         tracing::warn!(

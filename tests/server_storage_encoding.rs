@@ -206,18 +206,23 @@ async fn objects_of_an_older_storage_version_are_converted_on_read() {
 
     // Widgets written at v1alpha1 (`spec.size`), once as protobuf and once as JSON.
     let scheme = generated::scheme();
-    let ops = scheme
+    let kind = scheme
         .by_kind("example.dev", "Widget")
         .unwrap_or_else(|| panic!("no Widget in the scheme"));
-    assert_eq!(ops.storage_version().version, "v1");
+    assert_eq!(kind.storage_info().version, "v1");
     let old = |name: &str| {
         json!({"apiVersion": "example.dev/v1alpha1", "kind": "Widget",
             "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
                 "creationTimestamp": "2024-01-01T00:00:00Z"},
             "spec": {"size": 4, "color": "blue"}})
     };
-    let message = ops
-        .encode_protobuf("v1alpha1", &old("old-pb"))
+    let mut message = Vec::new();
+    kind.codec("v1alpha1")
+        .unwrap_or_else(|| panic!("no v1alpha1"))
+        .decode_value(&old("old-pb"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .object
+        .write_protobuf(&mut message)
         .unwrap_or_else(|e| panic!("{e}"));
     let enveloped =
         apimachinery::protobuf::encode_envelope("example.dev/v1alpha1", "Widget", &message);

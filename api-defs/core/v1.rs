@@ -140,7 +140,7 @@ pub struct ServiceAccount {
 /// An Event reports something that happened to an object. Events are kept for a limited time
 /// and are informative, best-effort data.
 #[kind(namespaced, short_names = ["ev"], strategic_merge_patch, unconditional_update, create_on_update, no_generation)]
-#[kind(field_selectors = ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"])]
+#[kind(field_selectors = ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type"])]
 #[print_column(name = "Last Seen", type = "date", json_path = ".lastTimestamp", description = "When the event last occurred.")]
 #[print_column(name = "Type", type = "string", json_path = ".type", description = "Normal or Warning.")]
 #[print_column(name = "Reason", type = "string", json_path = ".reason", description = "Why the event happened.")]

@@ -57,7 +57,6 @@ pub struct RoleBinding {
     pub subjects: Vec<Subject>,
     /// The granted role: a Role in the binding's namespace or a ClusterRole. Immutable.
     #[proto(3)]
-    #[validate(immutable)]
     pub role_ref: RoleRef,
 }
 
@@ -74,7 +73,6 @@ pub struct ClusterRoleBinding {
     pub subjects: Vec<Subject>,
     /// The granted ClusterRole. Immutable.
     #[proto(3)]
-    #[validate(immutable)]
     pub role_ref: RoleRef,
 }
 

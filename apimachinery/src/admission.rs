@@ -54,6 +54,14 @@ pub struct OperationOptions {
     pub propagation_policy: Option<String>,
 }
 
+/// The new object of an operation, as a plugin sees it: changeable by mutating plugins,
+/// read-only for validating ones.
+enum NewObject<'a> {
+    None,
+    Shared(&'a dyn Object),
+    Exclusive(&'a mut Box<dyn Object>),
+}
+
 /// Everything an admission plugin may read of one operation, and the object it may change.
 pub struct Attributes<'a> {
     /// The operation.
@@ -69,59 +77,105 @@ pub struct Attributes<'a> {
     pub namespace: &'a str,
     /// The object's name (may be empty for a create with `generateName`).
     pub name: &'a str,
-    /// The new object (create, update); `None` for delete.
-    pub object: Option<&'a mut Box<dyn Object>>,
+    object: NewObject<'a>,
     /// The current object (update, delete); `None` for create.
     pub old_object: Option<&'a dyn Object>,
     /// Whether the request is a dry run (plugins with side effects must not act on it).
     pub dry_run: bool,
     /// The options of the operation.
-    pub options: OperationOptions,
+    pub options: &'a OperationOptions,
     /// The user making the request.
     pub user: &'a UserInfo,
     warnings: Mutex<Vec<String>>,
 }
 
+/// What is the same for every plugin call of one request.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    /// The operation.
+    pub operation: Operation,
+    /// The kind's table.
+    pub kind: &'static Kind,
+    /// The REST facts of the version the request was made in.
+    pub version: &'static ResourceInfo,
+    /// The subresource, or empty.
+    pub subresource: &'a str,
+    /// The namespace (empty at cluster scope).
+    pub namespace: &'a str,
+    /// The object's name, or empty.
+    pub name: &'a str,
+    /// Whether the request is a dry run.
+    pub dry_run: bool,
+    /// The options of the operation.
+    pub options: &'a OperationOptions,
+    /// The user making the request.
+    pub user: &'a UserInfo,
+}
+
 impl<'a> Attributes<'a> {
-    /// Attributes of an operation, without warnings yet.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        operation: Operation,
-        kind: &'static Kind,
-        version: &'static ResourceInfo,
-        subresource: &'a str,
-        namespace: &'a str,
-        name: &'a str,
-        object: Option<&'a mut Box<dyn Object>>,
+    fn with(
+        request: Request<'a>,
+        object: NewObject<'a>,
         old_object: Option<&'a dyn Object>,
-        dry_run: bool,
-        options: OperationOptions,
-        user: &'a UserInfo,
     ) -> Self {
         Self {
-            operation,
-            kind,
-            version,
-            subresource,
-            namespace,
-            name,
+            operation: request.operation,
+            kind: request.kind,
+            version: request.version,
+            subresource: request.subresource,
+            namespace: request.namespace,
+            name: request.name,
             object,
             old_object,
-            dry_run,
-            options,
-            user,
+            dry_run: request.dry_run,
+            options: request.options,
+            user: request.user,
             warnings: Mutex::new(Vec::new()),
         }
     }
 
-    /// The new object, if any.
-    pub fn object(&self) -> Option<&dyn Object> {
-        self.object.as_deref().map(|b| &**b)
+    /// The attributes mutating plugins get: the new object may be changed or replaced.
+    pub fn mutable(
+        request: Request<'a>,
+        object: Option<&'a mut Box<dyn Object>>,
+        old_object: Option<&'a dyn Object>,
+    ) -> Self {
+        let object = match object {
+            Some(o) => NewObject::Exclusive(o),
+            None => NewObject::None,
+        };
+        Self::with(request, object, old_object)
     }
 
-    /// The new object, mutably, if any.
-    pub fn object_mut(&mut self) -> Option<&mut dyn Object> {
-        self.object.as_deref_mut().map(|b| &mut **b)
+    /// The attributes validating plugins get: everything read-only.
+    pub fn read_only(
+        request: Request<'a>,
+        object: Option<&'a dyn Object>,
+        old_object: Option<&'a dyn Object>,
+    ) -> Self {
+        let object = match object {
+            Some(o) => NewObject::Shared(o),
+            None => NewObject::None,
+        };
+        Self::with(request, object, old_object)
+    }
+
+    /// The new object, if any.
+    pub fn object(&self) -> Option<&dyn Object> {
+        match &self.object {
+            NewObject::None => None,
+            NewObject::Shared(o) => Some(*o),
+            NewObject::Exclusive(o) => Some(&***o),
+        }
+    }
+
+    /// The new object, to change or replace; `None` when there is none or the plugin only
+    /// validates.
+    pub fn object_mut(&mut self) -> Option<&mut Box<dyn Object>> {
+        match &mut self.object {
+            NewObject::Exclusive(o) => Some(&mut **o),
+            _ => None,
+        }
     }
 
     /// The group and resource of the request.

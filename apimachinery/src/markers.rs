@@ -610,8 +610,7 @@ pub trait Validate {
     fn validate(&self, _path: &FieldPath<'_>, _errors: &mut Vec<FieldError>) {}
 
     /// Checks what an update may not change against the old value.
-    fn validate_update(&self, _old: &Self, _path: &FieldPath<'_>, _errors: &mut Vec<FieldError>) {
-    }
+    fn validate_update(&self, _old: &Self, _path: &FieldPath<'_>, _errors: &mut Vec<FieldError>) {}
 }
 
 macro_rules! leaves {

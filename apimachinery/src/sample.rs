@@ -273,7 +273,9 @@ impl Sample for ManagedFieldsEntry {
             api_version: Option::sample(s),
             time: Option::sample(s),
             fields_type: Some("FieldsV1".to_string()),
-            fields_v1: Some(crate::meta::FieldsV1::from_value(&serde_json::Value::sample(s))),
+            fields_v1: Some(crate::meta::FieldsV1::from_value(
+                &serde_json::Value::sample(s),
+            )),
             subresource: Option::sample(s),
         }
     }

@@ -25,7 +25,9 @@ pub trait Strategy: Send + Sync + 'static {
 
     /// Adjusts an updated object before it is validated and stored (after the registry has
     /// copied the system metadata, and the status or everything but it, from `old`).
-    fn prepare_for_update(&self, _object: &mut dyn Object, _old: &dyn Object) {}
+    /// `subresource` is the one written through (`status`, `scale`, or a kind's own such as a
+    /// namespace's `finalize`), empty for the main resource.
+    fn prepare_for_update(&self, _object: &mut dyn Object, _old: &dyn Object, _subresource: &str) {}
 
     /// Kind-specific validation of a new object, after the definition's own checks.
     fn validate(&self, _object: &dyn Object) -> Vec<FieldError> {
@@ -88,7 +90,11 @@ pub trait Strategy: Send + Sync + 'static {
 
     /// Answers a create of a kind that is never stored (`create_only`: access reviews, token
     /// reviews): fills the object's status.
-    fn review(&self, object: &mut dyn Object, _context: &dyn ReviewContext) -> Result<(), ApiError> {
+    fn review(
+        &self,
+        object: &mut dyn Object,
+        _context: &dyn ReviewContext,
+    ) -> Result<(), ApiError> {
         Err(ApiError::internal(format!(
             "{} is created only, and its strategy does not answer it",
             object.info().kind

@@ -11,6 +11,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::errors::{FieldError, FieldErrorType};
+use crate::meta::ObjectMeta;
 use crate::schema::field_path;
 
 /// Maximum length of a DNS-1123 label.
@@ -486,7 +487,11 @@ pub fn format_problems(format: &str, s: &str, path: &dyn Fn() -> String) -> Vec<
         "path-segment" => is_path_segment_name(s),
         "date-time" => match chrono::DateTime::parse_from_rfc3339(s) {
             Ok(_) => Vec::new(),
-            Err(_) => vec![format!("{} in body must be of type date-time: {:?}", path(), s)],
+            Err(_) => vec![format!(
+                "{} in body must be of type date-time: {:?}",
+                path(),
+                s
+            )],
         },
         "uuid" => {
             if matches_uuid(&s.to_ascii_lowercase()) {
@@ -524,47 +529,41 @@ pub fn check_immutable(
     }
 }
 
-/// Validates `metadata` of an object being created or updated (`ValidateObjectMeta`): name
-/// (or generateName) and its format, namespace presence by scope, labels, annotations,
-/// finalizers and owner references.
+/// Validates `metadata` of an object being created or updated (`ValidateObjectMeta`): the
+/// name (or generateName) in the kind's name format, namespace presence by scope, generation,
+/// labels, annotations, finalizers and owner references. `name_format` is one of the
+/// definitions' formats (`dns1123-subdomain`, `dns1123-label`, `path-segment`).
 pub fn validate_object_meta(
-    meta: &Value,
+    meta: &ObjectMeta,
     namespaced: bool,
     name_format: &str,
     errors: &mut Vec<FieldError>,
 ) {
-    let path = "metadata";
-    let get_str = |k: &str| {
-        crate::json::get(meta, k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    };
-    let name = get_str("name");
-    let generate_name = get_str("generateName");
-    if name.is_empty() {
-        if generate_name.is_empty() {
-            errors.push(FieldError::required(
-                "metadata.name",
-                "name or generateName is required",
+    let name = meta.name.as_deref().unwrap_or("");
+    let generate_name = meta.generate_name.as_deref().unwrap_or("");
+    if !generate_name.is_empty() {
+        // A prefix is checked as a name with a trailing character, as Kubernetes'
+        // `NameIsDNSSubdomain(prefix, true)` masks its trailing dash.
+        let probe = format!("{generate_name}a");
+        for m in name_problems(name_format, &probe) {
+            errors.push(FieldError::invalid(
+                "metadata.generateName",
+                &Value::from(generate_name),
+                m,
             ));
-        } else {
-            // The generated name is the prefix plus five characters; check the prefix as a name
-            // with a trailing character, as Kubernetes' `NameIsDNSSubdomain(prefix, true)` does.
-            let probe = format!("{}a", generate_name);
-            for m in name_problems(name_format, &probe) {
-                errors.push(FieldError::invalid(
-                    "metadata.generateName",
-                    &Value::from(generate_name),
-                    m,
-                ));
-            }
         }
+    }
+    if name.is_empty() {
+        errors.push(FieldError::required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
     } else {
         for m in name_problems(name_format, name) {
             errors.push(FieldError::invalid("metadata.name", &Value::from(name), m));
         }
     }
-    let namespace = get_str("namespace");
+    let namespace = meta.namespace.as_deref().unwrap_or("");
     if namespaced {
         if namespace.is_empty() {
             errors.push(FieldError::required("metadata.namespace", ""));
@@ -583,7 +582,7 @@ pub fn validate_object_meta(
             "not allowed on this type",
         ));
     }
-    if let Some(g) = crate::json::get(meta, "generation").and_then(Value::as_i64)
+    if let Some(g) = meta.generation
         && g < 0
     {
         errors.push(FieldError::invalid(
@@ -592,77 +591,121 @@ pub fn validate_object_meta(
             "must be greater than or equal to 0",
         ));
     }
-    if let Some(labels) = crate::json::get(meta, "labels").and_then(Value::as_object) {
-        // The path is only built for an error.
-        let lpath = || field_path(path, "labels");
-        for (k, v) in labels {
-            for m in is_qualified_name(k) {
-                errors.push(FieldError::invalid(lpath(), &Value::from(k.as_str()), m));
-            }
-            let val = v.as_str().unwrap_or("");
-            for m in is_valid_label_value(val) {
-                errors.push(FieldError::invalid(lpath(), &Value::from(val), m));
-            }
+    for (k, v) in &meta.labels {
+        for m in is_qualified_name(k) {
+            errors.push(FieldError::invalid(
+                "metadata.labels",
+                &Value::from(k.as_str()),
+                m,
+            ));
         }
-    }
-    if let Some(ann) = crate::json::get(meta, "annotations").and_then(Value::as_object) {
-        let apath = field_path(path, "annotations");
-        let mut total = 0usize;
-        for (k, v) in ann {
-            for m in is_qualified_name(&k.to_lowercase()) {
-                errors.push(FieldError::invalid(&apath, &Value::from(k.as_str()), m));
-            }
-            total += k.len() + v.as_str().map_or(0, str::len);
-        }
-        if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-            errors.push(FieldError::new(
-                FieldErrorType::TooLong,
-                apath,
-                None,
-                format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
+        for m in is_valid_label_value(v) {
+            errors.push(FieldError::invalid(
+                "metadata.labels",
+                &Value::from(v.as_str()),
+                m,
             ));
         }
     }
-    if let Some(finalizers) = crate::json::get(meta, "finalizers").and_then(Value::as_array) {
-        for (i, f) in finalizers.iter().enumerate() {
-            let s = f.as_str().unwrap_or("");
-            for m in is_qualified_name(s) {
-                errors.push(FieldError::invalid(
-                    format!("metadata.finalizers[{i}]"),
-                    f,
-                    m,
-                ));
-            }
+    let mut total = 0usize;
+    for (k, v) in &meta.annotations {
+        for m in is_qualified_name(&k.to_lowercase()) {
+            errors.push(FieldError::invalid(
+                "metadata.annotations",
+                &Value::from(k.as_str()),
+                m,
+            ));
+        }
+        total += k.len() + v.len();
+    }
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+        errors.push(FieldError::new(
+            FieldErrorType::TooLong,
+            "metadata.annotations",
+            None,
+            format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
+        ));
+    }
+    for (i, f) in meta.finalizers.iter().enumerate() {
+        for m in is_qualified_name(f) {
+            errors.push(FieldError::invalid(
+                format!("metadata.finalizers[{i}]"),
+                &Value::from(f.as_str()),
+                m,
+            ));
         }
     }
-    if let Some(owners) = crate::json::get(meta, "ownerReferences").and_then(Value::as_array) {
-        for (i, o) in owners.iter().enumerate() {
-            let opath = format!("metadata.ownerReferences[{i}]");
-            for key in ["apiVersion", "kind", "name", "uid"] {
-                if o.get(key).and_then(Value::as_str).unwrap_or("").is_empty() {
-                    errors.push(FieldError::invalid(
-                        field_path(&opath, key),
-                        o.get(key).unwrap_or(&Value::from("")),
-                        format!("{key} must not be empty"),
-                    ));
-                }
+    for (i, o) in meta.owner_references.iter().enumerate() {
+        for (key, value) in [
+            ("apiVersion", &o.api_version),
+            ("kind", &o.kind),
+            ("name", &o.name),
+            ("uid", &o.uid),
+        ] {
+            if value.is_empty() {
+                errors.push(FieldError::invalid(
+                    format!("metadata.ownerReferences[{i}].{key}"),
+                    &Value::from(""),
+                    format!("{key} must not be empty"),
+                ));
             }
         }
     }
 }
 
 /// Validates what an update may not change in `metadata` (`ValidateObjectMetaUpdate`): name,
-/// namespace, uid and creationTimestamp are immutable.
-pub fn validate_object_meta_update(meta: &Value, old: &Value, errors: &mut Vec<FieldError>) {
-    for key in ["name", "namespace", "uid", "creationTimestamp"] {
-        let n = meta.get(key).filter(|v| !v.is_null());
-        let o = old.get(key).filter(|v| !v.is_null());
-        if o.is_some() && n != o {
-            let shown = n.cloned().unwrap_or(Value::String(String::new()));
-            errors.push(FieldError::invalid(
-                format!("metadata.{key}"),
-                &shown,
-                "field is immutable",
+/// namespace, uid and creationTimestamp are immutable, and no finalizer may be added once the
+/// object is being deleted.
+pub fn validate_object_meta_update(
+    new: &ObjectMeta,
+    old: &ObjectMeta,
+    errors: &mut Vec<FieldError>,
+) {
+    let immutable =
+        |errors: &mut Vec<FieldError>, key: &str, n: Option<Value>, o: Option<Value>| {
+            if o.is_some() && n != o {
+                errors.push(FieldError::invalid(
+                    format!("metadata.{key}"),
+                    &n.unwrap_or_else(|| Value::String(String::new())),
+                    "field is immutable",
+                ));
+            }
+        };
+    let text = |s: &Option<String>| s.as_deref().filter(|s| !s.is_empty()).map(Value::from);
+    immutable(errors, "name", text(&new.name), text(&old.name));
+    immutable(
+        errors,
+        "namespace",
+        text(&new.namespace),
+        text(&old.namespace),
+    );
+    immutable(errors, "uid", text(&new.uid), text(&old.uid));
+    let time = |t: &Option<crate::meta::Time>| {
+        t.as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .filter(|v| !v.is_null())
+    };
+    immutable(
+        errors,
+        "creationTimestamp",
+        time(&new.creation_timestamp),
+        time(&old.creation_timestamp),
+    );
+    if old.deletion_timestamp.is_some() {
+        let added: Vec<&String> = new
+            .finalizers
+            .iter()
+            .filter(|f| !old.finalizers.contains(f))
+            .collect();
+        if !added.is_empty() {
+            let list = added
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            errors.push(FieldError::forbidden(
+                "metadata.finalizers",
+                format!("no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"),
             ));
         }
     }
@@ -802,8 +845,9 @@ mod tests {
     #[test]
     fn object_meta_names_and_labels() {
         let mut e = Vec::new();
+        let meta = |v: Value| serde_json::from_value::<ObjectMeta>(v).unwrap();
         validate_object_meta(
-            &json!({"name": "Bad_Name", "labels": {"a/b/c": "ok"}}),
+            &meta(json!({"name": "Bad_Name", "labels": {"a/b/c": "ok"}})),
             true,
             "dns1123-subdomain",
             &mut e,
@@ -819,7 +863,7 @@ mod tests {
         ));
         let mut e = Vec::new();
         validate_object_meta(
-            &json!({"name": "x", "namespace": "ns"}),
+            &meta(json!({"name": "x", "namespace": "ns"})),
             false,
             "dns1123-label",
             &mut e,
@@ -829,7 +873,32 @@ mod tests {
             ["metadata.namespace: Forbidden: not allowed on this type"]
         );
         let mut e = Vec::new();
-        validate_object_meta_update(&json!({"name": "b"}), &json!({"name": "a"}), &mut e);
+        validate_object_meta_update(
+            &meta(json!({"name": "b"})),
+            &meta(json!({"name": "a"})),
+            &mut e,
+        );
+        // No finalizer may be added to an object being deleted.
+        let mut e = Vec::new();
+        validate_object_meta_update(
+            &meta(json!({"name": "a", "finalizers": ["x/y", "new/z"]})),
+            &meta(
+                json!({"name": "a", "finalizers": ["x/y"], "deletionTimestamp": "2024-01-01T00:00:00Z"}),
+            ),
+            &mut e,
+        );
+        assert_eq!(
+            strings(&e),
+            [
+                "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"new/z\"}"
+            ]
+        );
+        let mut e = Vec::new();
+        validate_object_meta_update(
+            &meta(json!({"name": "b"})),
+            &meta(json!({"name": "a"})),
+            &mut e,
+        );
         assert_eq!(
             strings(&e),
             ["metadata.name: Invalid value: \"b\": field is immutable"]

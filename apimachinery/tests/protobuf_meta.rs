@@ -200,7 +200,9 @@ fn other_meta_types_round_trip() {
 
     let entry = ManagedFieldsEntry {
         manager: Some("m".into()),
-        fields_v1: Some(json!({"f:a": {}})),
+        fields_v1: Some(apimachinery::meta::FieldsV1::from_value(
+            &json!({"f:a": {}}),
+        )),
         ..Default::default()
     };
     assert_eq!(

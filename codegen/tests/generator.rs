@@ -77,9 +77,14 @@ fn a_new_kind_file_yields_type_registration_openapi_and_route() {
     let group = std::fs::read_to_string(out.path().join("toys_example.rs")).expect("group file");
     assert!(group.contains("pub struct Toy {"), "type");
     assert!(group.contains("pub struct ToyList {"), "list type");
+    assert!(group.contains("scheme.add_kind(&TOY_KIND)"), "registration");
     assert!(
-        group.contains("scheme.add_kind(::std::sync::Arc::new(ToyOps))"),
-        "registration"
+        group.contains("pub static TOY_KIND: ::apimachinery::runtime::Kind"),
+        "kind table"
+    );
+    assert!(
+        group.contains("&::apimachinery::strategy::DefaultStrategy"),
+        "a new kind gets the default strategy"
     );
     assert!(
         group.contains("pub const TOY_RESOURCE: ::apimachinery::ResourceInfo"),
@@ -241,17 +246,16 @@ fn defaulting_and_validation_hooks_are_called_when_defined() {
     assert!(squashed.contains("pubfnrun_default_hooks_widget_spec(obj:&mutWidgetSpec){super::hooks::default_v1_widget_spec(obj);}"), "spec hook");
     assert!(squashed.contains("pubfnrun_default_hooks_widget(obj:&mutWidget){run_default_hooks_widget_spec(&mutobj.spec);}"), "recursion");
     assert!(
-        squashed
-            .contains("crate::runtime::decode::<v1::Widget>(value,v1::run_default_hooks_widget)"),
-        "decode runs hooks"
+        squashed.contains("fnrun_default_hooks(&mutself){v1::run_default_hooks_widget(self)}"),
+        "decoding v1 runs the hooks"
     );
-    assert!(
-        squashed
-            .contains("crate::runtime::decode::<v1alpha1::Widget>(value,crate::runtime::no_hooks)"),
+    assert_eq!(
+        squashed.matches("fnrun_default_hooks(&mutself)").count(),
+        1,
         "other versions do not"
     );
     assert!(
-        squashed.contains("::std::option::Option::Some(hooks::validate_v1_widget)"),
+        squashed.contains("hooks::validate_v1_widget(self,errors);"),
         "validation hook"
     );
 }

@@ -1,14 +1,13 @@
 //! Defaulting of the shipped Kubernetes kinds, as kube-apiserver defaults them (markers plus
 //! the hand-written hooks of `api-defs/<group>/hooks.rs`).
 
+mod support;
+
 use serde_json::{Value, json};
 
 fn default(group: &str, kind: &str, value: Value) -> Value {
-    let scheme = generated::scheme();
-    let ops = scheme
-        .by_kind(group, kind)
-        .unwrap_or_else(|| panic!("{kind} registered"));
-    ops.default("v1", value)
+    support::ops(group, kind)
+        .default("v1", value)
         .unwrap_or_else(|e| panic!("{kind}: {e}"))
 }
 

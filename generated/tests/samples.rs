@@ -5,8 +5,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+mod support;
+
 use apimachinery::GroupVersion;
 use serde_json::Value;
+use support::Ops;
 
 fn load_samples() -> Vec<(String, Value)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/samples");
@@ -27,14 +30,10 @@ fn load_samples() -> Vec<(String, Value)> {
     out
 }
 
-fn ops_for(doc: &Value) -> (std::sync::Arc<dyn apimachinery::KindOps>, String) {
+fn ops_for(doc: &Value) -> (Ops, String) {
     let gv = GroupVersion::parse(doc["apiVersion"].as_str().expect("apiVersion"));
     let kind = doc["kind"].as_str().expect("kind");
-    let ops = generated::scheme()
-        .by_kind(&gv.group, kind)
-        .unwrap_or_else(|| panic!("{kind} not registered"))
-        .clone();
-    (ops, gv.version)
+    (support::ops(&gv.group, kind), gv.version)
 }
 
 #[test]

@@ -1,13 +1,12 @@
 //! Widget through the scheme: decode, default, convert, validate, exactly as the server uses it.
 
-use apimachinery::KindOps;
-use serde_json::{Value, json};
+mod support;
 
-fn widget_ops() -> std::sync::Arc<dyn KindOps> {
-    generated::scheme()
-        .by_kind("example.dev", "Widget")
-        .expect("Widget registered")
-        .clone()
+use serde_json::{Value, json};
+use support::{Ops, ops};
+
+fn widget_ops() -> Ops {
+    ops("example.dev", "Widget")
 }
 
 fn messages(errors: &[apimachinery::errors::FieldError]) -> Vec<String> {
@@ -17,9 +16,9 @@ fn messages(errors: &[apimachinery::errors::FieldError]) -> Vec<String> {
 #[test]
 fn registered_with_resource_info() {
     let scheme = generated::scheme();
-    let ops = scheme
+    let ops = Ops(scheme
         .by_resource("example.dev", "widgets")
-        .expect("by resource");
+        .expect("by resource"));
     let versions: Vec<&str> = ops.versions().iter().map(|v| v.version).collect();
     assert_eq!(versions, ["v1", "v1alpha1"]);
     let v1 = ops.storage_version();
@@ -191,7 +190,8 @@ fn type_errors_name_the_field() {
             "v1",
             json!({"apiVersion": "example.dev/v1", "kind": "Widget", "spec": {"replicas": "many"}}),
         )
-        .expect_err("type error");
+        .err()
+        .expect("type error");
     assert_eq!(
         err.to_string(),
         "spec.replicas: invalid type: string \"many\", expected i32"
@@ -200,10 +200,7 @@ fn type_errors_name_the_field() {
 
 #[test]
 fn namespace_names_are_dns_labels() {
-    let ops = generated::scheme()
-        .by_kind("", "Namespace")
-        .expect("Namespace")
-        .clone();
+    let ops = ops("", "Namespace");
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a.b"}});
     assert_eq!(
         messages(&ops.validate_create("v1", &ns).expect("validate")),

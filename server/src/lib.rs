@@ -1,10 +1,13 @@
 //! The apiary runtime: the generic API server (options, lifecycle, TLS, the filter chain,
-//! discovery, OpenAPI, health and metrics), authentication and authorization, and the REST
-//! endpoints and registry that serve every kind of the scheme.
+//! discovery, OpenAPI, health and metrics), authentication and authorization, the REST
+//! endpoints, the admission chain, the registry that serves every kind of the scheme, and the
+//! in-process controllers.
 
+pub mod admission;
 pub mod apply;
 pub mod authn;
 pub mod authz;
+pub mod controllers;
 pub mod endpoints;
 pub mod filters;
 pub mod genericserver;

@@ -69,12 +69,16 @@ async fn hooks_delegation_and_shutdown_order() {
         runtime_config: RuntimeConfig::new(vec![("example.dev/v1alpha1".into(), false)]),
         encryption: None,
         storage_media_type: Default::default(),
+        admission: Default::default(),
         max_requests_inflight: 0,
         max_mutating_requests_inflight: 0,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
     };
-    let mut server = config.complete().new_server();
+    let mut server = config
+        .complete()
+        .new_server()
+        .unwrap_or_else(|e| panic!("{e}"));
     let release = Arc::new(tokio::sync::Notify::new());
     let gate = Arc::clone(&release);
     server.add_post_start_hook(

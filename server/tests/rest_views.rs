@@ -204,8 +204,15 @@ async fn protobuf_objects() {
     assert_eq!(unknown.type_meta.kind, "ConfigMap");
     assert_eq!(unknown.type_meta.api_version, "v1");
     // A protobuf body is accepted for writes.
-    let ops = h.ctx.scheme.by_resource("", "configmaps").unwrap().clone();
-    let raw = ops.encode_protobuf("v1", &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "pb2"}, "data": {"x": "y"}})).unwrap();
+    let kind = h.ctx.scheme.by_resource("", "configmaps").unwrap();
+    let object = kind
+        .codec("v1")
+        .unwrap()
+        .decode_value(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "pb2"}, "data": {"x": "y"}}))
+        .unwrap()
+        .object;
+    let mut raw = Vec::new();
+    object.write_protobuf(&mut raw).unwrap();
     let body = apimachinery::protobuf::encode_envelope("v1", "ConfigMap", &raw);
     let r = h
         .send(
@@ -297,16 +304,11 @@ async fn consistent_list_of_an_idle_resource_does_not_stall() {
 #[tokio::test]
 async fn objects_stored_under_another_version_are_converted_on_read() {
     let h = Harness::new().await;
-    let ops = h
-        .ctx
-        .scheme
-        .by_resource("example.dev", "widgets")
-        .unwrap()
-        .clone();
-    let store = h.ctx.store(&ops).unwrap();
+    let kind = h.ctx.scheme.by_resource("example.dev", "widgets").unwrap();
+    let store = h.ctx.store(kind).unwrap();
     let old = json!({"apiVersion": "example.dev/v1alpha1", "kind": "Widget", "metadata": {"name": "legacy", "namespace": "default", "uid": "u"}, "spec": {"size": 4}});
     store
-        .storage
+        .storage()
         .create(
             "/registry/example.dev/widgets/default/legacy",
             serde_json::to_vec(&old).unwrap().into(),

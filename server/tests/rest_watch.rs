@@ -172,8 +172,8 @@ async fn watch_from_compacted_revision_is_410_error_event() {
     for i in 0..3 {
         h.post(WIDGETS, &widget(&format!("c{i}"), 1)).await;
     }
-    let current = h.ctx.backend.current_revision().await.unwrap();
-    h.ctx.backend.compact(current).await.unwrap();
+    let current = h.ctx.registry.backend().current_revision().await.unwrap();
+    h.ctx.registry.backend().compact(current).await.unwrap();
     let resp = h
         .send_raw(
             "GET",

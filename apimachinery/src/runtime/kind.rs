@@ -29,6 +29,9 @@ pub trait VersionCodec: Send + Sync + 'static {
     /// The structure of this version, for patches and server-side apply.
     fn shape(&self) -> &'static crate::structure::StructShape;
 
+    /// The protobuf field number of `metadata` in this version's message, if it has one.
+    fn metadata_field(&self) -> Option<u32>;
+
     /// Decodes JSON bytes (see [`decode::decode_json`]) and applies the defaults.
     fn decode_json(&self, bytes: &[u8]) -> Result<DecodedObject, DecodeError>;
 
@@ -65,6 +68,10 @@ impl<T: TypedObject> VersionCodec for Codec<T> {
 
     fn shape(&self) -> &'static crate::structure::StructShape {
         T::SHAPE
+    }
+
+    fn metadata_field(&self) -> Option<u32> {
+        T::METADATA_FIELD
     }
 
     fn decode_json(&self, bytes: &[u8]) -> Result<DecodedObject, DecodeError> {

@@ -38,6 +38,10 @@ pub trait TypedObject:
     /// The structure of the kind at this version, for patches and server-side apply.
     const SHAPE: &'static crate::structure::StructShape;
 
+    /// The protobuf field number of `metadata` in the kind's message, if it has one (1 in every
+    /// Kubernetes kind).
+    const METADATA_FIELD: Option<u32>;
+
     /// The group's hub struct of this kind (its `internal` version, or the storage version).
     type Hub: Send + Sync + 'static;
 

@@ -330,14 +330,7 @@ mod tests {
     use serde_json::json;
 
     fn schema() -> SchemaNode {
-        SchemaNode::from_parts(
-            json!({}),
-            json!({"properties": {"spec": {"properties": {
-                "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": {"properties": {}}},
-                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-                "args": {"type": "array", "items": {"type": "string"}}
-            }}}}),
-        )
+        SchemaNode::of(&crate::patch::schema::test_shapes::OBJECT)
     }
 
     #[test]

@@ -7,7 +7,31 @@ use serde_json::{Map, Value, json};
 use super::fieldset::{FieldSet, Path, Scope, path_string, remove_at, value_at};
 use super::merge::merge;
 use crate::patch::SchemaNode;
-use crate::registry::meta::{meta_get, meta_mut, now_rfc3339};
+
+/// The current time as `metadata` timestamps are written (RFC 3339, seconds, UTC).
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// A member of an object tree's `metadata`.
+fn meta_get<'a>(object: &'a Value, key: &str) -> Option<&'a Value> {
+    object.get("metadata").and_then(|m| m.get(key))
+}
+
+/// An object tree's `metadata`, created when missing.
+fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
+    if !object.is_object() {
+        *object = Value::Object(Map::new());
+    }
+    let map = object.as_object_mut().expect("object was just ensured");
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    meta.as_object_mut().expect("metadata was just ensured")
+}
 
 /// The longest accepted `fieldManager`.
 pub const MAX_MANAGER_LEN: usize = 128;

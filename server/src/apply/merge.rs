@@ -53,18 +53,51 @@ pub fn merge(live: Option<&Value>, applied: &Value, schema: &SchemaNode) -> Valu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::structure::{FieldShape, ListShape, Shape, StructShape};
     use serde_json::json;
+
+    static ITEM: StructShape = StructShape {
+        name: "Item",
+        fields: &[],
+        atomic: false,
+    };
+
+    /// A map list `m` (key `name`), a set `s` and an atomic list `a`.
+    static SHAPE: StructShape = StructShape {
+        name: "Object",
+        fields: &[
+            FieldShape {
+                list_type: "map",
+                list_map_keys: &["name"],
+                ..FieldShape::plain(
+                    "m",
+                    Shape::List(&ListShape {
+                        items: Shape::Struct(&ITEM),
+                    }),
+                )
+            },
+            FieldShape {
+                list_type: "set",
+                ..FieldShape::plain(
+                    "s",
+                    Shape::List(&ListShape {
+                        items: Shape::Scalar,
+                    }),
+                )
+            },
+            FieldShape::plain(
+                "a",
+                Shape::List(&ListShape {
+                    items: Shape::Scalar,
+                }),
+            ),
+        ],
+        atomic: false,
+    };
 
     #[test]
     fn merges_by_list_type() {
-        let schema = SchemaNode::from_parts(
-            json!({}),
-            json!({"properties": {
-                "m": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": {}},
-                "s": {"type": "array", "x-kubernetes-list-type": "set"},
-                "a": {"type": "array"}
-            }}),
-        );
+        let schema = SchemaNode::of(&SHAPE);
         let live = json!({"m": [{"name": "x", "v": 1}], "s": ["a"], "a": [1], "keep": true});
         let applied = json!({"m": [{"name": "x", "w": 2}, {"name": "y"}], "s": ["b"], "a": [2]});
         assert_eq!(

@@ -1,24 +1,26 @@
-//! `delete` and `deletecollection`, with DeleteOptions from the body or the query, and the
-//! namespace deletion flow.
+//! `delete` and `deletecollection`, with DeleteOptions from the body or the query. Each object
+//! goes through validating admission and then the kind's store, which removes it or, while
+//! finalizers are pending, starts its deletion.
 
+use apimachinery::admission::{Operation, OperationOptions};
 use apimachinery::errors::{FieldError, FieldErrorType};
+use apimachinery::meta::ListMeta;
+use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use axum::body::Body;
 use http::{Response, StatusCode};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::ApiContext;
-use super::params::{ListParams, dry_run};
-use super::read::field_labels;
-use super::request::RequestContext;
+use super::get::list_params;
+use super::params::dry_run;
 use super::response;
-use crate::registry::namespace::{
-    begin_namespace_deletion, finalize_namespace, is_terminating, namespaced_kinds,
-};
+use super::scope::RequestScope;
+use crate::admission::RequestAdmission;
 use crate::registry::{DeleteOptions, DeleteOutcome};
 
-/// Reads DeleteOptions from the body (if any) and the query.
-fn delete_options(rc: &RequestContext) -> Result<DeleteOptions, ApiError> {
+/// Reads DeleteOptions from the body (if any) and the query, and the propagation policy.
+fn delete_options(rc: &RequestScope) -> Result<(DeleteOptions, Option<String>), ApiError> {
     let mut opts = DeleteOptions {
         dry_run: rc.dry_run()?,
         ..DeleteOptions::default()
@@ -44,7 +46,7 @@ fn delete_options(rc: &RequestContext) -> Result<DeleteOptions, ApiError> {
         let gv_ok = av.is_empty()
             || av == "v1"
             || av == "meta.k8s.io/v1"
-            || av == rc.version_info.api_version()
+            || av == rc.version.api_version()
             || av == "meta.k8s.io/v1beta1";
         if kind != "DeleteOptions" || !gv_ok {
             return Err(ApiError::bad_request(format!(
@@ -96,131 +98,93 @@ fn delete_options(rc: &RequestContext) -> Result<DeleteOptions, ApiError> {
             &[err],
         ));
     }
-    Ok(opts)
+    Ok((opts, policy))
 }
 
-fn success_details(rc: &RequestContext, object: &Value) -> Value {
+fn success_details(scope: &RequestScope, object: &dyn Object) -> Value {
     json!({
-        "name": object.pointer("/metadata/name").cloned().unwrap_or(Value::from("")),
-        "group": rc.version_info.group,
-        "kind": rc.version_info.plural,
-        "uid": object.pointer("/metadata/uid").cloned().unwrap_or(Value::from("")),
+        "name": object.name(),
+        "group": scope.version.group,
+        "kind": scope.version.plural,
+        "uid": object.metadata().uid.clone().unwrap_or_default(),
     })
 }
 
-/// `DELETE` of one object.
-pub async fn delete(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
-    let opts = delete_options(&rc)?;
-    if rc.version_info.kind == "Namespace" && rc.version_info.group.is_empty() {
-        return delete_namespace(ctx, rc, opts).await;
-    }
-    match rc
+fn admission<'a>(
+    ctx: &'a ApiContext,
+    scope: &'a RequestScope,
+    name: &'a str,
+    opts: &DeleteOptions,
+    policy: Option<String>,
+) -> RequestAdmission<'a> {
+    RequestAdmission::new(
+        &ctx.admission,
+        Operation::Delete,
+        scope.kind,
+        scope.version,
+        "",
+        scope.namespace(),
+        name,
+        opts.dry_run,
+        OperationOptions {
+            propagation_policy: policy,
+            ..OperationOptions::default()
+        },
+        &scope.user,
+    )
+}
+
+/// `DELETE` of one object: a `Status` of success once it is gone, or the object (200) while
+/// its finalizers are pending.
+pub async fn delete(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
+    let (opts, policy) = delete_options(&scope)?;
+    let admission = admission(ctx, &scope, scope.name(), &opts, policy);
+    match scope
         .store
-        .delete(rc.namespace(), &rc.info.name, &opts)
+        .delete(scope.namespace(), scope.name(), &admission, &opts)
         .await?
     {
-        DeleteOutcome::Deleted(obj) => response::success(success_details(&rc, &obj)),
+        DeleteOutcome::Deleted(obj) => response::success(success_details(&scope, &*obj)),
         DeleteOutcome::Pending(obj) => {
-            let out = rc.to_request_version(obj)?;
-            response::object(&rc, StatusCode::OK, out, &[])
+            let out = scope.to_request_version(obj)?;
+            response::object(&scope, StatusCode::OK, &*out, &admission.warnings())
         }
     }
 }
 
-async fn delete_namespace(
-    ctx: &ApiContext,
-    rc: RequestContext,
-    opts: DeleteOptions,
-) -> Result<Response<Body>, ApiError> {
-    let name = rc.info.name.clone();
-    let current = rc.store.get("", &name, "").await?;
-    if let Some(uid) = &opts.uid
-        && current.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid.as_str())
-    {
-        let have = current
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        return Err(ApiError::conflict(
-            &rc.store.resource,
-            &name,
-            &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"),
-        ));
-    }
-    if matches!(name.as_str(), "default" | "kube-system" | "kube-public") {
-        return Err(ApiError::forbidden(
-            &rc.store.resource,
-            &name,
-            "this namespace may not be deleted",
-        ));
-    }
-    if opts.dry_run || is_terminating(&current) {
-        let out = rc.to_request_version(current)?;
-        return response::object(&rc, StatusCode::OK, out, &[]);
-    }
-    ctx.recent_namespace_deletions.mark(&name);
-    let obj = begin_namespace_deletion(&rc.store, &name).await?;
-    let stores = namespaced_kinds(&ctx.scheme)
-        .iter()
-        .map(|k| ctx.store(k))
-        .collect::<Result<Vec<_>, _>>()?;
-    tokio::spawn(finalize_namespace(stores, rc.store.clone(), name));
-    let out = rc.to_request_version(obj)?;
-    response::object(&rc, StatusCode::OK, out, &[])
-}
-
-/// `DELETE` of a collection: deletes every object matching the list options and returns them.
+/// `DELETE` of a collection: deletes every object matching the list options (each through
+/// admission) and returns them.
 pub async fn delete_collection(
     ctx: &ApiContext,
-    rc: RequestContext,
+    scope: RequestScope,
 ) -> Result<Response<Body>, ApiError> {
-    let opts = delete_options(&rc)?;
-    let labels = field_labels(&rc);
-    let params = ListParams::parse(&|k: &str| rc.q(k).map(str::to_string), false, &labels)?;
-    let (items, result) = rc
+    let (opts, policy) = delete_options(&scope)?;
+    let params = list_params(&scope, false)?;
+    let (items, result) = scope
         .store
-        .list(rc.namespace(), params.storage_options())
+        .list(scope.namespace(), params.storage_options())
         .await?;
     let mut deleted = Vec::new();
     for item in items {
-        let ns = item
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let name = item
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        if rc.version_info.kind == "Namespace" && rc.version_info.group.is_empty() {
-            if !opts.dry_run
-                && !is_terminating(&item)
-                && !matches!(name.as_str(), "default" | "kube-system" | "kube-public")
-            {
-                ctx.recent_namespace_deletions.mark(&name);
-                let obj = begin_namespace_deletion(&rc.store, &name).await?;
-                let stores = namespaced_kinds(&ctx.scheme)
-                    .iter()
-                    .map(|k| ctx.store(k))
-                    .collect::<Result<Vec<_>, _>>()?;
-                tokio::spawn(finalize_namespace(stores, rc.store.clone(), name));
-                deleted.push(rc.to_request_version(obj)?);
-            }
-            continue;
-        }
-        match rc.store.delete(&ns, &name, &opts).await {
+        let namespace = item.namespace().to_string();
+        let name = item.name().to_string();
+        let admission = admission(ctx, &scope, &name, &opts, policy.clone());
+        match scope
+            .store
+            .delete(&namespace, &name, &admission, &opts)
+            .await
+        {
             Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => {
-                deleted.push(rc.to_request_version(o)?)
+                deleted.push(scope.to_request_version(o)?)
             }
-            Err(e) if e.code() == 404 => {}
+            // Gone meanwhile, or refused (a namespace that may not be deleted): skipped.
+            Err(e) if e.code() == 404 || e.code() == 403 => {}
             Err(e) => return Err(e),
         }
     }
-    let mut meta = Map::new();
-    meta.insert(
-        "resourceVersion".into(),
-        Value::from(result.resource_version.to_string()),
-    );
-    response::list(&rc, deleted, Value::Object(meta))
+    let meta = ListMeta {
+        resource_version: Some(result.resource_version.to_string()),
+        ..ListMeta::default()
+    };
+    response::list(&scope, &deleted, &meta)
 }

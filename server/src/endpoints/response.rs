@@ -6,8 +6,11 @@ use axum::body::Body;
 use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
-use super::request::RequestContext;
-use crate::negotiate::{Negotiated, OutputFormat, Transform, negotiate_output};
+use apimachinery::meta::ListMeta;
+use apimachinery::runtime::Object;
+
+use super::scope::RequestScope;
+use crate::negotiate::{OutputFormat, Transform, negotiate_output};
 use crate::table::{self, IncludeObject};
 
 /// Renders an API error as its `Status` JSON response (with `Retry-After` when set).
@@ -103,146 +106,258 @@ pub fn encode_text(format: OutputFormat, value: &Value) -> Result<Vec<u8>, ApiEr
     }
 }
 
-/// Encodes an object of the requested version as protobuf in the `k8s\0` envelope.
-pub fn encode_protobuf_object(rc: &RequestContext, object: &Value) -> Result<Vec<u8>, ApiError> {
-    let raw = rc
-        .ops
-        .encode_protobuf(rc.version(), object)
+/// Encodes an object as protobuf in the `k8s\0` envelope.
+pub fn encode_protobuf_object(object: &dyn Object) -> Result<Vec<u8>, ApiError> {
+    let mut raw = Vec::with_capacity(512);
+    object
+        .write_protobuf(&mut raw)
         .map_err(ApiError::internal)?;
+    let info = object.info();
     Ok(apimachinery::protobuf::encode_envelope(
-        &rc.version_info.api_version(),
-        rc.version_info.kind,
+        &info.api_version(),
+        info.kind,
         &raw,
     ))
 }
 
-/// Sends one object (of the requested version) with the negotiated encoding and transform.
-pub fn object(
-    rc: &RequestContext,
-    status: StatusCode,
-    object: Value,
-    warnings: &[String],
-) -> Result<Response<Body>, ApiError> {
-    let n = negotiate_output(rc.header("accept"), false, rc.protobuf())?;
-    let body = match &n.transform {
-        Transform::Table(v) => {
-            let include = IncludeObject::parse(rc.q("includeObject"))?;
-            let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::from(""))});
-            table::table(
-                std::slice::from_ref(&object),
-                &rc.version_info,
-                include,
-                v,
-                meta,
-                true,
-            )
-        }
-        Transform::PartialObjectMetadata(v) => table::partial_metadata(&object, v),
-        Transform::PartialObjectMetadataList(_) | Transform::None => object,
-    };
-    send(rc, &n, status, &body, false, warnings)
+/// The `PartialObjectMetadata` of an object in the given `meta.k8s.io` version.
+pub fn partial_metadata(object: &dyn Object, meta_version: &str) -> Result<Value, ApiError> {
+    Ok(json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": format!("meta.k8s.io/{meta_version}"),
+        "metadata": serde_json::to_value(object.metadata()).map_err(ApiError::internal)?,
+    }))
 }
 
-fn send(
-    rc: &RequestContext,
-    n: &Negotiated,
+/// The `Table` of objects (of the requested version) with `list_meta`.
+pub fn table_of(
+    scope: &RequestScope,
+    objects: &[&dyn Object],
+    meta_version: &str,
+    list_meta: Value,
+    with_columns: bool,
+) -> Result<Value, ApiError> {
+    let include = IncludeObject::parse(scope.q("includeObject"))?;
+    table::table(
+        objects,
+        scope.version,
+        scope.kind.strategy().table(),
+        include,
+        meta_version,
+        list_meta,
+        with_columns,
+    )
+}
+
+/// Sends one object (of the requested version) with the negotiated encoding and transform.
+pub fn object(
+    scope: &RequestScope,
     status: StatusCode,
-    body: &Value,
-    list: bool,
+    object: &dyn Object,
     warnings: &[String],
 ) -> Result<Response<Body>, ApiError> {
-    let gz = accepts_gzip(rc.header("accept-encoding"));
-    if n.format == OutputFormat::Protobuf && n.transform == Transform::None {
-        let raw = if list {
-            rc.ops.encode_protobuf_list(rc.version(), body)
-        } else {
-            rc.ops.encode_protobuf(rc.version(), body)
-        };
-        if let Ok(raw) = raw {
-            let kind = if list {
-                rc.version_info.list_kind
-            } else {
-                rc.version_info.kind
-            };
-            let bytes =
-                apimachinery::protobuf::encode_envelope(&rc.version_info.api_version(), kind, &raw);
-            return build(status, n.content_type().as_str(), bytes, warnings, gz);
+    let n = negotiate_output(scope.header("accept"), false, scope.protobuf())?;
+    let gz = accepts_gzip(scope.header("accept-encoding"));
+    let transformed = match &n.transform {
+        Transform::Table(v) => {
+            let meta = json!({"resourceVersion": object.metadata().resource_version.clone().unwrap_or_default()});
+            Some(table_of(scope, &[object], v, meta, true)?)
         }
-        // A kind whose protobuf encoding fails is served as JSON, which clients always accept.
+        Transform::PartialObjectMetadata(v) => Some(partial_metadata(object, v)?),
+        Transform::PartialObjectMetadataList(_) | Transform::None => None,
+    };
+    if let Some(value) = transformed {
         return build(
             status,
-            "application/json",
-            encode_text(OutputFormat::Json, body)?,
+            &n.content_type(),
+            encode_text(n.format, &value)?,
             warnings,
             gz,
         );
     }
-    build(
-        status,
-        &n.content_type(),
-        encode_text(n.format, body)?,
-        warnings,
-        gz,
-    )
+    match n.format {
+        OutputFormat::Protobuf => match encode_protobuf_object(object) {
+            Ok(bytes) => build(status, n.content_type().as_str(), bytes, warnings, gz),
+            // A kind whose protobuf encoding fails is served as JSON, which clients accept.
+            Err(_) => build(
+                status,
+                "application/json",
+                json_bytes(object)?,
+                warnings,
+                gz,
+            ),
+        },
+        OutputFormat::Yaml => {
+            let value = object.to_value().map_err(ApiError::internal)?;
+            build(
+                status,
+                &n.content_type(),
+                encode_text(n.format, &value)?,
+                warnings,
+                gz,
+            )
+        }
+        OutputFormat::Json => build(status, &n.content_type(), json_bytes(object)?, warnings, gz),
+    }
+}
+
+fn json_bytes(object: &dyn Object) -> Result<Vec<u8>, ApiError> {
+    object.to_json().map_err(ApiError::internal)
 }
 
 /// Sends a list of objects (of the requested version) with its list metadata.
 pub fn list(
-    rc: &RequestContext,
-    items: Vec<Value>,
-    list_meta: Value,
+    scope: &RequestScope,
+    items: &[Box<dyn Object>],
+    list_meta: &ListMeta,
 ) -> Result<Response<Body>, ApiError> {
-    let n = negotiate_output(rc.header("accept"), true, rc.protobuf())?;
-    let body = match &n.transform {
-        Transform::Table(v) => {
-            let include = IncludeObject::parse(rc.q("includeObject"))?;
-            table::table(&items, &rc.version_info, include, v, list_meta, true)
-        }
+    let n = negotiate_output(scope.header("accept"), true, scope.protobuf())?;
+    let gz = accepts_gzip(scope.header("accept-encoding"));
+    let meta_json = serde_json::to_value(list_meta).map_err(ApiError::internal)?;
+    let refs: Vec<&dyn Object> = items.iter().map(|o| &**o).collect();
+    let transformed = match &n.transform {
+        Transform::Table(v) => Some(table_of(scope, &refs, v, meta_json.clone(), true)?),
         Transform::PartialObjectMetadataList(v) => {
-            let items: Vec<Value> = items
+            let items = refs
                 .iter()
-                .map(|o| table::partial_metadata(o, v))
-                .collect();
-            json!({"kind": "PartialObjectMetadataList", "apiVersion": format!("meta.k8s.io/{v}"), "metadata": list_meta, "items": items})
+                .map(|o| partial_metadata(*o, v))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(
+                json!({"kind": "PartialObjectMetadataList", "apiVersion": format!("meta.k8s.io/{v}"), "metadata": meta_json, "items": items}),
+            )
         }
-        Transform::PartialObjectMetadata(_) | Transform::None => {
+        Transform::PartialObjectMetadata(_) | Transform::None => None,
+    };
+    if let Some(value) = transformed {
+        return build(
+            StatusCode::OK,
+            &n.content_type(),
+            encode_text(n.format, &value)?,
+            &[],
+            gz,
+        );
+    }
+    match n.format {
+        OutputFormat::Protobuf => {
+            if let Ok(bytes) = encode_protobuf_list(scope, &refs, list_meta) {
+                return build(StatusCode::OK, n.content_type().as_str(), bytes, &[], gz);
+            }
+            // A kind whose protobuf encoding fails is served as JSON.
+            build(
+                StatusCode::OK,
+                "application/json",
+                json_list(scope, &refs, &meta_json)?,
+                &[],
+                gz,
+            )
+        }
+        OutputFormat::Yaml => {
+            let items = refs
+                .iter()
+                .map(|o| o.to_value().map_err(ApiError::internal))
+                .collect::<Result<Vec<_>, _>>()?;
             let mut m = Map::new();
-            m.insert("kind".into(), Value::from(rc.version_info.list_kind));
+            m.insert("kind".into(), Value::from(scope.version.list_kind));
             m.insert(
                 "apiVersion".into(),
-                Value::from(rc.version_info.api_version()),
+                Value::from(scope.version.api_version()),
             );
-            m.insert("metadata".into(), list_meta);
+            m.insert("metadata".into(), meta_json);
             m.insert("items".into(), Value::Array(items));
-            Value::Object(m)
+            build(
+                StatusCode::OK,
+                &n.content_type(),
+                encode_text(n.format, &Value::Object(m))?,
+                &[],
+                gz,
+            )
         }
-    };
-    send(rc, &n, StatusCode::OK, &body, true, &[])
+        OutputFormat::Json => build(
+            StatusCode::OK,
+            &n.content_type(),
+            json_list(scope, &refs, &meta_json)?,
+            &[],
+            gz,
+        ),
+    }
+}
+
+/// The JSON of a list: `{"kind", "apiVersion", "metadata", "items": [...]}` with each item
+/// written by its typed encoder.
+fn json_list(
+    scope: &RequestScope,
+    items: &[&dyn Object],
+    list_meta: &Value,
+) -> Result<Vec<u8>, ApiError> {
+    let mut body = Vec::with_capacity(256 + items.len() * 512);
+    write_list_head(scope, list_meta, &mut body)?;
+    for (i, o) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        o.write_json(&mut body).map_err(ApiError::internal)?;
+    }
+    body.extend_from_slice(b"]}");
+    Ok(body)
+}
+
+/// Writes `{"kind":…,"apiVersion":…,"metadata":…,"items":[` of a list.
+fn write_list_head(
+    scope: &RequestScope,
+    list_meta: &Value,
+    body: &mut Vec<u8>,
+) -> Result<(), ApiError> {
+    let head = serde_json::to_vec(&json!({"kind": scope.version.list_kind, "apiVersion": scope.version.api_version(), "metadata": list_meta}))
+        .map_err(ApiError::internal)?;
+    // `head` ends with `}`: reopen it to append the items.
+    body.extend_from_slice(&head[..head.len().saturating_sub(1)]);
+    body.extend_from_slice(b",\"items\":[");
+    Ok(())
+}
+
+/// The protobuf of a list in the `k8s\0` envelope: every Kubernetes list message is
+/// `{ ListMeta metadata = 1; repeated <Kind> items = 2; }`.
+fn encode_protobuf_list(
+    scope: &RequestScope,
+    items: &[&dyn Object],
+    list_meta: &ListMeta,
+) -> Result<Vec<u8>, ApiError> {
+    use apimachinery::protobuf::ProtoMessage as _;
+    let mut raw = Vec::with_capacity(64 + items.len() * 256);
+    apimachinery::protobuf::put_len_delimited(&mut raw, 1, &list_meta.encode_to_vec());
+    let mut item = Vec::with_capacity(512);
+    for o in items {
+        item.clear();
+        o.write_protobuf(&mut item).map_err(ApiError::internal)?;
+        apimachinery::protobuf::put_len_delimited(&mut raw, 2, &item);
+    }
+    Ok(apimachinery::protobuf::encode_envelope(
+        &scope.version.api_version(),
+        scope.version.list_kind,
+        &raw,
+    ))
 }
 
 /// Sends an already-encoded JSON object with 200.
-pub fn raw_json(rc: &RequestContext, body: Vec<u8>) -> Result<Response<Body>, ApiError> {
+pub fn raw_json(scope: &RequestScope, body: Vec<u8>) -> Result<Response<Body>, ApiError> {
     build(
         StatusCode::OK,
         "application/json",
         body,
         &[],
-        accepts_gzip(rc.header("accept-encoding")),
+        accepts_gzip(scope.header("accept-encoding")),
     )
 }
 
 /// Sends a JSON list whose items are already-encoded JSON objects of the requested version,
 /// given comma-separated (the inside of the `items` array).
 pub fn raw_json_list(
-    rc: &RequestContext,
+    scope: &RequestScope,
     items: &[u8],
     list_meta: &Value,
 ) -> Result<Response<Body>, ApiError> {
-    let head = serde_json::to_vec(&json!({"kind": rc.version_info.list_kind, "apiVersion": rc.version_info.api_version(), "metadata": list_meta})).map_err(ApiError::internal)?;
-    let mut body = Vec::with_capacity(head.len() + items.len() + 16);
-    // `head` ends with `}`: reopen it to append the items.
-    body.extend_from_slice(&head[..head.len().saturating_sub(1)]);
-    body.extend_from_slice(b",\"items\":[");
+    let mut body = Vec::with_capacity(items.len() + 256);
+    write_list_head(scope, list_meta, &mut body)?;
     body.extend_from_slice(items);
     body.extend_from_slice(b"]}");
     build(
@@ -250,7 +365,7 @@ pub fn raw_json_list(
         "application/json",
         body,
         &[],
-        accepts_gzip(rc.header("accept-encoding")),
+        accepts_gzip(scope.header("accept-encoding")),
     )
 }
 

@@ -4,27 +4,28 @@
 use apimachinery::status::ApiError;
 use axum::body::Body;
 use http::{Response, StatusCode, header};
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 
+use apimachinery::admission::{Operation, OperationOptions};
+use apimachinery::runtime::Object;
+use async_trait::async_trait;
+
 use super::ApiContext;
-use super::request::RequestContext;
-use crate::apply::record_update;
+use super::decode::decode_tree;
+use super::scope::RequestScope;
+use crate::admission::RequestAdmission;
+use crate::apply::update_managed_fields;
 use crate::patch::{PatchType, SchemaNode, apply_patch};
-use crate::registry::meta::{self, meta_mut, meta_str};
+use crate::registry::{UpdateOptions, UpdatedObjectInfo};
 use crate::table::jsonpath;
 
-/// Builds the Scale of an object of the requested version.
-fn to_scale(rc: &RequestContext, object: &Value) -> Value {
-    let info = rc
-        .version_info
-        .scale
-        .clone()
-        .unwrap_or(apimachinery::ScaleInfo {
-            spec_replicas_path: ".spec.replicas",
-            status_replicas_path: ".status.replicas",
-            label_selector_path: "",
-        });
+/// Builds the Scale of an object (the JSON tree of the requested version).
+fn to_scale(rc: &RequestScope, object: &Value) -> Value {
+    let info = rc.version.scale.clone().unwrap_or(apimachinery::ScaleInfo {
+        spec_replicas_path: ".spec.replicas",
+        status_replicas_path: ".status.replicas",
+        label_selector_path: "",
+    });
     let m = |k: &str| object.pointer(&format!("/metadata/{k}")).cloned();
     let mut metadata = serde_json::Map::new();
     for k in [
@@ -64,132 +65,150 @@ fn send(scale: &Value) -> Result<Response<Body>, ApiError> {
         .map_err(ApiError::internal)
 }
 
+fn tree(object: &dyn Object) -> Result<Value, ApiError> {
+    object.to_value().map_err(ApiError::internal)
+}
+
 /// `GET .../scale`.
-pub async fn get(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
+pub async fn get(_ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
     let obj = rc
         .store
         .get(
             rc.namespace(),
-            &rc.info.name,
+            rc.name(),
             rc.q("resourceVersion").unwrap_or(""),
         )
         .await?;
     let obj = rc.to_request_version(obj)?;
-    send(&to_scale(&rc, &obj))
+    send(&to_scale(&rc, &tree(&*obj)?))
 }
 
-/// Writes a new Scale: checks its resourceVersion, sets the replicas path and stores.
-fn scaled(
-    rc: &RequestContext,
-    cur: &Value,
-    scale: &Value,
-    manager: &str,
-) -> Result<Value, ApiError> {
-    let cur_req = rc.to_request_version(cur.clone())?;
-    let name = rc.info.name.as_str();
-    let rv = scale
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if !rv.is_empty() && Some(rv) != meta_str(cur, "resourceVersion") {
-        return Err(ApiError::conflict_stale(&rc.store.resource, name));
+/// How a write derives the new Scale from the current one.
+type MakeScale<'a> = dyn Fn(&Value) -> Result<Value, ApiError> + Send + Sync + 'a;
+
+/// The new state a write of `/scale` gives the stored object: its replicas path set from the
+/// new Scale (whose resourceVersion, if any, must be the stored one's).
+struct ScaleInfo<'a> {
+    rc: &'a RequestScope,
+    make_scale: &'a MakeScale<'a>,
+    manager: &'a str,
+    admission: &'a RequestAdmission<'a>,
+}
+
+#[async_trait]
+impl UpdatedObjectInfo for ScaleInfo<'_> {
+    async fn updated_object(&self, old: Option<&dyn Object>) -> Result<Box<dyn Object>, ApiError> {
+        let rc = self.rc;
+        let old = old.ok_or_else(|| rc.not_found())?;
+        let old_requested = rc.to_request_version(old.clone_object())?;
+        let current = tree(&*old_requested)?;
+        let scale = (self.make_scale)(&to_scale(rc, &current))?;
+        let name = rc.name();
+        let rv = scale
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !rv.is_empty() && Some(rv) != old.metadata().resource_version.as_deref() {
+            return Err(ApiError::conflict_stale(rc.store.resource(), name));
+        }
+        let replicas = match scale.pointer("/spec/replicas") {
+            None | Some(Value::Null) => 0,
+            Some(v) => v
+                .as_i64()
+                .ok_or_else(|| ApiError::bad_request("spec.replicas must be an integer"))?,
+        };
+        if replicas < 0 {
+            let err = apimachinery::errors::FieldError::invalid(
+                "spec.replicas",
+                &Value::from(replicas),
+                "must be greater than or equal to 0",
+            );
+            return Err(ApiError::invalid("autoscaling", "Scale", name, &[err]));
+        }
+        let path = rc
+            .version
+            .scale
+            .as_ref()
+            .map(|s| s.spec_replicas_path)
+            .unwrap_or(".spec.replicas");
+        let mut new_tree = current;
+        jsonpath::set(&mut new_tree, path, Value::from(replicas));
+        let mut new = decode_tree(rc, &new_tree)?.object;
+        update_managed_fields(Some(&*old_requested), &mut *new, self.manager, "scale")?;
+        let mut new = rc.to_storage_version(new)?;
+        self.admission.mutate(&mut new, Some(old)).await?;
+        Ok(new)
     }
-    let replicas = match scale.pointer("/spec/replicas") {
-        None | Some(Value::Null) => 0,
-        Some(v) => v
-            .as_i64()
-            .ok_or_else(|| ApiError::bad_request("spec.replicas must be an integer"))?,
-    };
-    if replicas < 0 {
-        let err = apimachinery::errors::FieldError::invalid(
-            "spec.replicas",
-            &Value::from(replicas),
-            "must be greater than or equal to 0",
-        );
-        return Err(ApiError::invalid("autoscaling", "Scale", name, &[err]));
-    }
-    let path = rc
-        .version_info
-        .scale
-        .as_ref()
-        .map(|s| s.spec_replicas_path)
-        .unwrap_or(".spec.replicas");
-    let mut new_req = cur_req.clone();
-    jsonpath::set(&mut new_req, path, Value::from(replicas));
-    record_update(
-        Some(&cur_req),
-        &mut new_req,
-        manager,
-        &rc.version_info.api_version(),
-        "scale",
-        rc.version_info.status_subresource,
-        &SchemaNode::untyped(),
-    );
-    let mut sv = rc.to_storage_version(new_req)?;
-    meta::prepare_update(&mut sv, cur, rc.version_info.status_subresource);
-    let mut errs = rc
-        .ops
-        .validate_update(rc.storage_version(), &sv, cur)
-        .map_err(ApiError::internal)?;
-    errs.extend(meta::validate_meta_update(&sv, cur));
-    if !errs.is_empty() {
-        return Err(ApiError::invalid(
-            rc.version_info.group,
-            rc.version_info.kind,
-            name,
-            &errs,
-        ));
-    }
-    meta_mut(&mut sv);
-    Ok(sv)
 }
 
 async fn write(
-    rc: &RequestContext,
-    make_scale: impl Fn(&Value) -> Result<Value, ApiError> + Send,
+    ctx: &ApiContext,
+    rc: &RequestScope,
+    make_scale: &MakeScale<'_>,
 ) -> Result<Response<Body>, ApiError> {
     let dry_run = rc.dry_run()?;
     let manager = rc.field_manager()?;
-    let rcr = rc;
-    let (stored, _) = rc
+    let admission = RequestAdmission::new(
+        &ctx.admission,
+        Operation::Update,
+        rc.kind,
+        rc.version,
+        "scale",
+        rc.namespace(),
+        rc.name(),
+        dry_run,
+        OperationOptions {
+            field_manager: manager.clone(),
+            ..OperationOptions::default()
+        },
+        &rc.user,
+    );
+    let info = ScaleInfo {
+        rc,
+        make_scale,
+        manager: &manager,
+        admission: &admission,
+    };
+    let updated = rc
         .store
         .update(
             rc.namespace(),
-            &rc.info.name,
-            false,
-            dry_run,
-            Box::new(move |cur| {
-                let cur =
-                    cur.ok_or_else(|| ApiError::not_found(&rcr.store.resource, &rcr.info.name))?;
-                let cur_req = rcr.to_request_version(cur.clone())?;
-                let scale = make_scale(&to_scale(rcr, &cur_req))?;
-                scaled(rcr, &cur, &scale, &manager)
-            }),
+            rc.name(),
+            &info,
+            &admission,
+            &admission,
+            UpdateOptions {
+                // The object's main resource changes (its replicas); its status stays.
+                subresource: "",
+                force_allow_create: false,
+                dry_run,
+            },
         )
         .await?;
-    let out = rc.to_request_version(stored)?;
-    send(&to_scale(rc, &out))
+    let out = rc.to_request_version(updated.object)?;
+    send(&to_scale(rc, &tree(&*out)?))
 }
 
 /// `PUT .../scale`.
-pub async fn update(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
-    let body = rc.body_value()?;
+pub async fn update(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
+    let format = crate::negotiate::body::body_format(rc.header("content-type"), false)?;
+    let body = crate::negotiate::decode_body(format, &rc.body)?;
     if body
         .pointer("/metadata/name")
         .and_then(Value::as_str)
-        .is_some_and(|n| n != rc.info.name)
+        .is_some_and(|n| n != rc.name())
     {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({}) does not match the name on the URL ({})",
             body["metadata"]["name"].as_str().unwrap_or(""),
-            rc.info.name
+            rc.name()
         )));
     }
-    write(&rc, |_| Ok(body.clone())).await
+    write(ctx, &rc, &|_| Ok(body.clone())).await
 }
 
 /// `PATCH .../scale` (merge patch from `kubectl scale`, JSON patch, strategic merge).
-pub async fn patch(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
+pub async fn patch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
     let ct = rc.header("content-type").unwrap_or("").to_string();
     let pt = PatchType::from_content_type(&ct, true)?;
     let pt = if pt == PatchType::Strategic || pt == PatchType::Apply {
@@ -203,13 +222,8 @@ pub async fn patch(_ctx: &ApiContext, rc: RequestContext) -> Result<Response<Bod
     } else {
         rc.body.to_vec()
     };
-    let err = Mutex::new(None::<ApiError>);
-    let res = write(&rc, |scale| {
+    write(ctx, &rc, &|scale| {
         apply_patch(pt, scale, &body, &SchemaNode::untyped())
     })
-    .await;
-    if let Some(e) = err.lock().take() {
-        return Err(e);
-    }
-    res
+    .await
 }

@@ -15,22 +15,21 @@ use serde_json::{Value, json};
 use storage::cacher::{EncodingKey, MemoHandle};
 use storage::interface::WatchEvent;
 
+use apimachinery::runtime::Object;
+
 use super::ApiContext;
-use super::params::ListParams;
-use super::read::field_labels;
-use super::request::RequestContext;
+use super::get::list_params;
+use super::scope::RequestScope;
 use crate::negotiate::{Negotiated, OutputFormat, Transform, negotiate_watch};
 use crate::registry::errors::storage_error;
-use crate::table::{self, IncludeObject};
 
 /// The annotation on the bookmark that ends `sendInitialEvents`.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 /// Encodes watch events for one watcher.
 struct Encoder {
-    rc: Arc<RequestContext>,
+    rc: Arc<RequestScope>,
     negotiated: Negotiated,
-    include: IncludeObject,
     first_table: bool,
     key: EncodingKey,
 }
@@ -44,38 +43,40 @@ impl Encoder {
                         serde_json::from_value(object.clone()).map_err(ApiError::internal)?;
                     apimachinery::protobuf::encode_envelope("v1", "Status", &status.encode_to_vec())
                 } else {
-                    super::response::encode_protobuf_object(&self.rc, object)?
+                    // A bookmark: an object of the kind carrying only its metadata.
+                    let codec = self
+                        .rc
+                        .kind
+                        .codec(self.rc.version.version)
+                        .ok_or_else(ApiError::not_found_path)?;
+                    let mut bookmark = codec.new_object();
+                    *bookmark.metadata_mut() = object
+                        .get("metadata")
+                        .map(|m| serde_json::from_value(m.clone()))
+                        .transpose()
+                        .map_err(ApiError::internal)?
+                        .unwrap_or_default();
+                    super::response::encode_protobuf_object(&*bookmark)?
                 };
                 Ok(apimachinery::protobuf::encode_watch_frame(
                     event_type, &enveloped,
                 ))
             }
-            _ => {
-                let mut line = serde_json::to_vec(&json!({"type": event_type, "object": object}))
-                    .map_err(ApiError::internal)?;
-                line.push(b'\n');
-                Ok(line)
-            }
+            _ => Ok(json_line(event_type, object)?),
         }
     }
 
-    fn transform(&mut self, object: Value) -> Value {
-        match &self.negotiated.transform {
+    /// The event's object as JSON, transformed as negotiated (Table, PartialObjectMetadata).
+    fn transform(&mut self, object: &dyn Object) -> Result<Value, ApiError> {
+        match self.negotiated.transform.clone() {
             Transform::Table(v) => {
-                let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::from(""))});
-                let t = table::table(
-                    std::slice::from_ref(&object),
-                    &self.rc.version_info,
-                    self.include,
-                    v,
-                    meta,
-                    self.first_table,
-                );
+                let meta = json!({"resourceVersion": object.metadata().resource_version.clone().unwrap_or_default()});
+                let t = super::response::table_of(&self.rc, &[object], &v, meta, self.first_table)?;
                 self.first_table = false;
-                t
+                Ok(t)
             }
-            Transform::PartialObjectMetadata(v) => table::partial_metadata(&object, v),
-            _ => object,
+            Transform::PartialObjectMetadata(v) => super::response::partial_metadata(object, &v),
+            _ => object.to_value().map_err(ApiError::internal),
         }
     }
 
@@ -113,7 +114,7 @@ impl Encoder {
     ) -> Result<Vec<u8>, ApiError> {
         if self.negotiated.format == OutputFormat::Json
             && self.negotiated.transform == Transform::None
-            && self.rc.version() == self.rc.storage_version()
+            && self.rc.is_storage_version()
         {
             // Written from the stored bytes: no decode, no re-encode.
             let object = self.rc.store.json_bytes(stored)?;
@@ -127,8 +128,16 @@ impl Encoder {
         }
         let obj = self.rc.store.decode(stored)?;
         let obj = self.rc.to_request_version(obj)?;
-        let obj = self.transform(obj);
-        self.frame(event_type, &obj)
+        if self.negotiated.format == OutputFormat::Protobuf
+            && self.negotiated.transform == Transform::None
+        {
+            let enveloped = super::response::encode_protobuf_object(&*obj)?;
+            return Ok(apimachinery::protobuf::encode_watch_frame(
+                event_type, &enveloped,
+            ));
+        }
+        let value = self.transform(&*obj)?;
+        json_line(event_type, &value)
     }
 
     fn bookmark(
@@ -140,7 +149,7 @@ impl Encoder {
         if initial_events_end {
             meta["annotations"] = json!({INITIAL_EVENTS_END: "true"});
         }
-        let obj = json!({"kind": self.rc.version_info.kind, "apiVersion": self.rc.version_info.api_version(), "metadata": meta});
+        let obj = json!({"kind": self.rc.version.kind, "apiVersion": self.rc.version.api_version(), "metadata": meta});
         self.frame("BOOKMARK", &obj)
     }
 
@@ -155,7 +164,8 @@ impl Encoder {
                 initial_events_end,
             } => self.bookmark(*resource_version, *initial_events_end),
             WatchEvent::Error(e) => {
-                let status = storage_error(e.clone(), &self.rc.store.resource, "").to_status_json();
+                let status =
+                    storage_error(e.clone(), self.rc.store.resource(), "").to_status_json();
                 return (self.frame("ERROR", &status).ok(), true);
             }
         };
@@ -167,9 +177,8 @@ impl Encoder {
 }
 
 /// `GET ...?watch=true` (or `/watch/...`).
-pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body>, ApiError> {
-    let labels = field_labels(&rc);
-    let mut params = ListParams::parse(&|k: &str| rc.q(k).map(str::to_string), true, &labels)?;
+pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
+    let mut params = list_params(&rc, true)?;
     // `/watch/namespaces/ns/widgets/name` watches one object.
     if rc.info.parts.len() >= 2
         && !rc.info.name.is_empty()
@@ -182,7 +191,8 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
         });
     }
     let negotiated = negotiate_watch(rc.header("accept"), rc.protobuf())?;
-    let include = IncludeObject::parse(rc.q("includeObject"))?;
+    // `includeObject` is checked before the stream starts.
+    crate::table::IncludeObject::parse(rc.q("includeObject"))?;
     let timeout = match params.timeout_seconds {
         Some(s) if s > 0 => Duration::from_secs(s),
         _ => {
@@ -203,7 +213,7 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
     let encoding_key = EncodingKey::new(format!(
         "{}|{}",
         negotiated.content_type(),
-        rc.version_info.api_version()
+        rc.version.api_version()
     ));
     let started = match rc.store.cacher() {
         Some(c) => c
@@ -212,7 +222,7 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
             .map(|s| s.map(|m| (m.event, m.memo)).boxed()),
         None => rc
             .store
-            .storage
+            .storage()
             .watch(&key, opts)
             .await
             .map(|s| s.map(|e| (e, None)).boxed()),
@@ -225,12 +235,11 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
             Err(e) if e.is_expired() => {
                 futures::stream::iter([(WatchEvent::Error(e), None)]).boxed()
             }
-            Err(e) => return Err(storage_error(e, &rc.store.resource, "")),
+            Err(e) => return Err(storage_error(e, rc.store.resource(), "")),
         };
     let mut encoder = Encoder {
         rc: Arc::new(rc),
         negotiated,
-        include,
         first_table: true,
         key: encoding_key,
     };
@@ -257,6 +266,14 @@ pub async fn watch(ctx: &ApiContext, rc: RequestContext) -> Result<Response<Body
         .header(header::CACHE_CONTROL, "no-cache, private")
         .body(Body::from_stream(body_stream))
         .map_err(ApiError::internal)
+}
+
+/// One JSON watch event line: `{"type":…,"object":…}` and a newline.
+fn json_line(event_type: &str, object: &Value) -> Result<Vec<u8>, ApiError> {
+    let mut line = serde_json::to_vec(&json!({"type": event_type, "object": object}))
+        .map_err(ApiError::internal)?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// Ends a watch's event stream once `deadline` completes, but never between two events of the

@@ -8,8 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use apimachinery::Scheme;
+use apimachinery::runtime::Kind;
 use apimachinery::status::ApiError;
-use apimachinery::{KindOps, Scheme};
 use axum::body::Body;
 use http::{HeaderValue, Request, Response, header};
 
@@ -96,14 +97,13 @@ fn json_response(value: &impl serde::Serialize) -> Response<Body> {
 
 impl Director {
     /// The kind an installed API path addresses (a served group version that has the resource).
-    fn installed(&self, info: &RequestInfo) -> Option<Arc<dyn KindOps>> {
+    fn installed(&self, info: &RequestInfo) -> Option<&'static Kind> {
         if !info.is_resource_request || !self.runtime.enabled(&info.api_group, &info.api_version) {
             return None;
         }
         self.scheme
             .by_resource(&info.api_group, &info.resource)
-            .filter(|k| k.version(&info.api_version).is_some())
-            .cloned()
+            .filter(|k| k.info(&info.api_version).is_some())
     }
 
     /// Routes one request.

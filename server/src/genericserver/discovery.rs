@@ -236,7 +236,7 @@ impl Discovery {
                 resources: BTreeMap::new(),
             };
             for kind in scheme.kinds() {
-                let storage = kind.storage_version().clone();
+                let storage = kind.storage_info().clone();
                 for r in kind.versions() {
                     if r.group != group.as_str() || !runtime.enabled(r.group, r.version) {
                         continue;

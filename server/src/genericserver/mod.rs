@@ -96,6 +96,8 @@ pub struct Config {
     pub encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
     /// `--storage-media-type`: the form objects are written in.
     pub storage_media_type: crate::registry::encoding::StorageMediaType,
+    /// `--enable-admission-plugins` and `--disable-admission-plugins`.
+    pub admission: crate::admission::AdmissionOptions,
     /// `--max-requests-inflight` (0: unlimited).
     pub max_requests_inflight: usize,
     /// `--max-mutating-requests-inflight` (0: unlimited).
@@ -145,21 +147,22 @@ pub struct GenericServer {
 }
 
 impl CompletedConfig {
-    /// Creates the server with its built-in hook (namespace bootstrap) and checks (ping, log,
-    /// etcd).
-    pub fn new_server(self) -> GenericServer {
+    /// Creates the server with its built-in hooks (namespace bootstrap, controllers) and checks
+    /// (ping, log, etcd). Fails when the admission flags name unknown plugins.
+    pub fn new_server(self) -> Result<GenericServer, crate::admission::AdmissionConfigError> {
         let c = &self.config;
-        let mut api = ApiContext::new(
+        let mut api = ApiContext::builder(
             Arc::clone(&c.scheme),
             Arc::clone(&c.backend),
             c.storage_prefix.clone(),
         )
-        .with_min_request_timeout(c.min_request_timeout)
-        .with_storage_media_type(c.storage_media_type);
+        .min_request_timeout(c.min_request_timeout)
+        .storage_media_type(c.storage_media_type)
+        .admission(c.admission.clone());
         if let Some(encryption) = &c.encryption {
-            api = api.with_encryption(Arc::clone(encryption));
+            api = api.encryption(Arc::clone(encryption));
         }
-        let api = Arc::new(api);
+        let api = Arc::new(api.build()?);
         let backend = Arc::clone(&c.backend);
         let etcd = HealthCheck::new("etcd", move || {
             let backend = Arc::clone(&backend);
@@ -189,7 +192,15 @@ impl CompletedConfig {
                 Box::pin(async move { api.bootstrap().await.map_err(|e| e.to_string()) })
             }),
         );
-        server
+        let controllers_api = Arc::clone(&api);
+        server.add_post_start_hook(
+            "apiary-controllers",
+            Arc::new(move || {
+                let api = Arc::clone(&controllers_api);
+                Box::pin(async move { api.controllers().map_err(|e| e.to_string()) })
+            }),
+        );
+        Ok(server)
     }
 }
 

@@ -67,6 +67,12 @@ pub struct ServerOptions {
     /// timeout is a random duration between this and twice this.
     #[arg(long, default_value_t = 1800)]
     pub min_request_timeout: u64,
+    /// Admission plugins to enable beyond the default ones, such as `WidgetColorLabel`.
+    #[arg(long, value_delimiter = ',')]
+    pub enable_admission_plugins: Vec<String>,
+    /// Admission plugins to disable, even default ones, such as `NamespaceLifecycle`.
+    #[arg(long, value_delimiter = ',')]
+    pub disable_admission_plugins: Vec<String>,
     /// Group versions to enable or disable, such as `example.dev/v1alpha1=false,api/all=true`.
     #[arg(long, value_delimiter = ',')]
     pub runtime_config: Vec<String>,

@@ -233,18 +233,55 @@ fn reorder(list: &mut Vec<Value>, order: &[Value], merge_key: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::structure::{FieldShape, ListShape, Shape, StructShape};
     use serde_json::json;
 
+    static CONTAINER: StructShape = StructShape {
+        name: "Container",
+        fields: &[FieldShape::plain(
+            "args",
+            Shape::List(&ListShape {
+                items: Shape::Scalar,
+            }),
+        )],
+        atomic: false,
+    };
+
+    /// `containers` merged by `name`, `finalizers` merged as a set, `args` replaced.
+    static POD_LIKE: StructShape = StructShape {
+        name: "PodLike",
+        fields: &[
+            FieldShape {
+                patch_strategy: "merge",
+                patch_merge_key: "name",
+                ..FieldShape::plain(
+                    "containers",
+                    Shape::List(&ListShape {
+                        items: Shape::Struct(&CONTAINER),
+                    }),
+                )
+            },
+            FieldShape {
+                patch_strategy: "merge",
+                ..FieldShape::plain(
+                    "finalizers",
+                    Shape::List(&ListShape {
+                        items: Shape::Scalar,
+                    }),
+                )
+            },
+            FieldShape::plain(
+                "args",
+                Shape::List(&ListShape {
+                    items: Shape::Scalar,
+                }),
+            ),
+        ],
+        atomic: false,
+    };
+
     fn pod_like() -> SchemaNode {
-        SchemaNode::from_parts(
-            json!({}),
-            json!({"properties": {
-                "containers": {"type": "array", "x-kubernetes-patch-strategy": "merge", "x-kubernetes-patch-merge-key": "name",
-                    "items": {"properties": {"args": {"type": "array", "items": {"type": "string"}}}}},
-                "finalizers": {"type": "array", "x-kubernetes-patch-strategy": "merge", "items": {"type": "string"}},
-                "args": {"type": "array", "items": {"type": "string"}}
-            }}),
-        )
+        SchemaNode::of(&POD_LIKE)
     }
 
     #[test]

@@ -1,14 +1,13 @@
 //! The [`storage::interface::ObjectCodec`] of stored objects: storage asks it for the uid,
 //! labels and selectable fields of an object in either stored form (protobuf in the `k8s\0`
-//! envelope or JSON, see [`super::encoding`]).
+//! envelope or JSON, see [`super::encoding`]). The metadata's protobuf field number comes
+//! from the kind's generated facts.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use apimachinery::protobuf::meta::merge_str_nonempty;
-use apimachinery::protobuf::{Decoder, ProtoError, ProtoField, ProtoMessage, WireType};
-use apimachinery::{GroupVersion, KindOps};
-use serde_json::Value;
+use apimachinery::protobuf::{Decoder, ProtoError, ProtoField, WireType};
+use apimachinery::runtime::{Kind, Object};
 use storage::StorageError;
 use storage::interface::{ObjectAttrs, ObjectCodec};
 
@@ -17,72 +16,45 @@ use super::encoding::{self, Envelope, StoredForm};
 /// Extracts attributes from the stored objects of one kind.
 #[derive(Clone)]
 pub struct StoredObjectCodec {
-    /// Extra selectable fields of the kind (dotted paths without the leading dot).
-    pub field_selectors: Vec<String>,
-    ops: Arc<dyn KindOps>,
-    /// The protobuf field number of `metadata` in the storage version's message, when known.
-    metadata_field: Option<u32>,
+    kind: &'static Kind,
+    /// Whether the kind has selectable fields beyond name and namespace.
+    extra_fields: bool,
 }
 
 impl std::fmt::Debug for StoredObjectCodec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoredObjectCodec")
-            .field("field_selectors", &self.field_selectors)
-            .field("metadata_field", &self.metadata_field)
-            .finish_non_exhaustive()
+            .field("kind", &self.kind)
+            .field("extra_fields", &self.extra_fields)
+            .finish()
     }
 }
 
 impl StoredObjectCodec {
-    /// The codec of one kind with its extra selectable fields.
-    pub fn new(ops: Arc<dyn KindOps>, field_selectors: Vec<String>) -> Self {
-        let metadata_field = probe_metadata_field(ops.as_ref());
+    /// The codec of one kind.
+    pub fn new(kind: &'static Kind) -> Self {
         Self {
-            field_selectors,
-            ops,
-            metadata_field,
+            kind,
+            extra_fields: kind.field_labels().len() > 2,
         }
     }
 
-    /// The protobuf field number of `metadata` in the kind's messages, when known.
-    pub fn metadata_field(&self) -> Option<u32> {
-        self.metadata_field
-    }
-
-    /// Attributes of an already decoded object.
-    pub fn attrs_of(&self, object: &Value) -> ObjectAttrs {
-        let meta = object.get("metadata");
-        let s = |k: &str| {
-            meta.and_then(|m| m.get(k))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        };
-        let fields = [
-            ("metadata.name", s("name").into()),
-            ("metadata.namespace", s("namespace").into()),
-        ]
-        .into_iter()
-        .chain(self.field_selectors.iter().map(|f| {
-            (
-                f.as_str(),
-                apimachinery::selectors::field_value(object, f).into_boxed_str(),
-            )
-        }))
-        .collect();
-        // Labels with non-string values are skipped, as `selectors::labels_of` does.
-        let labels = meta
-            .and_then(|m| m.get("labels"))
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
-                    .collect()
-            })
-            .unwrap_or_default();
+    /// Attributes of a decoded object.
+    pub fn attrs_of(&self, object: &dyn Object) -> ObjectAttrs {
+        let meta = object.metadata();
         ObjectAttrs {
-            uid: s("uid").to_string(),
-            labels,
-            fields,
+            uid: meta.uid.clone().unwrap_or_default(),
+            labels: meta
+                .labels
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect(),
+            fields: self
+                .kind
+                .selectable_fields(object)
+                .into_iter()
+                .map(|(k, v)| (k, v.into_boxed_str()))
+                .collect(),
         }
     }
 
@@ -90,8 +62,10 @@ impl StoredObjectCodec {
     /// no other selectable fields (the metadata field number of the storage version holds for
     /// every version, as in Kubernetes' types), else from the whole decoded object.
     fn protobuf_attrs(&self, envelope: &Envelope<'_>) -> storage::Result<ObjectAttrs> {
-        if self.field_selectors.is_empty()
-            && let Some(field) = self.metadata_field
+        let version = apimachinery::GroupVersion::parse(envelope.api_version).version;
+        let codec = self.kind.codec(&version).unwrap_or(self.kind.storage());
+        if !self.extra_fields
+            && let Some(field) = codec.metadata_field()
         {
             let meta = object_meta(envelope.raw, field).map_err(StorageError::internal)?;
             let name = meta.name.unwrap_or_default();
@@ -104,12 +78,18 @@ impl StoredObjectCodec {
                     .collect(),
             });
         }
-        let version = GroupVersion::parse(envelope.api_version).version;
-        let object = self
-            .ops
-            .decode_protobuf(&version, envelope.raw)
+        let object = codec
+            .decode_protobuf(envelope.raw)
             .map_err(StorageError::internal)?;
-        Ok(self.attrs_of(&object))
+        Ok(self.attrs_of(&*self.storage_form(object)?))
+    }
+
+    /// The object in the storage version, whose selectable fields the kind reads.
+    fn storage_form(&self, object: Box<dyn Object>) -> storage::Result<Box<dyn Object>> {
+        let version = self.kind.storage_info().version;
+        self.kind
+            .convert(object, version)
+            .map_err(StorageError::internal)
     }
 }
 
@@ -118,11 +98,28 @@ impl ObjectCodec for StoredObjectCodec {
         match encoding::recognize(data).map_err(StorageError::internal)? {
             StoredForm::Protobuf(envelope) => self.protobuf_attrs(&envelope),
             StoredForm::Json(json) => {
-                let object: Value = serde_json::from_slice(json).map_err(StorageError::internal)?;
-                Ok(self.attrs_of(&object))
+                let version = apimachinery::GroupVersion::parse(
+                    &serde_json::from_slice::<TypeMeta>(json)
+                        .map(|t| t.api_version)
+                        .unwrap_or_default(),
+                )
+                .version;
+                let codec = self.kind.codec(&version).unwrap_or(self.kind.storage());
+                let object = codec
+                    .decode_json(json)
+                    .map_err(StorageError::internal)?
+                    .object;
+                Ok(self.attrs_of(&*self.storage_form(object)?))
             }
         }
     }
+}
+
+/// The `apiVersion` of a stored JSON object.
+#[derive(serde::Deserialize)]
+struct TypeMeta {
+    #[serde(rename = "apiVersion", default)]
+    api_version: String,
 }
 
 /// The parts of an `ObjectMeta` that attributes need.
@@ -158,35 +155,6 @@ fn object_meta(raw: &[u8], field: u32) -> Result<MetaAttrs, ProtoError> {
         }
     }
     Ok(meta)
-}
-
-/// Finds the field number of `metadata` in the storage version's protobuf message by encoding
-/// an object with a known name and looking for it: `None` when the kind has no protobuf
-/// encoding or no recognisable metadata field.
-fn probe_metadata_field(ops: &dyn KindOps) -> Option<u32> {
-    const PROBE: &str = "apiary-metadata-probe";
-    let info = ops.storage_version();
-    let probe = serde_json::json!({
-        "apiVersion": info.api_version(),
-        "kind": info.kind,
-        "metadata": {"name": PROBE, "uid": PROBE},
-    });
-    let raw = ops.encode_protobuf(info.version, &probe).ok()?;
-    let mut dec = Decoder::new(&raw);
-    while let Some((number, wire)) = dec.key().ok()? {
-        if wire != WireType::Len {
-            dec.skip(wire).ok()?;
-            continue;
-        }
-        let bytes = dec.len_delimited().ok()?;
-        if let Ok(meta) = apimachinery::meta::ObjectMeta::decode(bytes)
-            && meta.name.as_deref() == Some(PROBE)
-            && meta.uid.as_deref() == Some(PROBE)
-        {
-            return Some(number);
-        }
-    }
-    None
 }
 
 /// Inserts `"resourceVersion":"<rv>"` into the top-level `metadata` of a stored JSON object
@@ -252,6 +220,7 @@ pub(crate) fn top_level_metadata_open_brace(data: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::protobuf::ProtoMessage as _;
 
     /// The full `ObjectMeta` decode of field `field` (last occurrence merged over earlier).
     fn full_meta(raw: &[u8], field: u32) -> MetaAttrs {

@@ -1,14 +1,114 @@
-//! The generic registry: a [`store::ResourceStore`] per kind over the storage interface, plus
-//! the metadata rules every kind shares ([`meta`]) and per-kind behaviour.
+//! The generic registry: one [`Store`] per kind over the storage interface (a watch cache over
+//! the backend), the rules every kind's writes share ([`rest`]), and the encoding of objects at
+//! rest ([`encoding`], [`codec`]). Per-kind behaviour comes from each kind's strategy, next to
+//! its definition.
 
 pub mod codec;
 pub mod encoding;
 pub mod errors;
 pub mod generate_name;
 pub mod json_memo;
-pub mod meta;
-pub mod namespace;
+pub mod rest;
 pub mod store;
-pub mod transcode;
 
-pub use store::{DeleteOptions, DeleteOutcome, ResourceStore};
+use std::sync::Arc;
+use std::time::Duration;
+
+use apimachinery::runtime::Kind;
+use apimachinery::status::ApiError;
+use parking_lot::RwLock;
+use rustc_hash::FxHashMap;
+use storage::cacher::{Cacher, CacherConfig};
+use storage::keys::ResourceKeys;
+use storage::store::StoreConfig;
+
+pub use store::{
+    DeleteOptions, DeleteOutcome, NoAdmission, Store, UpdateOptions, Updated, UpdatedObjectInfo,
+    ValidateObject,
+};
+
+use codec::StoredObjectCodec;
+use encoding::StorageMediaType;
+
+/// How often the watch cache's upstream watch receives progress notifications.
+pub const UPSTREAM_PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The stores of every kind, created (with their watch caches) on first use.
+pub struct Registry {
+    backend: Arc<dyn storage::backend::Backend>,
+    prefix: String,
+    encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
+    media_type: StorageMediaType,
+    /// Keyed by the scheme's own names (a fast hash: the keys never come from requests).
+    stores: RwLock<FxHashMap<(&'static str, &'static str), Arc<Store>>>,
+}
+
+impl Registry {
+    /// A registry over `backend`, with resource keys under `prefix`.
+    pub fn new(backend: Arc<dyn storage::backend::Backend>, prefix: String) -> Self {
+        Self {
+            backend,
+            prefix,
+            encryption: None,
+            media_type: StorageMediaType::default(),
+            stores: RwLock::new(FxHashMap::default()),
+        }
+    }
+
+    /// Encrypts stored values as `--encryption-provider-config` says (per group and resource).
+    pub fn with_encryption(mut self, config: Arc<storage::transformer::EncryptionConfig>) -> Self {
+        self.encryption = Some(config);
+        self
+    }
+
+    /// Writes objects in `media_type` (`--storage-media-type`); both forms are always read.
+    pub fn with_media_type(mut self, media_type: StorageMediaType) -> Self {
+        self.media_type = media_type;
+        self
+    }
+
+    /// The backend every store writes to.
+    pub fn backend(&self) -> &Arc<dyn storage::backend::Backend> {
+        &self.backend
+    }
+
+    /// The key prefix of every resource.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The store of a kind.
+    pub fn store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
+        let info = kind.storage_info();
+        let id = (info.group, info.plural);
+        if let Some(s) = self.stores.read().get(&id) {
+            return Ok(s.clone());
+        }
+        let mut stores = self.stores.write();
+        if let Some(s) = stores.get(&id) {
+            return Ok(s.clone());
+        }
+        let keys =
+            ResourceKeys::new(&self.prefix, info.group, info.plural).map_err(ApiError::internal)?;
+        let codec = Arc::new(StoredObjectCodec::new(kind));
+        // The cache's upstream watch gets progress notifications often, so consistent reads from
+        // the cache rarely wait for an idle resource to catch up.
+        let mut config = StoreConfig::new(keys.resource_prefix(), codec.clone())
+            .with_bookmark_interval(UPSTREAM_PROGRESS_INTERVAL);
+        if let Some(encryption) = &self.encryption {
+            config = config.with_transformer(encryption.transformer_for(info.group, info.plural));
+        }
+        let backing = storage::store::Store::new(self.backend.clone(), config);
+        let cacher = Cacher::new(
+            Arc::new(backing),
+            CacherConfig::new(keys.resource_prefix(), codec.clone()),
+        );
+        let store = Arc::new(
+            Store::new(kind, Arc::new(cacher.clone()), keys)
+                .with_media_type(self.media_type)
+                .with_cacher(cacher),
+        );
+        stores.insert(id, store.clone());
+        Ok(store)
+    }
+}

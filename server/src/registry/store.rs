@@ -1,15 +1,20 @@
-//! [`ResourceStore`]: the generic registry store of one kind over the storage
-//! [`Interface`]. It works on objects in the JSON of the kind's storage version; endpoints
-//! convert to and from the requested version around it. Objects are written in the
-//! [`StorageMediaType`] it was built with and read back in either stored form.
+//! [`Store`]: the generic registry store of one kind (Kubernetes' `genericregistry.Store`),
+//! over the storage [`Interface`] of its resource (the watch cache over the backend).
+//!
+//! The store works on typed objects of the kind's storage version. Every write runs the same
+//! steps in one direction: the kind's rules ([`super::rest`], with its strategy), then the
+//! validating admission the handler passes in ([`ValidateObject`]), then encoding and the
+//! storage call. Objects are written in the [`StorageMediaType`] the store was built with and
+//! read back in either stored form, converted from an older storage version when needed.
 
 use std::sync::Arc;
 
+use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
-use apimachinery::{GroupResource, KindOps, ResourceInfo};
+use apimachinery::{GroupResource, ResourceInfo};
+use async_trait::async_trait;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use serde_json::Value;
 use storage::cacher::Cacher;
 use storage::interface::{
     GetOptions, Interface, ListOptions, ListResult, Preconditions, StoredObject, Update, UpdateFn,
@@ -17,24 +22,74 @@ use storage::interface::{
 };
 use storage::keys::ResourceKeys;
 
-use super::codec::StoredObjectCodec;
 use super::encoding::{self, StorageMediaType, StoredForm};
 use super::errors::{callback, storage_error};
 use super::generate_name;
 use super::json_memo::JsonMemo;
-use super::meta::{self, finalizers, is_deleting, meta_mut, meta_str};
-use super::transcode;
+use super::rest;
 
 /// How many names `generateName` tries before giving up with 409.
 pub const GENERATE_NAME_ATTEMPTS: usize = 8;
 
+/// Lists with at least this many objects to transcode are transcoded on several blocking
+/// threads.
+const PARALLEL_TRANSCODE_MIN: usize = 1024;
+
+/// The validating admission a write runs after the kind's own validation (Kubernetes'
+/// `rest.ValidateObjectFunc`): `object` is the new object (`None` for a delete), `old` the
+/// stored one (`None` for a create).
+#[async_trait]
+pub trait ValidateObject: Send + Sync {
+    /// Lets the write proceed, or refuses it.
+    async fn validate(
+        &self,
+        object: Option<&dyn Object>,
+        old: Option<&dyn Object>,
+    ) -> Result<(), ApiError>;
+}
+
+/// No admission (the server's own writes: bootstrap objects, controllers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoAdmission;
+
+#[async_trait]
+impl ValidateObject for NoAdmission {
+    async fn validate(
+        &self,
+        _: Option<&dyn Object>,
+        _: Option<&dyn Object>,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+}
+
+/// The new state of an object an update writes, computed from the stored one (Kubernetes'
+/// `rest.UpdatedObjectInfo`): the request's object, a patch applied, an apply merged. It runs
+/// again on the fresh object when a concurrent write wins, and may run mutating admission.
+#[async_trait]
+pub trait UpdatedObjectInfo: Send + Sync {
+    /// The new object given the stored one (`None` when absent and the update may create).
+    async fn updated_object(&self, old: Option<&dyn Object>) -> Result<Box<dyn Object>, ApiError>;
+}
+
+/// What an update did.
+#[derive(Debug)]
+pub struct Updated {
+    /// The stored object.
+    pub object: Box<dyn Object>,
+    /// Whether the update created it.
+    pub created: bool,
+    /// The strategy's warnings.
+    pub warnings: Vec<String>,
+}
+
 /// The outcome of a delete.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub enum DeleteOutcome {
     /// The object is gone; its last state.
-    Deleted(Value),
+    Deleted(Box<dyn Object>),
     /// Finalizers are pending: the object now carries `deletionTimestamp`.
-    Pending(Value),
+    Pending(Box<dyn Object>),
 }
 
 /// The options of a delete.
@@ -48,50 +103,51 @@ pub struct DeleteOptions {
     pub dry_run: bool,
 }
 
+/// The options of an update.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UpdateOptions<'a> {
+    /// The subresource written through (`status`, `scale`, `finalize`), or empty.
+    pub subresource: &'a str,
+    /// Whether a missing object may be created even when the kind does not allow
+    /// create-on-update (server-side apply).
+    pub force_allow_create: bool,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+}
+
 /// The generic store of one kind.
-pub struct ResourceStore {
-    /// The kind's typed operations.
-    pub ops: Arc<dyn KindOps>,
-    /// The storage version's facts.
-    pub info: ResourceInfo,
-    /// The group and plural, for messages.
-    pub resource: GroupResource,
-    /// The storage underneath.
-    pub storage: Arc<dyn Interface>,
-    /// The attribute extractor shared with storage.
-    pub codec: Arc<StoredObjectCodec>,
-    /// The form objects are written in.
-    pub media_type: StorageMediaType,
-    keys: ResourceKeys,
+pub struct Store {
+    kind: &'static Kind,
+    info: &'static ResourceInfo,
+    resource: GroupResource,
+    storage: Arc<dyn Interface>,
     cacher: Option<Cacher>,
+    keys: ResourceKeys,
+    media_type: StorageMediaType,
     /// The JSON of recently read objects stored as protobuf.
     json_memo: JsonMemo,
 }
 
-/// Lists with at least this many objects to transcode are transcoded on several threads.
-const PARALLEL_TRANSCODE_MIN: usize = 1024;
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
+    }
+}
 
-type UpdateClosure<'a> = Box<dyn FnMut(Option<Value>) -> Result<Value, ApiError> + Send + 'a>;
-
-impl ResourceStore {
-    /// Creates the store of one kind.
-    pub fn new(
-        ops: Arc<dyn KindOps>,
-        storage: Arc<dyn Interface>,
-        keys: ResourceKeys,
-        codec: Arc<StoredObjectCodec>,
-    ) -> Self {
-        let info = ops.storage_version().clone();
-        let resource = GroupResource::new(info.group, info.plural);
+impl Store {
+    /// The store of `kind` over `storage` (keys under `keys`).
+    pub fn new(kind: &'static Kind, storage: Arc<dyn Interface>, keys: ResourceKeys) -> Self {
+        let info = kind.storage_info();
         Self {
-            ops,
+            kind,
             info,
-            resource,
+            resource: GroupResource::new(info.group, info.plural),
             storage,
-            codec,
-            media_type: StorageMediaType::default(),
-            keys,
             cacher: None,
+            keys,
+            media_type: StorageMediaType::default(),
             json_memo: JsonMemo::default(),
         }
     }
@@ -102,10 +158,26 @@ impl ResourceStore {
         self
     }
 
-    /// Records the watch cache `storage` is, so watches can use its encoding memos.
+    /// Records the watch cache `storage` is, so watches can use its encoding memos and
+    /// consistent reads its revision.
     pub fn with_cacher(mut self, cacher: Cacher) -> Self {
         self.cacher = Some(cacher);
         self
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> &'static Kind {
+        self.kind
+    }
+
+    /// The storage version's facts.
+    pub fn info(&self) -> &'static ResourceInfo {
+        self.info
+    }
+
+    /// The group and plural, for messages.
+    pub fn resource(&self) -> &GroupResource {
+        &self.resource
     }
 
     /// The watch cache, if the store has one.
@@ -113,13 +185,18 @@ impl ResourceStore {
         self.cacher.as_ref()
     }
 
+    /// The storage underneath (the watch cache).
+    pub fn storage(&self) -> &Arc<dyn Interface> {
+        &self.storage
+    }
+
+    fn err(&self, e: storage::StorageError, name: &str) -> ApiError {
+        storage_error(e, &self.resource, name)
+    }
+
     /// The storage key of one object.
     pub fn key(&self, namespace: &str, name: &str) -> Result<String, ApiError> {
-        let ns = if self.info.namespaced() {
-            Some(namespace)
-        } else {
-            None
-        };
+        let ns = self.info.namespaced().then_some(namespace);
         self.keys
             .object_key(ns, name)
             .map_err(|e| ApiError::bad_request(e.to_string()))
@@ -136,145 +213,68 @@ impl ResourceStore {
         }
     }
 
-    /// Decodes a stored object (either form) into the JSON of the storage version, converting
-    /// objects written under an earlier storage version, and stamps its resourceVersion.
-    pub fn decode(&self, stored: &StoredObject) -> Result<Value, ApiError> {
-        let (mut v, stored_version) =
-            match encoding::recognize(&stored.data).map_err(ApiError::internal)? {
-                StoredForm::Protobuf(envelope) => {
-                    let version = apimachinery::GroupVersion::parse(envelope.api_version).version;
-                    let v = self
-                        .ops
-                        .decode_protobuf(&version, envelope.raw)
-                        .map_err(ApiError::internal)?;
-                    (v, Some(version))
-                }
-                StoredForm::Json(json) => {
-                    let v: Value = serde_json::from_slice(json).map_err(ApiError::internal)?;
-                    let version = v
-                        .get("apiVersion")
-                        .and_then(Value::as_str)
-                        .map(|av| apimachinery::GroupVersion::parse(av).version);
-                    (v, version)
-                }
-            };
-        if let Some(from) = stored_version
-            && from != self.info.version
-            && self.ops.version(&from).is_some()
-        {
-            v = self
-                .ops
-                .convert(v, &from, self.info.version)
-                .map_err(ApiError::internal)?;
-        }
-        if let Some(m) = v.as_object_mut() {
-            m.insert("apiVersion".into(), Value::from(self.info.api_version()));
-        }
-        meta_mut(&mut v).insert(
-            "resourceVersion".into(),
-            Value::from(stored.resource_version.to_string()),
-        );
-        Ok(v)
-    }
-
-    /// The object a create has just stored, as [`Self::decode`] of its stored bytes yields it
-    /// (the storage version's JSON, `apiVersion` and `kind` first, the new resourceVersion
-    /// set), built from the object written instead of decoding the bytes again.
-    pub fn written(&self, object: Value, resource_version: storage::Revision) -> Value {
-        let mut v = match object {
-            // Already led by `apiVersion` and `kind` (as every decoded object is): set in place.
-            Value::Object(mut src)
-                if src
-                    .keys()
-                    .take(2)
-                    .eq(["apiVersion", "kind"].iter().copied()) =>
-            {
-                // Replacing the values in place is what `insert` of a present key does.
-                let mut members = src.values_mut();
-                if let Some(v) = members.next() {
-                    *v = Value::from(self.info.api_version());
-                }
-                if let Some(v) = members.next() {
-                    *v = Value::from(self.info.kind);
-                }
-                Value::Object(src)
+    /// Decodes a stored object (either form) into the storage version, converting objects
+    /// written under an earlier storage version, and sets its resourceVersion.
+    pub fn decode(&self, stored: &StoredObject) -> Result<Box<dyn Object>, ApiError> {
+        let mut object = match encoding::recognize(&stored.data).map_err(ApiError::internal)? {
+            StoredForm::Protobuf(envelope) => {
+                let version = apimachinery::GroupVersion::parse(envelope.api_version).version;
+                let codec = self.kind.codec(&version).unwrap_or(self.kind.storage());
+                codec
+                    .decode_protobuf(envelope.raw)
+                    .map_err(ApiError::internal)?
             }
-            other => {
-                let mut out = serde_json::Map::new();
-                out.insert("apiVersion".into(), Value::from(self.info.api_version()));
-                out.insert("kind".into(), Value::from(self.info.kind));
-                if let Value::Object(src) = other {
-                    out.extend(
-                        src.into_iter()
-                            .filter(|(k, _)| k != "apiVersion" && k != "kind"),
-                    );
-                }
-                Value::Object(out)
+            StoredForm::Json(json) => {
+                let version = stored_json_version(json);
+                let codec = version
+                    .and_then(|v| self.kind.codec(&v))
+                    .unwrap_or(self.kind.storage());
+                codec
+                    .decode_json(json)
+                    .map_err(|e| ApiError::internal(format!("stored object: {e}")))?
+                    .object
             }
         };
-        let meta = meta_mut(&mut v);
-        // Only a present member needs the (hashed) removal.
-        if apimachinery::json::map_get(meta, "resourceVersion").is_some() {
-            meta.remove("resourceVersion");
+        if object.info().version != self.info.version {
+            object = self
+                .kind
+                .convert(object, self.info.version)
+                .map_err(ApiError::internal)?;
         }
-        meta.insert(
-            "resourceVersion".into(),
-            Value::from(resource_version.to_string()),
-        );
-        v
+        object.metadata_mut().resource_version = Some(stored.resource_version.to_string());
+        Ok(object)
     }
 
-    /// Encodes an object of the storage version for storage (without its resourceVersion), in
-    /// the store's media type. A kind without a protobuf encoding is written as JSON.
-    pub fn encode(&self, object: &Value) -> Result<Bytes, ApiError> {
+    /// Encodes an object of the storage version for storage, without its resourceVersion (the
+    /// revision is), in the store's media type. A kind without a protobuf encoding is written
+    /// as JSON.
+    pub fn encode(&self, object: &mut dyn Object) -> Result<Bytes, ApiError> {
+        let resource_version = object.metadata_mut().resource_version.take();
+        let result = self.encode_without_version(object);
+        object.metadata_mut().resource_version = resource_version;
+        result
+    }
+
+    fn encode_without_version(&self, object: &dyn Object) -> Result<Bytes, ApiError> {
         if self.media_type == StorageMediaType::Protobuf {
-            match self.encode_protobuf(object) {
-                Ok(bytes) => return Ok(bytes),
-                Err(apimachinery::scheme::CodecError::Protobuf(_)) => {}
+            let mut raw = Vec::with_capacity(512);
+            match object.write_protobuf(&mut raw) {
+                Ok(()) => {
+                    return Ok(Bytes::from(apimachinery::protobuf::encode_envelope(
+                        &self.info.api_version(),
+                        self.info.kind,
+                        &raw,
+                    )));
+                }
+                Err(apimachinery::CodecError::Protobuf(_)) => {}
                 Err(e) => return Err(ApiError::internal(e)),
             }
         }
-        self.encode_json(object)
-    }
-
-    /// The storage version's protobuf message of `object` in the `k8s\0` envelope.
-    fn encode_protobuf(&self, object: &Value) -> Result<Bytes, apimachinery::scheme::CodecError> {
-        let raw = self
-            .ops
-            .encode_protobuf_for_storage(self.info.version, object)?;
-        Ok(self.envelope(&raw))
-    }
-
-    /// The storage version's protobuf message `raw` in the `k8s\0` envelope.
-    fn envelope(&self, raw: &[u8]) -> Bytes {
-        Bytes::from(apimachinery::protobuf::encode_envelope(
-            &self.info.api_version(),
-            self.info.kind,
-            raw,
-        ))
-    }
-
-    /// The storage version's JSON of `object`, `apiVersion` and `kind` first.
-    fn encode_json(&self, object: &Value) -> Result<Bytes, ApiError> {
-        // `apiVersion` and `kind` lead, so reads can recognise the version from the prefix.
-        let mut v = Value::Object(serde_json::Map::new());
-        if let (Some(out), Some(src)) = (v.as_object_mut(), object.as_object()) {
-            out.insert("apiVersion".into(), Value::from(self.info.api_version()));
-            out.insert("kind".into(), Value::from(self.info.kind));
-            for (k, val) in src {
-                if k != "apiVersion" && k != "kind" {
-                    out.insert(k.clone(), val.clone());
-                }
-            }
-        }
-        meta_mut(&mut v).remove("resourceVersion");
-        serde_json::to_vec(&v)
+        // `apiVersion` and `kind` lead, so reads recognise the version from the prefix.
+        object
+            .to_json()
             .map(Bytes::from)
             .map_err(ApiError::internal)
-    }
-
-    fn err(&self, e: storage::StorageError, name: &str) -> ApiError {
-        storage_error(e, &self.resource, name)
     }
 
     /// Reads one object (`resource_version` as the client gave it).
@@ -283,7 +283,7 @@ impl ResourceStore {
         namespace: &str,
         name: &str,
         resource_version: &str,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Box<dyn Object>, ApiError> {
         let stored = self.get_stored(namespace, name, resource_version).await?;
         self.decode(&stored)
     }
@@ -333,45 +333,21 @@ impl ResourceStore {
         }
     }
 
-    /// Reads one object, or `None`.
-    pub async fn try_get(&self, namespace: &str, name: &str) -> Result<Option<Value>, ApiError> {
+    /// Reads one object consistently, or `None`.
+    pub async fn try_get(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Box<dyn Object>>, ApiError> {
         match self.get(namespace, name, "").await {
-            Ok(v) => Ok(Some(v)),
+            Ok(o) => Ok(Some(o)),
             Err(e) if e.code() == 404 => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    /// Lists a collection; returns the decoded items and the page facts.
-    pub async fn list(
-        &self,
-        namespace: &str,
-        opts: ListOptions,
-    ) -> Result<(Vec<Value>, ListResult), ApiError> {
-        let key = self.collection_key(namespace)?;
-        let mut result = self
-            .storage
-            .get_list(
-                &key,
-                ListOptions {
-                    recursive: true,
-                    ..opts
-                },
-            )
-            .await
-            .map_err(|e| self.err(e, ""))?;
-        let items = result
-            .items
-            .iter()
-            .map(|o| self.decode(o))
-            .collect::<Result<Vec<_>, _>>()?;
-        result.items.clear();
-        Ok((items, result))
-    }
-
-    /// Lists a collection and returns the stored objects undecoded (for responses that can
-    /// be written from the stored bytes).
-    pub async fn list_raw(
+    /// Lists a collection without decoding it.
+    pub async fn list_stored(
         &self,
         namespace: &str,
         opts: ListOptions,
@@ -389,108 +365,25 @@ impl ResourceStore {
             .map_err(|e| self.err(e, ""))
     }
 
-    /// The JSON of a stored object with its resourceVersion, written from the stored bytes
-    /// when they are of the storage version: JSON gets the resourceVersion spliced in,
-    /// protobuf is transcoded through the kind's typed form. Anything else is decoded (and
-    /// converted) first.
-    pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
-        match encoding::recognize(&stored.data).map_err(ApiError::internal)? {
-            StoredForm::Protobuf(envelope) if envelope.api_version == self.info.api_version() => {
-                let rv = stored.resource_version.to_string();
-                if let Some(json) = self.managed_fields_split_json(envelope.raw, &rv) {
-                    return Ok(json);
-                }
-                return self
-                    .ops
-                    .protobuf_to_json(self.info.version, envelope.raw, &rv)
-                    .map_err(ApiError::internal);
-            }
-            StoredForm::Json(json) => {
-                let prefix = format!("{{\"apiVersion\":\"{}\"", self.info.api_version());
-                if json.starts_with(prefix.as_bytes())
-                    && let Some(b) =
-                        super::codec::splice_resource_version(json, stored.resource_version)
-                {
-                    return Ok(b);
-                }
-            }
-            StoredForm::Protobuf(_) => {}
-        }
-        serde_json::to_vec(&self.decode(stored)?).map_err(ApiError::internal)
-    }
-
-    /// The JSON of a storage-version protobuf message with managedFields transcoded directly
-    /// (see [`super::transcode`]); `None` when that does not apply.
-    fn managed_fields_split_json(&self, raw: &[u8], resource_version: &str) -> Option<Vec<u8>> {
-        let split = transcode::split_managed_fields(raw, self.codec.metadata_field()?)?;
-        let rest = self
-            .ops
-            .protobuf_to_json(self.info.version, &split.stripped, resource_version)
-            .ok()?;
-        let mut array = Vec::with_capacity(split.entries.iter().map(|e| e.len() + 32).sum());
-        transcode::managed_fields_json(&split.entries, &mut array)?;
-        transcode::append_to_metadata(&rest, &array)
-    }
-
-    /// The JSON of one object read for a GET: like [`Self::json_bytes`], but objects stored as
-    /// protobuf are transcoded once per resourceVersion while they stay in the store's small
-    /// memo of recently read objects.
-    pub fn json_for_get(&self, stored: &StoredObject) -> Result<Bytes, ApiError> {
-        if stored.data.starts_with(&apimachinery::protobuf::MAGIC) {
-            self.json_memo
-                .get_or_encode(&stored.key, stored.resource_version, || {
-                    self.json_bytes(stored)
-                })
-        } else {
-            self.json_bytes(stored).map(Bytes::from)
-        }
-    }
-
-    /// The JSON of every object of a list ([`Self::json_bytes`] of each), in order and
-    /// separated by commas: the inside of a JSON array. Large lists are transcoded on up to as
-    /// many threads as the machine has cores.
-    pub fn json_list_items(&self, items: &[StoredObject]) -> Result<Vec<u8>, ApiError> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let protobuf = items
-            .first()
-            .is_some_and(|o| o.data.starts_with(&apimachinery::protobuf::MAGIC));
-        let encode = |part: &[StoredObject]| {
-            let mut out = Vec::with_capacity(part.iter().map(|o| o.data.len() * 3 / 2).sum());
-            for (i, o) in part.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&self.json_bytes(o)?);
-            }
-            Ok::<_, ApiError>(out)
-        };
-        if threads < 2 || items.len() < PARALLEL_TRANSCODE_MIN || !protobuf {
-            return encode(items);
-        }
-        let chunk = items.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let mut parts = items.chunks(chunk);
-            let first = parts.next().unwrap_or_default();
-            let handles: Vec<_> = parts
-                .map(|part| scope.spawn(move || encode(part)))
-                .collect();
-            let mut out = encode(first)?;
-            for handle in handles {
-                let part = handle
-                    .join()
-                    .map_err(|_| ApiError::internal("a list transcoding thread panicked"))??;
-                if !part.is_empty() {
-                    out.push(b',');
-                    out.extend_from_slice(&part);
-                }
-            }
-            Ok(out)
-        })
+    /// Lists a collection; returns the decoded items and the page facts.
+    pub async fn list(
+        &self,
+        namespace: &str,
+        opts: ListOptions,
+    ) -> Result<(Vec<Box<dyn Object>>, ListResult), ApiError> {
+        let mut result = self.list_stored(namespace, opts).await?;
+        let items = result
+            .items
+            .iter()
+            .map(|o| self.decode(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        result.items.clear();
+        Ok((items, result))
     }
 
     /// Lists a collection straight from the storage under the watch cache (a consistent read
     /// that never waits for the cache to catch up).
-    pub async fn list_uncached(&self, namespace: &str) -> Result<Vec<Value>, ApiError> {
+    pub async fn list_uncached(&self, namespace: &str) -> Result<Vec<Box<dyn Object>>, ApiError> {
         let key = self.collection_key(namespace)?;
         let storage = self
             .cacher
@@ -518,209 +411,312 @@ impl ResourceStore {
             .map_err(|e| self.err(e, ""))
     }
 
-    /// Creates a prepared, validated object; resolves `generateName` with retries. `ttl` is
-    /// the storage TTL in seconds (Events).
-    pub async fn create(
-        &self,
-        namespace: &str,
-        object: Value,
-        dry_run: bool,
-        ttl: Option<u64>,
-    ) -> Result<Value, ApiError> {
-        self.create_encoded(namespace, object, dry_run, ttl, None)
-            .await
+    /// The JSON of a stored object in the storage version with its resourceVersion. JSON
+    /// stored in the storage version gets the resourceVersion spliced in; anything else is
+    /// decoded into its typed form and encoded.
+    pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
+        if let Ok(StoredForm::Json(json)) = encoding::recognize(&stored.data) {
+            let prefix = format!("{{\"apiVersion\":\"{}\"", self.info.api_version());
+            if json.starts_with(prefix.as_bytes())
+                && let Some(b) =
+                    super::codec::splice_resource_version(json, stored.resource_version)
+            {
+                return Ok(b);
+            }
+        }
+        self.decode(stored)?.to_json().map_err(ApiError::internal)
     }
 
-    /// [`create`](Self::create), given what [`KindOps::encode_protobuf_for_storage`] returns
-    /// for `object` when the caller has it already (from
-    /// [`KindOps::validate_create_and_encode`]). It is used as the stored message only when
-    /// the store keeps protobuf and the name is not generated (a generated name changes the
-    /// object); otherwise the object is encoded here as always.
-    pub async fn create_encoded(
-        &self,
-        namespace: &str,
-        mut object: Value,
-        dry_run: bool,
-        ttl: Option<u64>,
-        mut encoded: Option<Vec<u8>>,
-    ) -> Result<Value, ApiError> {
-        let generate = meta_str(&object, "name").is_none_or(str::is_empty);
-        let prefix = if generate {
-            meta_str(&object, "generateName").unwrap_or("").to_string()
+    /// The JSON of one object read for a GET: like [`Self::json_bytes`], but objects stored as
+    /// protobuf are transcoded once per resourceVersion while they stay in the store's small
+    /// memo of recently read objects.
+    pub fn json_for_get(&self, stored: &StoredObject) -> Result<Bytes, ApiError> {
+        if stored.data.starts_with(&apimachinery::protobuf::MAGIC) {
+            self.json_memo
+                .get_or_encode(&stored.key, stored.resource_version, || {
+                    self.json_bytes(stored)
+                })
         } else {
-            String::new()
+            self.json_bytes(stored).map(Bytes::from)
+        }
+    }
+
+    /// The JSON of every object of a list ([`Self::json_bytes`] of each), in order and
+    /// separated by commas: the inside of a JSON array. Large lists of protobuf objects are
+    /// transcoded on Tokio's blocking threads, a part each, so no async worker is held.
+    pub async fn json_list_items(
+        self: &Arc<Self>,
+        items: Vec<StoredObject>,
+    ) -> Result<Vec<u8>, ApiError> {
+        fn encode(store: &Store, part: &[StoredObject]) -> Result<Vec<u8>, ApiError> {
+            let mut out = Vec::with_capacity(part.iter().map(|o| o.data.len() * 3 / 2).sum());
+            for (i, o) in part.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&store.json_bytes(o)?);
+            }
+            Ok(out)
+        }
+        let protobuf = items
+            .first()
+            .is_some_and(|o| o.data.starts_with(&apimachinery::protobuf::MAGIC));
+        if items.len() < PARALLEL_TRANSCODE_MIN || !protobuf {
+            return encode(self, &items);
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let chunk = items.len().div_ceil(threads);
+        let items = Arc::new(items);
+        let handles: Vec<_> = (0..items.len())
+            .step_by(chunk)
+            .map(|start| {
+                let (store, items) = (self.clone(), items.clone());
+                tokio::task::spawn_blocking(move || {
+                    let end = (start + chunk).min(items.len());
+                    encode(&store, &items[start..end])
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for handle in handles {
+            let part = handle
+                .await
+                .map_err(|_| ApiError::internal("a list transcoding task failed"))??;
+            if !part.is_empty() {
+                if !out.is_empty() {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&part);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Creates an object: the kind's rules and validation ([`rest::before_create`]), then
+    /// `admission`, then storage (with the strategy's TTL). A generated name that is taken is
+    /// generated again. Returns the stored object and the strategy's warnings.
+    pub async fn create(
+        &self,
+        mut object: Box<dyn Object>,
+        admission: &dyn ValidateObject,
+        dry_run: bool,
+    ) -> Result<(Box<dyn Object>, Vec<String>), ApiError> {
+        let prefix = match object.metadata().name.as_deref() {
+            None | Some("") => object.metadata().generate_name.clone().unwrap_or_default(),
+            Some(_) => String::new(),
         };
-        let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
-        let mut last_name = String::new();
-        for _ in 0..attempts {
-            // Only generated names retry, so only they need the template again.
-            let mut obj = if generate {
-                object.clone()
-            } else {
-                std::mem::take(&mut object)
-            };
-            if generate {
-                let name = generate_name::generate(&prefix);
-                meta_mut(&mut obj).insert("name".into(), Value::from(name));
+        let generated = !prefix.is_empty();
+        let warnings = rest::before_create(self.kind, &mut *object)?;
+        admission.validate(Some(&*object), None).await?;
+        let namespace = object.namespace().to_string();
+        let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };
+        for attempt in 0..attempts {
+            if attempt > 0 {
+                object.metadata_mut().name = Some(generate_name::generate(&prefix));
             }
-            let name = meta_str(&obj, "name").unwrap_or("").to_string();
-            // Only generated names try again and end in the conflict that names the last one.
-            if generate {
-                last_name.clone_from(&name);
-            }
-            if let Some(e) = meta::validate_name(&name, self.info.kind == "Namespace") {
-                return Err(ApiError::invalid(
-                    self.info.group,
-                    self.info.kind,
-                    &name,
-                    &[e],
-                ));
-            }
-            let key = self.key(namespace, &name)?;
+            let name = object.name().to_string();
+            let key = self.key(&namespace, &name)?;
             if dry_run {
-                if self.try_get(namespace, &name).await?.is_some() {
-                    if generate {
+                if self.try_get(&namespace, &name).await?.is_some() {
+                    if generated {
                         continue;
                     }
                     return Err(ApiError::already_exists(&self.resource, &name));
                 }
-                return Ok(obj);
+                return Ok((object, warnings));
             }
-            let bytes = match encoded.take() {
-                Some(raw) if !generate && self.media_type == StorageMediaType::Protobuf => {
-                    self.envelope(&raw)
+            let data = self.encode(&mut *object)?;
+            let ttl = self.kind.strategy().ttl(&*object, false);
+            match self.storage.create(&key, data, ttl).await {
+                Ok(stored) => {
+                    object.metadata_mut().resource_version =
+                        Some(stored.resource_version.to_string());
+                    self.kind.strategy().after_create(&*object);
+                    return Ok((object, warnings));
                 }
-                _ => self.encode(&obj)?,
-            };
-            match self.storage.create(&key, bytes, ttl).await {
-                Ok(stored) => return Ok(self.written(obj, stored.resource_version)),
-                Err(e) if e.is_exists() && generate => continue,
+                Err(e) if e.is_exists() && generated => continue,
                 Err(e) => return Err(self.err(e, &name)),
             }
         }
         Err(ApiError::generate_name_conflict(
             &self.resource,
-            &last_name,
+            object.name(),
             1,
         ))
     }
 
-    /// Updates one object through `update`, which receives the current object (`None` when
-    /// absent and `allow_create`) and returns the new one. Returns the stored object and
-    /// whether it was created. A deleting object whose last finalizer is removed is deleted.
-    pub async fn update<'a>(
-        &'a self,
-        namespace: &'a str,
-        name: &'a str,
-        allow_create: bool,
-        dry_run: bool,
-        update: UpdateClosure<'a>,
-    ) -> Result<(Value, bool), ApiError> {
-        self.update_with_create_ttl(namespace, name, allow_create, dry_run, None, update)
-            .await
-    }
-
-    /// [`update`](Self::update), where an object the update creates gets the storage TTL
-    /// `create_ttl` in seconds (Events created by a `PUT`).
-    pub async fn update_with_create_ttl<'a>(
-        &'a self,
-        namespace: &'a str,
-        name: &'a str,
-        allow_create: bool,
-        dry_run: bool,
-        create_ttl: Option<u64>,
-        mut update: UpdateClosure<'a>,
-    ) -> Result<(Value, bool), ApiError> {
+    /// Updates one object to what `info` makes of the stored one: the resourceVersion check,
+    /// the kind's rules and validation ([`rest::before_update`]), `update_admission`, then a
+    /// compare-and-swap write (retried from the fresh object on conflict). A missing object is
+    /// created (with `create_admission`) when the kind allows create-on-update or
+    /// `opts.force_allow_create`; otherwise it is 404. An update that changes nothing writes
+    /// nothing. A deleting object whose last finalizer goes is deleted.
+    pub async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        info: &dyn UpdatedObjectInfo,
+        create_admission: &dyn ValidateObject,
+        update_admission: &dyn ValidateObject,
+        opts: UpdateOptions<'_>,
+    ) -> Result<Updated, ApiError> {
         let key = self.key(namespace, name)?;
-        if dry_run {
-            let current = self.try_get(namespace, name).await?;
-            if current.is_none() && !allow_create {
-                return Err(ApiError::not_found(&self.resource, name));
+        let may_create = opts.subresource.is_empty()
+            && (self.info.allow_create_on_update || opts.force_allow_create);
+        let step = |current: Option<Box<dyn Object>>| async move {
+            match current {
+                None if !may_create => Err(ApiError::not_found(&self.resource, name)),
+                None => {
+                    let mut object = info.updated_object(None).await?;
+                    // A create through an update ignores the resourceVersion it may carry.
+                    object.metadata_mut().resource_version = None;
+                    let warnings = rest::before_create(self.kind, &mut *object)?;
+                    create_admission.validate(Some(&*object), None).await?;
+                    Ok((object, true, warnings))
+                }
+                Some(old) => {
+                    let mut object = info.updated_object(Some(&*old)).await?;
+                    rest::check_update_precondition(self.kind, &mut *object, &*old)?;
+                    let warnings =
+                        rest::before_update(self.kind, &mut object, &*old, opts.subresource)?;
+                    update_admission
+                        .validate(Some(&*object), Some(&*old))
+                        .await?;
+                    Ok((object, false, warnings))
+                }
             }
-            let created = current.is_none();
-            return Ok((update(current)?, created));
+        };
+        if opts.dry_run {
+            let current = self.try_get(namespace, name).await?;
+            let (object, created, warnings) = step(current).await?;
+            return Ok(Updated {
+                object,
+                created,
+                warnings,
+            });
         }
-        let created = Arc::new(Mutex::new(false));
-        let flag = created.clone();
-        let this = self;
+        let outcome: Mutex<Option<(Box<dyn Object>, bool, Vec<String>)>> = Mutex::new(None);
+        let outcome_ref = &outcome;
+        let step_ref = &step;
         let try_update: UpdateFn<'_> = Box::new(move |current: Option<StoredObject>| {
-            let result = (|| {
-                let cur = match &current {
-                    Some(o) => Some(this.decode(o)?),
-                    None => None,
-                };
-                *flag.lock() = cur.is_none();
-                let old = cur.clone();
-                let new = update(cur)?;
-                // An update that changes nothing keeps the stored bytes, so storage skips the
-                // write and the resourceVersion stays (JSON key order alone is no change).
-                let data = match (&current, old) {
-                    (Some(stored), Some(old)) if old == new => stored.data.clone(),
-                    _ => this.encode(&new)?,
-                };
-                let ttl = if current.is_none() { create_ttl } else { None };
-                Ok::<_, ApiError>(Update { data, ttl })
-            })();
-            Box::pin(async move { result.map_err(callback) })
+            Box::pin(async move {
+                let result = async {
+                    let old = match &current {
+                        Some(o) => Some(self.decode(o)?),
+                        None => None,
+                    };
+                    let unchanged_old = old.as_ref().map(|o| o.clone_object());
+                    let (mut object, created, warnings) = step_ref(old).await?;
+                    let data = match (&current, &unchanged_old) {
+                        // Nothing changed: the stored bytes stay, so storage skips the write.
+                        (Some(stored), Some(old)) if object.eq_object(&**old) => {
+                            stored.data.clone()
+                        }
+                        _ => self.encode(&mut *object)?,
+                    };
+                    let ttl = self.kind.strategy().ttl(&*object, !created);
+                    *outcome_ref.lock() = Some((object, created, warnings));
+                    Ok::<_, ApiError>(Update { data, ttl })
+                }
+                .await;
+                result.map_err(callback)
+            })
         });
         let stored = self
             .storage
-            .guaranteed_update(&key, allow_create, None, try_update, None)
+            .guaranteed_update(&key, may_create, None, try_update, None)
             .await
             .map_err(|e| self.err(e, name))?;
-        let obj = self.decode(&stored)?;
-        let was_created = *created.lock();
-        if is_deleting(&obj) && !self.has_pending_finalizers(&obj) {
+        let (mut object, created, warnings) = outcome
+            .into_inner()
+            .ok_or_else(|| ApiError::internal("the update produced no object"))?;
+        object.metadata_mut().resource_version = Some(stored.resource_version.to_string());
+        if created {
+            self.kind.strategy().after_create(&*object);
+        }
+        if rest::is_deleting(&*object) && !rest::has_pending_finalizers(self.kind, &*object) {
             let pre = Preconditions {
                 uid: None,
                 resource_version: Some(stored.resource_version.to_string()),
             };
             match self.storage.delete(&key, Some(pre), None, None).await {
-                Ok(_) => {}
+                Ok(_) => self.kind.strategy().after_delete(&*object),
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(self.err(e, name)),
             }
         }
-        Ok((obj, was_created))
+        Ok(Updated {
+            object,
+            created,
+            warnings,
+        })
     }
 
-    /// Whether an object still has finalizers to run (`metadata.finalizers`, and for
-    /// namespaces `spec.finalizers`).
-    pub fn has_pending_finalizers(&self, object: &Value) -> bool {
-        if !finalizers(object).is_empty() {
-            return true;
-        }
-        self.info.kind == "Namespace"
-            && object
-                .pointer("/spec/finalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|a| !a.is_empty())
+    /// Starts the deletion of the stored object at `key` (it waits for finalizers): marks it
+    /// deleting with a compare-and-swap write, unless it already is. Returns it marked.
+    async fn mark_deleting(&self, key: &str, name: &str) -> Result<Box<dyn Object>, ApiError> {
+        let marked: Mutex<Option<Box<dyn Object>>> = Mutex::new(None);
+        let marked_ref = &marked;
+        let try_update: UpdateFn<'_> = Box::new(move |current: Option<StoredObject>| {
+            Box::pin(async move {
+                let result = (|| {
+                    let current =
+                        current.ok_or_else(|| ApiError::not_found(&self.resource, name))?;
+                    let mut object = self.decode(&current)?;
+                    let data = if rest::is_deleting(&*object) {
+                        current.data.clone()
+                    } else {
+                        rest::mark_deleting(self.kind, &mut *object);
+                        self.encode(&mut *object)?
+                    };
+                    *marked_ref.lock() = Some(object);
+                    Ok::<_, ApiError>(Update { data, ttl: None })
+                })();
+                result.map_err(callback)
+            })
+        });
+        let stored = self
+            .storage
+            .guaranteed_update(key, false, None, try_update, None)
+            .await
+            .map_err(|e| self.err(e, name))?;
+        let mut object = marked
+            .into_inner()
+            .ok_or_else(|| ApiError::internal("the deletion produced no object"))?;
+        object.metadata_mut().resource_version = Some(stored.resource_version.to_string());
+        Ok(object)
     }
 
-    /// Deletes one object, honouring preconditions and finalizers.
+    /// Deletes one object: preconditions, `admission`, then either the removal or, when
+    /// finalizers are pending, the start of the deletion (`deletionTimestamp`).
     pub async fn delete(
         &self,
         namespace: &str,
         name: &str,
+        admission: &dyn ValidateObject,
         opts: &DeleteOptions,
     ) -> Result<DeleteOutcome, ApiError> {
         let key = self.key(namespace, name)?;
         let current = self.get(namespace, name, "").await?;
-        if let Some(uid) = &opts.uid {
-            let have = meta_str(&current, "uid").unwrap_or("");
-            if have != uid {
-                return Err(ApiError::conflict(
-                    &self.resource,
-                    name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
-                    ),
-                ));
-            }
+        let have_uid = current.metadata().uid.clone().unwrap_or_default();
+        if let Some(uid) = &opts.uid
+            && *uid != have_uid
+        {
+            return Err(ApiError::conflict(
+                &self.resource,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {have_uid}"
+                ),
+            ));
         }
         if let Some(rv) = &opts.resource_version {
-            let have = meta_str(&current, "resourceVersion").unwrap_or("");
-            if have != rv {
+            let have = current
+                .metadata()
+                .resource_version
+                .clone()
+                .unwrap_or_default();
+            if *have != *rv {
                 return Err(ApiError::conflict(
                     &self.resource,
                     name,
@@ -730,40 +726,24 @@ impl ResourceStore {
                 ));
             }
         }
-        if !finalizers(&current).is_empty() {
-            if is_deleting(&current) || opts.dry_run {
-                let mut obj = current;
-                if !is_deleting(&obj) {
-                    mark_deleting(&mut obj);
-                }
-                return Ok(DeleteOutcome::Pending(obj));
+        admission.validate(None, Some(&*current)).await?;
+        if rest::has_pending_finalizers(self.kind, &*current) {
+            if rest::is_deleting(&*current) || opts.dry_run {
+                let mut object = current;
+                rest::mark_deleting(self.kind, &mut *object);
+                return Ok(DeleteOutcome::Pending(object));
             }
-            let (obj, _) = self
-                .update(
-                    namespace,
-                    name,
-                    false,
-                    false,
-                    Box::new(|cur| {
-                        let mut obj =
-                            cur.ok_or_else(|| ApiError::not_found(&self.resource, name))?;
-                        if !is_deleting(&obj) {
-                            mark_deleting(&mut obj);
-                        }
-                        Ok(obj)
-                    }),
-                )
-                .await?;
-            if finalizers(&obj).is_empty() {
-                return Ok(DeleteOutcome::Deleted(obj));
+            let object = self.mark_deleting(&key, name).await?;
+            if rest::has_pending_finalizers(self.kind, &*object) {
+                return Ok(DeleteOutcome::Pending(object));
             }
-            return Ok(DeleteOutcome::Pending(obj));
+            return Ok(DeleteOutcome::Deleted(object));
         }
         if opts.dry_run {
             return Ok(DeleteOutcome::Deleted(current));
         }
         let pre = Preconditions {
-            uid: meta_str(&current, "uid").map(str::to_string),
+            uid: Some(have_uid),
             resource_version: None,
         };
         let deleted = self
@@ -771,19 +751,19 @@ impl ResourceStore {
             .delete(&key, Some(pre), None, None)
             .await
             .map_err(|e| self.err(e, name))?;
-        Ok(DeleteOutcome::Deleted(
-            self.decode(&deleted).unwrap_or(current),
-        ))
+        let object = self.decode(&deleted).unwrap_or(current);
+        self.kind.strategy().after_delete(&*object);
+        Ok(DeleteOutcome::Deleted(object))
     }
 }
 
-/// Marks an object as being deleted: `deletionTimestamp`, grace period 0 and, for kinds that
-/// track generation, a generation bump.
-pub fn mark_deleting(object: &mut Value) {
-    let meta = meta_mut(object);
-    meta.insert("deletionTimestamp".into(), Value::from(meta::now_rfc3339()));
-    meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-    if let Some(generation) = meta.get("generation").and_then(Value::as_i64) {
-        meta.insert("generation".into(), Value::from(generation + 1));
+/// The version of a stored JSON object, from its leading `apiVersion` member.
+fn stored_json_version(json: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct TypeMeta {
+        #[serde(rename = "apiVersion", default)]
+        api_version: String,
     }
+    let meta: TypeMeta = serde_json::from_slice(json).ok()?;
+    Some(apimachinery::GroupVersion::parse(&meta.api_version).version)
 }

@@ -6,7 +6,9 @@ pub mod jsonpath;
 pub mod layout;
 
 use apimachinery::ResourceInfo;
+use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
+use apimachinery::strategy::TableConvertor;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
@@ -73,23 +75,69 @@ pub fn row(
     Value::Object(row)
 }
 
-/// Builds a whole Table of objects of the kind `info` describes. `list_meta` is the list's
-/// metadata (resourceVersion, continue, remainingItemCount); `with_columns` is false for watch
-/// events after the first.
+/// The object a row carries for `includeObject`.
+fn row_object(
+    object: &dyn Object,
+    include: IncludeObject,
+    meta_version: &str,
+) -> Result<Option<Value>, ApiError> {
+    Ok(match include {
+        IncludeObject::None => None,
+        IncludeObject::Metadata => Some(json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": format!("meta.k8s.io/{meta_version}"),
+            "metadata": serde_json::to_value(object.metadata()).map_err(ApiError::internal)?,
+        })),
+        IncludeObject::Object => Some(object.to_value().map_err(ApiError::internal)?),
+    })
+}
+
+/// Builds a whole Table of objects of the kind `info` describes, with the kind's own
+/// `convertor` when its strategy has one, else from its printer columns. `list_meta` is the
+/// list's metadata (resourceVersion, continue, remainingItemCount); `with_columns` is false for
+/// watch events after the first.
 pub fn table(
-    objects: &[Value],
+    objects: &[&dyn Object],
     info: &ResourceInfo,
+    convertor: Option<&dyn TableConvertor>,
     include: IncludeObject,
     meta_version: &str,
     list_meta: Value,
     with_columns: bool,
-) -> Value {
-    let now = Utc::now();
-    let columns = layout::columns_for(info);
-    let rows: Vec<Value> = objects
-        .iter()
-        .map(|o| row(o, &columns, include, meta_version, now))
-        .collect();
+) -> Result<Value, ApiError> {
+    let (definitions, rows) = match convertor {
+        Some(c) => {
+            let definitions: Vec<Value> = c
+                .columns()
+                .iter()
+                .map(|c| json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}))
+                .collect();
+            let rows = objects
+                .iter()
+                .map(|o| {
+                    let mut row = Map::new();
+                    row.insert("cells".into(), Value::Array(c.cells(*o)));
+                    if let Some(obj) = row_object(*o, include, meta_version)? {
+                        row.insert("object".into(), obj);
+                    }
+                    Ok(Value::Object(row))
+                })
+                .collect::<Result<Vec<_>, ApiError>>()?;
+            (definitions, rows)
+        }
+        None => {
+            let now = Utc::now();
+            let columns = layout::columns_for(info);
+            let rows = objects
+                .iter()
+                .map(|o| {
+                    let value = o.to_value().map_err(ApiError::internal)?;
+                    Ok(row(&value, &columns, include, meta_version, now))
+                })
+                .collect::<Result<Vec<_>, ApiError>>()?;
+            (layout::definitions(&columns), rows)
+        }
+    };
     let mut t = Map::new();
     t.insert("kind".into(), Value::from("Table"));
     t.insert(
@@ -98,69 +146,37 @@ pub fn table(
     );
     t.insert("metadata".into(), list_meta);
     if with_columns {
-        t.insert(
-            "columnDefinitions".into(),
-            Value::Array(layout::definitions(&columns)),
-        );
+        t.insert("columnDefinitions".into(), Value::Array(definitions));
     } else {
         t.insert("columnDefinitions".into(), Value::Null);
     }
     t.insert("rows".into(), Value::Array(rows));
-    Value::Object(t)
+    Ok(Value::Object(t))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apimachinery::{PrinterColumn, Scope};
 
-    const COLS: &[PrinterColumn] = &[
-        PrinterColumn {
-            name: "Replicas",
-            type_: "integer",
-            format: "",
-            description: "",
-            priority: 0,
-            json_path: ".spec.replicas",
-        },
-        PrinterColumn {
-            name: "Color",
-            type_: "string",
-            format: "",
-            description: "",
-            priority: 1,
-            json_path: ".spec.color",
-        },
-    ];
+    /// A typed object of the scheme from its JSON.
+    fn object(group: &str, kind: &str, value: Value) -> Box<dyn Object> {
+        let scheme = generated::scheme();
+        let kind = scheme.by_kind(group, kind).unwrap();
+        kind.storage().decode_value(&value).unwrap().object
+    }
 
-    fn info(
-        group: &'static str,
-        kind: &'static str,
-        printer_columns: &'static [PrinterColumn],
-    ) -> ResourceInfo {
-        ResourceInfo {
-            group,
-            version: "v1",
-            kind,
-            list_kind: "",
-            plural: "",
-            singular: "",
-            scope: Scope::Namespaced,
-            short_names: &[],
-            categories: &[],
-            verbs: &[],
-            status_subresource: false,
-            scale: None,
-            printer_columns,
-            field_selectors: &[],
-            storage_version: true,
-            strategic_merge_patch: false,
-            allow_unconditional_update: false,
-            allow_create_on_update: false,
-            tracks_generation: true,
-            create_only: false,
-            proto_package: "",
-        }
+    fn render(objects: &[Box<dyn Object>], include: IncludeObject) -> Value {
+        let refs: Vec<&dyn Object> = objects.iter().map(|o| &**o).collect();
+        table(
+            &refs,
+            objects[0].info(),
+            None,
+            include,
+            "v1",
+            json!({"resourceVersion": "5"}),
+            true,
+        )
+        .unwrap()
     }
 
     fn names(t: &Value) -> Vec<String> {
@@ -175,15 +191,12 @@ mod tests {
     #[test]
     fn renders_rows_and_columns() {
         let created = (Utc::now() - chrono::Duration::minutes(5)).to_rfc3339();
-        let obj = json!({"metadata": {"name": "w", "creationTimestamp": created}, "spec": {"replicas": 3}});
-        let t = table(
-            &[obj],
-            &info("example.dev", "Widget", COLS),
-            IncludeObject::Metadata,
-            "v1",
-            json!({"resourceVersion": "5"}),
-            true,
+        let w = object(
+            "example.dev",
+            "Widget",
+            json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w", "creationTimestamp": created}, "spec": {"replicas": 3}}),
         );
+        let t = render(&[w], IncludeObject::Metadata);
         assert_eq!(names(&t), vec!["Name", "Replicas", "Color", "Age"]);
         let defs = t["columnDefinitions"].as_array().unwrap();
         assert_eq!(defs[0]["format"], "name");
@@ -195,27 +208,21 @@ mod tests {
     #[test]
     fn builtin_kinds_use_kubernetes_columns() {
         let created = (Utc::now() - chrono::Duration::hours(3)).to_rfc3339();
-        let cm = json!({"metadata": {"name": "c", "creationTimestamp": created}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": ""}});
-        let t = table(
-            &[cm],
-            &info("", "ConfigMap", &[]),
-            IncludeObject::None,
-            "v1",
-            json!({}),
-            true,
+        let cm = object(
+            "",
+            "ConfigMap",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "creationTimestamp": created}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": ""}}),
         );
+        let t = render(&[cm], IncludeObject::None);
         assert_eq!(names(&t), vec!["Name", "Data", "Age"]);
         assert_eq!(t["rows"][0]["cells"], json!(["c", 3, "3h"]));
         assert!(t["rows"][0].get("object").is_none());
-        let rb = json!({"metadata": {"name": "rb"}, "roleRef": {"kind": "ClusterRole", "name": "view"}, "subjects": [{"kind": "User", "name": "u"}, {"kind": "ServiceAccount", "name": "sa", "namespace": "ns"}]});
-        let t = table(
-            &[rb],
-            &info("rbac.authorization.k8s.io", "RoleBinding", &[]),
-            IncludeObject::None,
-            "v1",
-            json!({}),
-            true,
+        let rb = object(
+            "rbac.authorization.k8s.io",
+            "RoleBinding",
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb"}, "roleRef": {"kind": "ClusterRole", "name": "view"}, "subjects": [{"kind": "User", "name": "u"}, {"kind": "ServiceAccount", "name": "sa", "namespace": "ns"}]}),
         );
+        let t = render(&[rb], IncludeObject::None);
         assert_eq!(
             names(&t),
             vec!["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"]
@@ -223,19 +230,6 @@ mod tests {
         assert_eq!(
             t["rows"][0]["cells"],
             json!(["rb", "ClusterRole/view", "<unknown>", "u", "", "ns/sa"])
-        );
-        let ev = json!({"metadata": {"name": "e"}, "type": "Normal", "reason": "Scaled", "message": "m", "involvedObject": {"kind": "Widget", "name": "w"}});
-        let t = table(
-            &[ev],
-            &info("", "Event", &[]),
-            IncludeObject::None,
-            "v1",
-            json!({}),
-            true,
-        );
-        assert_eq!(
-            t["rows"][0]["cells"],
-            json!(["<unknown>", "Normal", "Scaled", "widget/w", "m", "e"])
         );
     }
 

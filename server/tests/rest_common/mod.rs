@@ -70,6 +70,7 @@ impl Harness {
             "/registry".into(),
         ));
         ctx.bootstrap().await.expect("bootstrap");
+        ctx.controllers().expect("controllers");
         Self { ctx, _dir: dir }
     }
 

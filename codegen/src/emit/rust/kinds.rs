@@ -289,7 +289,10 @@ fn emit_kind(group: &GroupModel, kind: &str) -> TokenStream {
         let info = resource_const(kind);
         let shape = super::schema::shape_ident(kind);
         let (to_hub, from_hub) = if name == hub_name {
-            (quote!(::std::clone::Clone::clone(self)), quote!(::std::clone::Clone::clone(hub)))
+            (
+                quote!(::std::clone::Clone::clone(self)),
+                quote!(::std::clone::Clone::clone(hub)),
+            )
         } else {
             let (t, f) = (to_hub_fn(kind, &hub_name), from_hub_fn(kind, &hub_name));
             (quote!(#m::#t(self)), quote!(#m::#f(hub)))
@@ -308,6 +311,10 @@ fn emit_kind(group: &GroupModel, kind: &str) -> TokenStream {
             TokenStream::new()
         };
         let proto_available = !crate::emit::proto::emit_proto_impls(group, v).is_empty();
+        let metadata_field = match s.field("metadata").and_then(|f| f.proto) {
+            Some(n) if proto_available => quote!(::std::option::Option::Some(#n)),
+            _ => quote!(::std::option::Option::None),
+        };
         let (encode, decode) = if proto_available {
             (
                 quote! {
@@ -356,6 +363,7 @@ fn emit_kind(group: &GroupModel, kind: &str) -> TokenStream {
             impl ::apimachinery::runtime::TypedObject for #ty {
                 const INFO: &'static ::apimachinery::ResourceInfo = &#m::#info;
                 const SHAPE: &'static ::apimachinery::structure::StructShape = &#m::#shape;
+                const METADATA_FIELD: ::std::option::Option<u32> = #metadata_field;
                 type Hub = #hub_type;
 
                 fn to_hub(&self) -> Self::Hub {
@@ -426,16 +434,28 @@ fn emit_kind(group: &GroupModel, kind: &str) -> TokenStream {
 /// storage version's typed struct) and its item, or the shared empty one.
 fn selectable_fields(group: &GroupModel, kind: &str) -> (TokenStream, TokenStream) {
     let Some(storage) = group.storage_version() else {
-        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+        return (
+            quote!(::apimachinery::runtime::no_selectable_fields),
+            TokenStream::new(),
+        );
     };
     let Some(s) = storage.struct_named(kind) else {
-        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+        return (
+            quote!(::apimachinery::runtime::no_selectable_fields),
+            TokenStream::new(),
+        );
     };
     let Some(k) = &s.kind else {
-        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+        return (
+            quote!(::apimachinery::runtime::no_selectable_fields),
+            TokenStream::new(),
+        );
     };
     if k.field_selectors.is_empty() {
-        return (quote!(::apimachinery::runtime::no_selectable_fields), TokenStream::new());
+        return (
+            quote!(::apimachinery::runtime::no_selectable_fields),
+            TokenStream::new(),
+        );
     }
     let m = ident(&storage.version);
     let kind_ident = ident(kind);
@@ -486,7 +506,9 @@ fn field_value_expr(version: &VersionModel, root: &StructModel, path: &str) -> O
         match (ty, last) {
             (TypeRef::Struct(n), false) => current = version.struct_named(n)?,
             (TypeRef::String, true) => return Some(quote!(#expr.cloned().unwrap_or_default())),
-            (TypeRef::Quantity, true) => return Some(quote!(#expr.map(|q| q.0.clone()).unwrap_or_default())),
+            (TypeRef::Quantity, true) => {
+                return Some(quote!(#expr.map(|q| q.0.clone()).unwrap_or_default()));
+            }
             (TypeRef::Bool | TypeRef::I32 | TypeRef::I64 | TypeRef::F64, true) => {
                 return Some(quote!(#expr.map(|v| v.to_string()).unwrap_or_default()));
             }

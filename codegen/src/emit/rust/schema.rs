@@ -62,7 +62,9 @@ fn emit_validate(version: &VersionModel, s: &StructModel) -> TokenStream {
         let fname = ident(&f.name);
         if f.json_inline {
             // The inlined struct's fields sit at this struct's level.
-            validations.push(quote! { ::apimachinery::markers::Validate::validate(&self.#fname, path, errors); });
+            validations.push(
+                quote! { ::apimachinery::markers::Validate::validate(&self.#fname, path, errors); },
+            );
             updates.push(quote! { ::apimachinery::markers::Validate::validate_update(&self.#fname, &old.#fname, path, errors); });
             continue;
         }
@@ -241,9 +243,7 @@ fn leaf_checks(v: &Validation) -> TokenStream {
     }
     if !v.enum_values.is_empty() {
         let values = &v.enum_values;
-        out.extend(
-            quote! { ::apimachinery::markers::check_enum(v, &p, &[#(#values),*], errors); },
-        );
+        out.extend(quote! { ::apimachinery::markers::check_enum(v, &p, &[#(#values),*], errors); });
     }
     if let Some(format) = &v.format {
         out.extend(quote! { ::apimachinery::markers::check_format(v, &p, #format, errors); });

@@ -124,7 +124,11 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
             None => quote!(#fname: ::std::default::Default::default(),),
         }
     });
-    for f in s.fields.iter().filter(|f| f.default.is_some() && !f.json_inline) {
+    for f in s
+        .fields
+        .iter()
+        .filter(|f| f.default.is_some() && !f.json_inline)
+    {
         let ty = rust_type(&f.ty);
         let (d, de) = (default_fn(s, f), de_fn(s, f));
         let expr = default_expr(&f.ty, f.default.as_ref().expect("filtered on a default"));

@@ -1,0 +1,255 @@
+//! The admission chain (Kubernetes' admission control): after a write's object is decoded and
+//! defaulted, every enabled mutating plugin runs in order, each seeing the changes of the ones
+//! before; then, inside the registry's write and after the kind's own validation, every
+//! validating plugin runs on the final object. A denial is the plugin's `Status` (403
+//! Forbidden, 422 Invalid, 404 for a missing namespace, ...); warnings reach the client as
+//! `Warning` headers.
+//!
+//! Plugins are the server's built-in ones ([`namespace_lifecycle`], [`resource_quota`]) and
+//! those the definitions ship beside their kinds (`admission.rs`), chosen with
+//! `--enable-admission-plugins` / `--disable-admission-plugins` by kube-apiserver's names and
+//! run in a fixed order whatever the flags' order.
+
+pub mod namespace_lifecycle;
+
+use std::sync::Arc;
+
+use apimachinery::admission::{Attributes, Operation, OperationOptions, Plugin, Request};
+use apimachinery::runtime::{Kind, Object};
+use apimachinery::status::ApiError;
+use apimachinery::user::UserInfo;
+use apimachinery::{ResourceInfo, Scheme};
+use async_trait::async_trait;
+use parking_lot::Mutex;
+
+use crate::registry::{Registry, ValidateObject};
+
+/// The plugins in the order they run, before and after those the definitions ship: as
+/// kube-apiserver orders them, NamespaceLifecycle first and ResourceQuota last.
+const FIRST: &[&str] = &["NamespaceLifecycle"];
+const LAST: &[&str] = &["ResourceQuota"];
+
+/// `--enable-admission-plugins` and `--disable-admission-plugins`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AdmissionOptions {
+    /// Plugins to turn on beyond the default ones.
+    pub enable: Vec<String>,
+    /// Plugins to turn off (wins over `enable`).
+    pub disable: Vec<String>,
+}
+
+/// Why the admission flags cannot be honoured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdmissionConfigError {
+    /// A flag names a plugin this server does not have.
+    #[error("admission plugin {name:?} is unknown; the known plugins are {known}")]
+    UnknownPlugin {
+        /// The name given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+}
+
+/// The enabled plugins, in the order they run.
+#[derive(Clone, Default)]
+pub struct Chain {
+    plugins: Vec<Plugin>,
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.plugins.iter().map(|p| p.name))
+            .finish()
+    }
+}
+
+/// The server's built-in plugins, over the registry they read.
+pub fn builtin_plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin> {
+    namespace_lifecycle::plugin(registry, scheme)
+        .into_iter()
+        .collect()
+}
+
+impl Chain {
+    /// A chain of no plugins.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The chain the flags select from `available` (built-in and definition plugins).
+    pub fn build(
+        available: Vec<Plugin>,
+        options: &AdmissionOptions,
+    ) -> Result<Self, AdmissionConfigError> {
+        let known: Vec<&'static str> = available.iter().map(|p| p.name).collect();
+        for name in options.enable.iter().chain(&options.disable) {
+            if !known.contains(&name.as_str()) {
+                return Err(AdmissionConfigError::UnknownPlugin {
+                    name: name.clone(),
+                    known: known.join(", "),
+                });
+            }
+        }
+        let on = |p: &Plugin| {
+            !options.disable.iter().any(|d| d == p.name)
+                && (p.default_enabled || options.enable.iter().any(|e| e == p.name))
+        };
+        let rank = |p: &Plugin| {
+            if let Some(i) = FIRST.iter().position(|n| *n == p.name) {
+                (0, i)
+            } else if let Some(i) = LAST.iter().position(|n| *n == p.name) {
+                (2, i)
+            } else {
+                (1, 0)
+            }
+        };
+        let mut plugins: Vec<Plugin> = available.into_iter().filter(on).collect();
+        // Stable: the definitions' plugins keep their registration order.
+        plugins.sort_by_key(rank);
+        Ok(Self { plugins })
+    }
+
+    /// The names of the enabled plugins, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.plugins.iter().map(|p| p.name).collect()
+    }
+
+    /// Runs every mutating plugin that handles the operation, in order.
+    pub async fn admit(&self, attributes: &mut Attributes<'_>) -> Result<(), ApiError> {
+        for plugin in &self.plugins {
+            if let Some(m) = &plugin.mutating
+                && m.handles(attributes)
+            {
+                m.admit(attributes).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every validating plugin that handles the operation, in order.
+    pub async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        for plugin in &self.plugins {
+            if let Some(v) = &plugin.validating
+                && v.handles(attributes)
+            {
+                v.validate(attributes).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The admission of one write: the chain with the facts of the request, collecting the
+/// plugins' warnings. Its validating half is what the registry store runs inside the write.
+pub struct RequestAdmission<'a> {
+    chain: &'a Chain,
+    operation: Operation,
+    kind: &'static Kind,
+    version: &'static ResourceInfo,
+    subresource: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+    dry_run: bool,
+    options: OperationOptions,
+    user: &'a UserInfo,
+    warnings: Mutex<Vec<String>>,
+}
+
+impl<'a> RequestAdmission<'a> {
+    /// The admission of `operation` on an object of `kind`, requested in `version`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        chain: &'a Chain,
+        operation: Operation,
+        kind: &'static Kind,
+        version: &'static ResourceInfo,
+        subresource: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+        dry_run: bool,
+        options: OperationOptions,
+        user: &'a UserInfo,
+    ) -> Self {
+        Self {
+            chain,
+            operation,
+            kind,
+            version,
+            subresource,
+            namespace,
+            name,
+            dry_run,
+            options,
+            user,
+            warnings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The same request as another operation (an update that creates is admitted as a
+    /// create).
+    pub fn as_operation(&self, operation: Operation) -> RequestAdmission<'a> {
+        RequestAdmission {
+            operation,
+            options: self.options.clone(),
+            warnings: Mutex::new(Vec::new()),
+            ..*self
+        }
+    }
+
+    fn request(&self) -> Request<'_> {
+        Request {
+            operation: self.operation,
+            kind: self.kind,
+            version: self.version,
+            subresource: self.subresource,
+            namespace: self.namespace,
+            name: self.name,
+            dry_run: self.dry_run,
+            options: &self.options,
+            user: self.user,
+        }
+    }
+
+    /// Runs the mutating plugins on `object` (`old` is the stored object of an update).
+    pub async fn mutate(
+        &self,
+        object: &mut Box<dyn Object>,
+        old: Option<&dyn Object>,
+    ) -> Result<(), ApiError> {
+        let mut attributes = Attributes::mutable(self.request(), Some(object), old);
+        let result = self.chain.admit(&mut attributes).await;
+        self.warnings.lock().extend(attributes.take_warnings());
+        result
+    }
+
+    /// The warnings the plugins added.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.lock().clone()
+    }
+}
+
+impl Clone for RequestAdmission<'_> {
+    fn clone(&self) -> Self {
+        Self {
+            options: self.options.clone(),
+            warnings: Mutex::new(self.warnings.lock().clone()),
+            ..*self
+        }
+    }
+}
+
+#[async_trait]
+impl ValidateObject for RequestAdmission<'_> {
+    async fn validate(
+        &self,
+        object: Option<&dyn Object>,
+        old: Option<&dyn Object>,
+    ) -> Result<(), ApiError> {
+        let attributes = Attributes::read_only(self.request(), object, old);
+        let result = self.chain.validate(&attributes).await;
+        self.warnings.lock().extend(attributes.take_warnings());
+        result
+    }
+}

@@ -1,0 +1,221 @@
+//! [`RequestScope`]: one resource request resolved against the scheme — what it is about
+//! (kind, requested version, namespace, name), who sent it, its query, headers and body, and
+//! the store of its kind.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use apimachinery::ResourceInfo;
+use apimachinery::runtime::{Kind, Object};
+use apimachinery::status::ApiError;
+use axum::body::{Body, Bytes};
+use http::HeaderMap;
+
+use super::ApiContext;
+use crate::authn::UserInfo;
+use crate::authz::AuthorizerRef;
+use crate::registry::Store;
+use crate::request_info::RequestInfo;
+
+/// One request, resolved against the scheme.
+pub struct RequestScope {
+    /// The parsed request facts.
+    pub info: RequestInfo,
+    /// The authenticated user.
+    pub user: UserInfo,
+    /// The authorizer (review kinds ask it).
+    pub authorizer: Option<AuthorizerRef>,
+    /// The query parameters (first value of each).
+    pub query: HashMap<String, String>,
+    /// The request headers.
+    pub headers: HeaderMap,
+    /// The raw body.
+    pub body: Bytes,
+    /// The kind addressed.
+    pub kind: &'static Kind,
+    /// The facts of the requested version.
+    pub version: &'static ResourceInfo,
+    /// The store of the kind.
+    pub store: Arc<Store>,
+}
+
+impl RequestScope {
+    /// Resolves a request for `kind` (looked up from the request's group and resource); an
+    /// unserved version or a path of the wrong scope is 404. The body is read (bounded) for
+    /// writes.
+    pub async fn from_request(
+        ctx: &ApiContext,
+        kind: &'static Kind,
+        req: http::Request<Body>,
+    ) -> Result<Self, ApiError> {
+        let (mut parts, body) = req.into_parts();
+        // The extensions are not needed after this: take them instead of copying.
+        let info = parts
+            .extensions
+            .remove::<RequestInfo>()
+            .ok_or_else(ApiError::not_found_path)?;
+        let user = parts
+            .extensions
+            .remove::<UserInfo>()
+            .unwrap_or_else(UserInfo::anonymous);
+        let authorizer = parts.extensions.remove::<AuthorizerRef>();
+        let version = kind
+            .info(&info.api_version)
+            .ok_or_else(ApiError::not_found_path)?;
+        // `/namespaces/{ns}/...` paths address namespaced kinds; `/namespaces/{name}` itself is
+        // the cluster-scoped Namespace.
+        let namespaced_path = !info.namespace.is_empty() && info.resource != "namespaces";
+        let collection = matches!(
+            info.verb.as_str(),
+            "list" | "watch" | "create" | "deletecollection"
+        );
+        if namespaced_path != version.namespaced() && !(version.namespaced() && collection) {
+            return Err(ApiError::not_found_path());
+        }
+        let mut query = HashMap::new();
+        for pair in parts
+            .uri
+            .query()
+            .unwrap_or("")
+            .split('&')
+            .filter(|p| !p.is_empty())
+        {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let k = crate::request_info::percent_decode(&k.replace('+', " "));
+            let v = crate::request_info::percent_decode(&v.replace('+', " "));
+            query.entry(k).or_insert(v);
+        }
+        let body = if matches!(
+            parts.method,
+            http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE
+        ) {
+            crate::filters::body_limit::read_body(body).await?
+        } else {
+            Bytes::new()
+        };
+        let store = ctx.store(kind)?;
+        Ok(Self {
+            info,
+            user,
+            authorizer,
+            query,
+            headers: parts.headers,
+            body,
+            kind,
+            version,
+            store,
+        })
+    }
+
+    /// A query parameter.
+    pub fn q(&self, key: &str) -> Option<&str> {
+        self.query.get(key).map(String::as_str)
+    }
+
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The namespace of the request (empty for cluster scope).
+    pub fn namespace(&self) -> &str {
+        if self.version.namespaced() {
+            &self.info.namespace
+        } else {
+            ""
+        }
+    }
+
+    /// The name in the URL (empty for collections).
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// The subresource in the URL (empty for the main resource).
+    pub fn subresource(&self) -> &str {
+        &self.info.subresource
+    }
+
+    /// Whether the kind has protobuf encodings.
+    pub fn protobuf(&self) -> bool {
+        !self.version.proto_package.is_empty()
+    }
+
+    /// Whether the requested version is the storage version.
+    pub fn is_storage_version(&self) -> bool {
+        self.version.version == self.store.info().version
+    }
+
+    /// Converts an object to the requested version.
+    pub fn to_request_version(&self, object: Box<dyn Object>) -> Result<Box<dyn Object>, ApiError> {
+        self.kind
+            .convert(object, self.version.version)
+            .map_err(ApiError::internal)
+    }
+
+    /// Converts an object to the storage version.
+    pub fn to_storage_version(&self, object: Box<dyn Object>) -> Result<Box<dyn Object>, ApiError> {
+        self.kind
+            .convert(object, self.store.info().version)
+            .map_err(ApiError::internal)
+    }
+
+    /// Parses `dryRun`: only `All` is accepted.
+    pub fn dry_run(&self) -> Result<bool, ApiError> {
+        super::params::dry_run(self.q("dryRun"))
+    }
+
+    /// The field manager of a write: `fieldManager`, else the User-Agent's first segment.
+    pub fn field_manager(&self) -> Result<String, ApiError> {
+        super::params::field_manager(self.q("fieldManager"), self.header("user-agent"))
+    }
+
+    /// Sets an object's namespace from the URL; a different one in the body is 400. A
+    /// cluster-scoped object has none.
+    pub fn set_namespace(&self, object: &mut dyn Object) -> Result<(), ApiError> {
+        let url = self.namespace();
+        let meta = object.metadata_mut();
+        if !self.version.namespaced() {
+            meta.namespace = None;
+            return Ok(());
+        }
+        match meta.namespace.as_deref() {
+            Some(ns) if !ns.is_empty() && ns != url => Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            )),
+            Some(ns) if ns == url => Ok(()),
+            _ => {
+                meta.namespace = Some(url.to_string());
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets an object's name from the URL; a different one in the body is 400.
+    pub fn set_name(&self, object: &mut dyn Object) -> Result<(), ApiError> {
+        let url = self.name();
+        let meta = object.metadata_mut();
+        match meta.name.as_deref() {
+            Some(n) if !n.is_empty() && n != url => Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({url})"
+            ))),
+            _ => {
+                meta.name = Some(url.to_string());
+                Ok(())
+            }
+        }
+    }
+
+    /// The shape of the requested version, for patches and server-side apply.
+    pub fn shape(&self) -> &'static apimachinery::structure::StructShape {
+        self.kind
+            .codec(self.version.version)
+            .map(|c| c.shape())
+            .unwrap_or(self.kind.storage().shape())
+    }
+
+    /// The 404 of the object the URL names.
+    pub fn not_found(&self) -> ApiError {
+        ApiError::not_found(self.store.resource(), self.name())
+    }
+}
