@@ -95,12 +95,20 @@ fn message_impl(s: &StructModel) -> TokenStream {
     let merges = numbered.iter().map(|(number, f)| {
         let fname = ident(&f.name);
         if let Some(ty) = by_value_type(f) {
+            // Go cannot tell an unset by-value field from its zero value, and defaults it:
+            // a zero value reads as the marker default when there is one.
+            let zero = if f.default.is_some() {
+                let d = crate::emit::rust::types::default_fn(s, f);
+                quote!(#d())
+            } else {
+                quote!(::std::option::Option::None)
+            };
             return quote! {
                 #number => {
                     let mut v = <#ty as ::std::default::Default>::default();
                     ::apimachinery::protobuf::ProtoField::merge_field_value(&mut v, field, wire, dec)?;
                     self.#fname = if v == <#ty as ::std::default::Default>::default() {
-                        ::std::option::Option::None
+                        #zero
                     } else {
                         ::std::option::Option::Some(v)
                     };

@@ -34,7 +34,7 @@ fn null_tolerant(f: &FieldModel) -> bool {
 }
 
 /// The function returning a field's marker default: `__default_widget_spec_replicas`.
-fn default_fn(s: &StructModel, f: &FieldModel) -> proc_macro2::Ident {
+pub fn default_fn(s: &StructModel, f: &FieldModel) -> proc_macro2::Ident {
     format_ident!("__default_{}_{}", s.name.to_snake_case(), f.name)
 }
 
@@ -132,12 +132,18 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
         let ty = rust_type(&f.ty);
         let (d, de) = (default_fn(s, f), de_fn(s, f));
         let expr = default_expr(&f.ty, f.default.as_ref().expect("filtered on a default"));
+        // A by-value field's zero value is unset to Go's defaulting, as `null` is.
+        let read = if f.proto_by_value {
+            quote!(::apimachinery::serde_util::null_or_zero(d, #d))
+        } else {
+            quote!(::apimachinery::serde_util::null_or(d, #d))
+        };
         helpers.extend(quote! {
             #[doc(hidden)]
             fn #d() -> #ty { #expr }
             #[doc(hidden)]
             fn #de<'de, D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<#ty, D::Error> {
-                ::apimachinery::serde_util::null_or(d, #d)
+                #read
             }
         });
     }
