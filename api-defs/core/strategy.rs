@@ -90,3 +90,48 @@ impl Strategy for EventStrategy {
         &["source"]
     }
 }
+
+/// A ResourceQuota's limits are non-negative quantities, whole numbers for object counts; its
+/// status is the server's (kept by the quota controller and the admission plugin).
+pub struct ResourceQuotaStrategy;
+
+impl ResourceQuotaStrategy {
+    fn validate_hard(quota: &v1::ResourceQuota) -> Vec<::apimachinery::errors::FieldError> {
+        use ::apimachinery::errors::FieldError;
+        let mut errors = Vec::new();
+        for (name, quantity) in &quota.spec.hard {
+            let path = format!("spec.hard[{name}]");
+            let bad = ::serde_json::Value::from(quantity.0.as_str());
+            match quantity.value() {
+                Err(e) => errors.push(FieldError::invalid(path, &bad, e.to_string())),
+                Ok(v) if v < 0 => errors.push(FieldError::invalid(
+                    path,
+                    &bad,
+                    "must be greater than or equal to 0",
+                )),
+                Ok(v) if name.starts_with("count/") && quantity.0.trim() != v.to_string() => {
+                    errors.push(FieldError::invalid(path, &bad, "must be an integer"))
+                }
+                Ok(_) => {}
+            }
+        }
+        errors
+    }
+}
+
+impl Strategy for ResourceQuotaStrategy {
+    fn validate(&self, object: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
+        object
+            .downcast_ref::<v1::ResourceQuota>()
+            .map(Self::validate_hard)
+            .unwrap_or_default()
+    }
+
+    fn validate_update(
+        &self,
+        object: &dyn Object,
+        _old: &dyn Object,
+    ) -> Vec<::apimachinery::errors::FieldError> {
+        self.validate(object)
+    }
+}

@@ -137,6 +137,71 @@ pub struct ServiceAccount {
     pub automount_service_account_token: Option<bool>,
 }
 
+/// A ResourceQuota limits what a namespace may hold: here, how many objects of each kind
+/// (`count/<resource>.<group>`, `count/<resource>` for the core group, and the legacy core
+/// names `configmaps`, `secrets`, `resourcequotas`). The server keeps `status.hard` equal to
+/// `spec.hard` and `status.used` at the current counts, and refuses creates that would go over.
+#[kind(namespaced, status, short_names = ["quota"], strategic_merge_patch, unconditional_update, no_generation)]
+pub struct ResourceQuota {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The limits.
+    #[proto(2)]
+    pub spec: ResourceQuotaSpec,
+    /// The limits enforced and the usage, kept by the server.
+    #[proto(3)]
+    pub status: ResourceQuotaStatus,
+}
+
+/// The limits of a ResourceQuota.
+pub struct ResourceQuotaSpec {
+    /// The most of each resource the namespace may hold, by resource name.
+    #[proto(1)]
+    pub hard: BTreeMap<String, Quantity>,
+    /// The scopes the quota tracks; a quota with scopes tracks only pods, which this server
+    /// does not serve.
+    #[proto(2)]
+    #[list(type = "atomic")]
+    pub scopes: Vec<String>,
+    /// A selector of scopes, as `scopes` but with operators.
+    #[proto(3)]
+    pub scope_selector: Option<ScopeSelector>,
+}
+
+/// The observed state of a ResourceQuota.
+pub struct ResourceQuotaStatus {
+    /// The limits enforced, by resource name.
+    #[proto(1)]
+    pub hard: BTreeMap<String, Quantity>,
+    /// The current usage, by resource name.
+    #[proto(2)]
+    pub used: BTreeMap<String, Quantity>,
+}
+
+/// A selector of quota scopes.
+#[map(type = "atomic")]
+pub struct ScopeSelector {
+    /// The requirements, all of which must hold.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub match_expressions: Vec<ScopedResourceSelectorRequirement>,
+}
+
+/// One requirement on a quota scope.
+pub struct ScopedResourceSelectorRequirement {
+    /// The scope, such as `BestEffort`.
+    #[proto(1, by_value)]
+    pub scope_name: Option<String>,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    #[proto(2, by_value)]
+    pub operator: Option<String>,
+    /// The values, for `In` and `NotIn`.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub values: Vec<String>,
+}
+
 /// An Event reports something that happened to an object. Events are kept for a limited time
 /// and are informative, best-effort data.
 #[kind(namespaced, short_names = ["ev"], strategic_merge_patch, unconditional_update, create_on_update, no_generation)]

@@ -5,6 +5,8 @@
 //! Mutating plugins run first, in order, each seeing the changes of the ones before; then
 //! validating plugins run on the final object. Objects are of the kind's storage version.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -54,6 +56,11 @@ pub struct OperationOptions {
     pub propagation_policy: Option<String>,
 }
 
+/// Work a plugin registers to run once the write it admitted has been stored (`true`; for a
+/// delete: the object is gone) or has not (`false`: it failed, or, on a conflict, is tried
+/// again and admitted anew), such as a quota giving back what it charged.
+pub type OutcomeHook = Box<dyn FnOnce(bool) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
 /// The new object of an operation, as a plugin sees it: changeable by mutating plugins,
 /// read-only for validating ones.
 enum NewObject<'a> {
@@ -87,6 +94,7 @@ pub struct Attributes<'a> {
     /// The user making the request.
     pub user: &'a UserInfo,
     warnings: Mutex<Vec<String>>,
+    outcome_hooks: Mutex<Vec<OutcomeHook>>,
 }
 
 /// What is the same for every plugin call of one request.
@@ -131,6 +139,7 @@ impl<'a> Attributes<'a> {
             options: request.options,
             user: request.user,
             warnings: Mutex::new(Vec::new()),
+            outcome_hooks: Mutex::new(Vec::new()),
         }
     }
 
@@ -194,6 +203,19 @@ impl<'a> Attributes<'a> {
     /// The warnings added so far.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Registers work to run once the write's outcome is known (see [`OutcomeHook`]).
+    pub fn on_outcome(&self, hook: OutcomeHook) {
+        self.outcome_hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(hook);
+    }
+
+    /// The outcome hooks registered so far.
+    pub fn take_outcome_hooks(&self) -> Vec<OutcomeHook> {
+        std::mem::take(&mut *self.outcome_hooks.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The object's name: the request's, else the new object's.

@@ -15,6 +15,7 @@ pub mod markers;
 pub mod meta;
 pub mod object;
 pub mod protobuf;
+pub mod quantity;
 pub mod resource;
 pub mod runtime;
 pub mod sample;

@@ -11,10 +11,13 @@
 //! run in a fixed order whatever the flags' order.
 
 pub mod namespace_lifecycle;
+pub mod resource_quota;
 
 use std::sync::Arc;
 
-use apimachinery::admission::{Attributes, Operation, OperationOptions, Plugin, Request};
+use apimachinery::admission::{
+    Attributes, Operation, OperationOptions, OutcomeHook, Plugin, Request,
+};
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use apimachinery::user::UserInfo;
@@ -155,6 +158,8 @@ pub struct RequestAdmission<'a> {
     options: OperationOptions,
     user: &'a UserInfo,
     warnings: Mutex<Vec<String>>,
+    /// What the validating plugins asked to run once the write's outcome is known.
+    outcome_hooks: Mutex<Vec<OutcomeHook>>,
 }
 
 impl<'a> RequestAdmission<'a> {
@@ -184,6 +189,15 @@ impl<'a> RequestAdmission<'a> {
             options,
             user,
             warnings: Mutex::new(Vec::new()),
+            outcome_hooks: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Runs the outcome hooks registered so far.
+    async fn settle(&self, succeeded: bool) {
+        let hooks = std::mem::take(&mut *self.outcome_hooks.lock());
+        for hook in hooks {
+            hook(succeeded).await;
         }
     }
 
@@ -194,6 +208,7 @@ impl<'a> RequestAdmission<'a> {
             operation,
             options: self.options.clone(),
             warnings: Mutex::new(Vec::new()),
+            outcome_hooks: Mutex::new(Vec::new()),
             ..*self
         }
     }
@@ -235,6 +250,7 @@ impl Clone for RequestAdmission<'_> {
         Self {
             options: self.options.clone(),
             warnings: Mutex::new(self.warnings.lock().clone()),
+            outcome_hooks: Mutex::new(Vec::new()),
             ..*self
         }
     }
@@ -247,9 +263,22 @@ impl ValidateObject for RequestAdmission<'_> {
         object: Option<&dyn Object>,
         old: Option<&dyn Object>,
     ) -> Result<(), ApiError> {
+        // A write tried again after a conflict is admitted anew: what the last attempt's
+        // plugins did is undone first.
+        self.settle(false).await;
         let attributes = Attributes::read_only(self.request(), object, old);
         let result = self.chain.validate(&attributes).await;
         self.warnings.lock().extend(attributes.take_warnings());
+        self.outcome_hooks
+            .lock()
+            .extend(attributes.take_outcome_hooks());
+        if result.is_err() {
+            self.settle(false).await;
+        }
         result
+    }
+
+    async fn committed(&self, succeeded: bool) {
+        self.settle(succeeded).await;
     }
 }

@@ -170,16 +170,22 @@ impl ApiContext {
         crate::controllers::system_namespaces::ensure(&namespaces).await
     }
 
-    /// Starts the in-process controllers (the namespace controller) in the background.
+    /// Starts the in-process controllers (namespaces, resource quotas) in the background.
     pub fn controllers(&self) -> Result<(), ApiError> {
-        if self.scheme.by_kind("", "Namespace").is_none() {
-            return Ok(());
+        if self.scheme.by_kind("", "Namespace").is_some() {
+            let controller = crate::controllers::namespace::NamespaceController::new(
+                self.registry.clone(),
+                self.scheme.clone(),
+            )?;
+            tokio::spawn(controller.run());
         }
-        let controller = crate::controllers::namespace::NamespaceController::new(
-            self.registry.clone(),
-            self.scheme.clone(),
-        )?;
-        tokio::spawn(controller.run());
+        if self.scheme.by_kind("", "ResourceQuota").is_some() {
+            let controller = crate::controllers::resource_quota::QuotaController::new(
+                self.registry.clone(),
+                self.scheme.clone(),
+            )?;
+            tokio::spawn(controller.run());
+        }
         Ok(())
     }
 }

@@ -164,4 +164,8 @@ impl ValidateObject for AuthorizeCreate<'_> {
         }
         self.then.validate(object, old).await
     }
+
+    async fn committed(&self, succeeded: bool) {
+        self.then.committed(succeeded).await
+    }
 }

@@ -46,6 +46,10 @@ pub trait ValidateObject: Send + Sync {
         object: Option<&dyn Object>,
         old: Option<&dyn Object>,
     ) -> Result<(), ApiError>;
+
+    /// Learns the outcome of the write it admitted: stored (`true`; for a delete, removed) or
+    /// not. Plugins with side effects (quota charges) settle them here.
+    async fn committed(&self, _succeeded: bool) {}
 }
 
 /// No admission (the server's own writes: bootstrap objects, controllers).
@@ -525,19 +529,30 @@ impl Store {
                 }
                 return Ok((object, warnings));
             }
-            let data = self.encode(&mut *object)?;
+            let data = match self.encode(&mut *object) {
+                Ok(d) => d,
+                Err(e) => {
+                    admission.committed(false).await;
+                    return Err(e);
+                }
+            };
             let ttl = self.kind.strategy().ttl(&*object, false);
             match self.storage.create(&key, data, ttl).await {
                 Ok(stored) => {
+                    admission.committed(true).await;
                     object.metadata_mut().resource_version =
                         Some(stored.resource_version.to_string());
                     self.kind.strategy().after_create(&*object);
                     return Ok((object, warnings));
                 }
                 Err(e) if e.is_exists() && generated => continue,
-                Err(e) => return Err(self.err(e, &name)),
+                Err(e) => {
+                    admission.committed(false).await;
+                    return Err(self.err(e, &name));
+                }
             }
         }
+        admission.committed(false).await;
         Err(ApiError::generate_name_conflict(
             &self.resource,
             object.name(),
@@ -625,8 +640,12 @@ impl Store {
         let stored = self
             .storage
             .guaranteed_update(&key, may_create, None, try_update, None)
-            .await
-            .map_err(|e| self.err(e, name))?;
+            .await;
+        let created = outcome.lock().as_ref().is_some_and(|o| o.1);
+        let ok = stored.is_ok();
+        create_admission.committed(ok && created).await;
+        update_admission.committed(ok && !created).await;
+        let stored = stored.map_err(|e| self.err(e, name))?;
         let (mut object, created, warnings) = outcome
             .into_inner()
             .ok_or_else(|| ApiError::internal("the update produced no object"))?;
@@ -728,6 +747,8 @@ impl Store {
         }
         admission.validate(None, Some(&*current)).await?;
         if rest::has_pending_finalizers(self.kind, &*current) {
+            // The object stays until its finalizers are done.
+            admission.committed(false).await;
             if rest::is_deleting(&*current) || opts.dry_run {
                 let mut object = current;
                 rest::mark_deleting(self.kind, &mut *object);
@@ -740,17 +761,16 @@ impl Store {
             return Ok(DeleteOutcome::Deleted(object));
         }
         if opts.dry_run {
+            admission.committed(false).await;
             return Ok(DeleteOutcome::Deleted(current));
         }
         let pre = Preconditions {
             uid: Some(have_uid),
             resource_version: None,
         };
-        let deleted = self
-            .storage
-            .delete(&key, Some(pre), None, None)
-            .await
-            .map_err(|e| self.err(e, name))?;
+        let deleted = self.storage.delete(&key, Some(pre), None, None).await;
+        admission.committed(deleted.is_ok()).await;
+        let deleted = deleted.map_err(|e| self.err(e, name))?;
         let object = self.decode(&deleted).unwrap_or(current);
         self.kind.strategy().after_delete(&*object);
         Ok(DeleteOutcome::Deleted(object))

@@ -1,0 +1,311 @@
+//! ResourceQuota (kube-apiserver's plugin of that name), for object counts: a create in a
+//! namespace is refused when it would take any quota of the namespace over a limit on the
+//! count of its kind (`count/<resource>.<group>`, `count/<resource>` for the core group, or
+//! the legacy core names `configmaps`, `secrets`, `resourcequotas`).
+//!
+//! Admitting a create charges it: the quota's `status.used` is raised by one with a
+//! compare-and-swap write, checked against the fresh quota, so concurrent creates (on any
+//! replica) can never all pass a limit together. A create that is then not stored gives its
+//! charge back; a delete that removes an object releases one. A quota the server has not
+//! counted yet (`status.used` lacks a limited resource) refuses creates of that resource, as
+//! kube-apiserver's "status unknown for quota" does. The quota controller
+//! (`controllers::resource_quota`) keeps `status` current and repairs counts that drift.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use apimachinery::admission::{Attributes, Operation, Plugin, ValidatingPlugin};
+use apimachinery::meta::Quantity;
+use apimachinery::runtime::Object;
+use apimachinery::status::ApiError;
+use apimachinery::{ResourceInfo, Scheme};
+use async_trait::async_trait;
+use generated::core::RESOURCE_QUOTA_KIND;
+use generated::core::v1::ResourceQuota;
+
+use crate::registry::{NoAdmission, Registry, Store, UpdateOptions, UpdatedObjectInfo};
+
+/// The plugin's name, as the admission flags spell it.
+pub const NAME: &str = "ResourceQuota";
+
+/// The core resources whose object counts have a name without `count/` (Kubernetes' legacy
+/// quota names).
+const LEGACY: [&str; 7] = [
+    "pods",
+    "services",
+    "replicationcontrollers",
+    "resourcequotas",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+];
+
+/// The plugin, when the scheme serves ResourceQuotas.
+pub fn plugin(registry: &Arc<Registry>, scheme: &Scheme) -> Option<Plugin> {
+    scheme.by_kind("", "ResourceQuota")?;
+    Some(Plugin {
+        name: NAME,
+        default_enabled: true,
+        mutating: None,
+        validating: Some(Arc::new(QuotaAdmission {
+            registry: registry.clone(),
+        })),
+    })
+}
+
+/// The quota resource names that count objects of a kind.
+pub fn count_names(info: &ResourceInfo) -> Vec<String> {
+    let mut names = vec![if info.group.is_empty() {
+        format!("count/{}", info.plural)
+    } else {
+        format!("count/{}.{}", info.plural, info.group)
+    }];
+    if info.group.is_empty() && LEGACY.contains(&info.plural) {
+        names.push(info.plural.to_string());
+    }
+    names
+}
+
+/// Whether a quota applies to object counts (a quota with scopes tracks only pods).
+pub fn counts_objects(quota: &ResourceQuota) -> bool {
+    quota.spec.scopes.is_empty() && quota.spec.scope_selector.is_none()
+}
+
+/// `name=value` pairs sorted by name, comma-separated, as Kubernetes prints resource lists.
+fn pretty(values: &BTreeMap<String, i64>) -> String {
+    values
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn quantity_value(q: Option<&Quantity>) -> i64 {
+    q.and_then(|q| q.value().ok()).unwrap_or(0)
+}
+
+/// The validating part of the plugin.
+struct QuotaAdmission {
+    registry: Arc<Registry>,
+}
+
+#[async_trait]
+impl ValidatingPlugin for QuotaAdmission {
+    fn handles(&self, attributes: &Attributes<'_>) -> bool {
+        let info = attributes.kind.storage_info();
+        matches!(attributes.operation, Operation::Create | Operation::Delete)
+            && attributes.subresource.is_empty()
+            && info.namespaced()
+            && !info.create_only
+    }
+
+    async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let quotas = self.registry.store(&RESOURCE_QUOTA_KIND)?;
+        let names = count_names(attributes.kind.storage_info());
+        let (items, _) = quotas
+            .list(attributes.namespace, Default::default())
+            .await?;
+        let mut applicable: Vec<(String, Vec<String>)> = items
+            .iter()
+            .filter_map(|o| o.downcast_ref::<ResourceQuota>())
+            .filter(|q| counts_objects(q))
+            .filter_map(|q| {
+                let limited: Vec<String> = names
+                    .iter()
+                    .filter(|n| q.spec.hard.contains_key(*n))
+                    .cloned()
+                    .collect();
+                (!limited.is_empty())
+                    .then(|| (q.metadata.name.clone().unwrap_or_default(), limited))
+            })
+            .collect();
+        if applicable.is_empty() {
+            return Ok(());
+        }
+        applicable.sort();
+        match attributes.operation {
+            Operation::Create => self.charge(attributes, &quotas, &applicable).await,
+            _ => {
+                // A delete releases its object's count once the object is gone.
+                if !attributes.dry_run {
+                    let quotas = quotas.clone();
+                    let namespace = attributes.namespace.to_string();
+                    attributes.on_outcome(Box::new(move |removed| {
+                        Box::pin(async move {
+                            if removed {
+                                adjust_all(&quotas, &namespace, &applicable, -1).await;
+                            }
+                        })
+                    }));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl QuotaAdmission {
+    /// Charges a create to every applicable quota (only checks on a dry run), giving back the
+    /// charges already made when one quota refuses.
+    async fn charge(
+        &self,
+        attributes: &Attributes<'_>,
+        quotas: &Arc<Store>,
+        applicable: &[(String, Vec<String>)],
+    ) -> Result<(), ApiError> {
+        let mut charged: Vec<(String, Vec<String>)> = Vec::new();
+        for (quota, names) in applicable {
+            let change = Charge {
+                names,
+                delta: 1,
+                check: Some(attributes),
+                apply: !attributes.dry_run,
+            };
+            let result = quotas
+                .update(
+                    attributes.namespace,
+                    quota,
+                    &change,
+                    &NoAdmission,
+                    &NoAdmission,
+                    UpdateOptions {
+                        subresource: "status",
+                        force_allow_create: false,
+                        dry_run: attributes.dry_run,
+                    },
+                )
+                .await;
+            match result {
+                Ok(_) => charged.push((quota.clone(), names.clone())),
+                // The quota was deleted meanwhile: nothing to charge.
+                Err(e) if e.code() == 404 => {}
+                Err(e) => {
+                    if !attributes.dry_run {
+                        adjust_all(quotas, attributes.namespace, &charged, -1).await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        if !attributes.dry_run && !charged.is_empty() {
+            let quotas = quotas.clone();
+            let namespace = attributes.namespace.to_string();
+            attributes.on_outcome(Box::new(move |stored| {
+                Box::pin(async move {
+                    if !stored {
+                        adjust_all(&quotas, &namespace, &charged, -1).await;
+                    }
+                })
+            }));
+        }
+        Ok(())
+    }
+}
+
+/// Moves the usage of every listed quota by `delta` (never below zero), unchecked: charges
+/// given back and releases.
+pub async fn adjust_all(
+    quotas: &Store,
+    namespace: &str,
+    targets: &[(String, Vec<String>)],
+    delta: i64,
+) {
+    for (quota, names) in targets {
+        let change = Charge {
+            names,
+            delta,
+            check: None,
+            apply: true,
+        };
+        let _ = quotas
+            .update(
+                namespace,
+                quota,
+                &change,
+                &NoAdmission,
+                &NoAdmission,
+                UpdateOptions {
+                    subresource: "status",
+                    force_allow_create: false,
+                    dry_run: false,
+                },
+            )
+            .await;
+    }
+}
+
+/// A change of a quota's usage, made on the fresh quota of every compare-and-swap attempt.
+struct Charge<'a> {
+    names: &'a [String],
+    delta: i64,
+    /// The create being admitted, when the limits are checked.
+    check: Option<&'a Attributes<'a>>,
+    /// Whether the usage is changed (not on a dry run).
+    apply: bool,
+}
+
+#[async_trait]
+impl UpdatedObjectInfo for Charge<'_> {
+    async fn updated_object(&self, old: Option<&dyn Object>) -> Result<Box<dyn Object>, ApiError> {
+        let old = old.ok_or_else(|| ApiError::internal("the quota is gone"))?;
+        let mut object = old.clone_object();
+        let Some(quota) = object.downcast_mut::<ResourceQuota>() else {
+            return Ok(object);
+        };
+        if let Some(attributes) = self.check {
+            check(quota, self.names, attributes)?;
+        }
+        if self.apply {
+            for name in self.names {
+                let used = quantity_value(quota.status.used.get(name));
+                let next = (used + self.delta).max(0);
+                quota
+                    .status
+                    .used
+                    .insert(name.clone(), Quantity(next.to_string()));
+            }
+        }
+        Ok(object)
+    }
+}
+
+/// Refuses a create that would take `quota` over a limit, or whose usage it has not counted.
+fn check(
+    quota: &ResourceQuota,
+    names: &[String],
+    attributes: &Attributes<'_>,
+) -> Result<(), ApiError> {
+    let quota_name = quota.metadata.name.as_deref().unwrap_or("");
+    let unknown: Vec<&str> = names
+        .iter()
+        .filter(|n| !quota.status.used.contains_key(*n))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(attributes.forbidden(&format!(
+            "status unknown for quota: {quota_name}, resources: {}",
+            unknown.join(",")
+        )));
+    }
+    let mut requested = BTreeMap::new();
+    let mut used = BTreeMap::new();
+    let mut limited = BTreeMap::new();
+    for name in names {
+        let hard = quantity_value(quota.spec.hard.get(name));
+        let now = quantity_value(quota.status.used.get(name));
+        if now + 1 > hard {
+            requested.insert(name.clone(), 1);
+            used.insert(name.clone(), now);
+            limited.insert(name.clone(), hard);
+        }
+    }
+    if requested.is_empty() {
+        return Ok(());
+    }
+    Err(attributes.forbidden(&format!(
+        "exceeded quota: {quota_name}, requested: {}, used: {}, limited: {}",
+        pretty(&requested),
+        pretty(&used),
+        pretty(&limited)
+    )))
+}
