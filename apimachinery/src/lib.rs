@@ -3,8 +3,10 @@
 //! This crate holds the vocabulary every other crate speaks: group/version/kind names, the
 //! REST-mapping facts of a resource, the [`scheme::Scheme`] that the generated crate fills with
 //! one [`scheme::KindOps`] per group and kind, the `meta.k8s.io/v1` types, field errors and
-//! `Status` errors, selectors and the protobuf envelope. It performs no I/O.
+//! `Status` errors, selectors, the Go text formats Kubernetes' messages use (`strconv`,
+//! `duration`) and the protobuf envelope. It performs no I/O.
 
+pub mod duration;
 pub mod errors;
 pub mod gvk;
 pub mod json;
@@ -18,6 +20,7 @@ pub mod scheme;
 pub mod selectors;
 pub mod serde_util;
 pub mod status;
+pub mod strconv;
 pub mod validation;
 
 pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
