@@ -3,7 +3,8 @@
 //! This crate holds the vocabulary every other crate speaks: group/version/kind names, the
 //! REST-mapping facts of a resource, the [`scheme::Scheme`] that the generated crate fills with
 //! one [`scheme::KindOps`] per group and kind, the `meta.k8s.io/v1` types, field errors and
-//! `Status` errors, selectors, the Go text formats Kubernetes' messages use (`strconv`,
+//! `Status` errors, selectors, the typed request options (`meta::options`) and the query string
+//! they are decoded from (`query`), the Go text formats Kubernetes' messages use (`strconv`,
 //! `duration`) and the protobuf envelope. It performs no I/O.
 
 pub mod duration;
@@ -13,6 +14,7 @@ pub mod json;
 pub mod meta;
 pub mod object;
 pub mod protobuf;
+pub mod query;
 pub mod resource;
 pub mod sample;
 pub mod schema;
