@@ -3,59 +3,11 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use common::Server;
+use common::{Etcd, Server, copy_dir};
 use futures::StreamExt;
 use serde_json::{Value, json};
-
-/// A throwaway etcd, stopped on drop.
-struct Etcd {
-    env: tempfile::TempDir,
-    endpoint: String,
-}
-
-impl Etcd {
-    fn start() -> Etcd {
-        let env = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let file = env.path().join("etcd.env");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/etcd-test-server");
-        let out = Command::new(&script)
-            .arg("start")
-            .arg(&file)
-            .output()
-            .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "etcd did not start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let endpoint = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Etcd { env, endpoint }
-    }
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/etcd-test-server");
-        let _ = Command::new(script)
-            .arg("stop")
-            .arg(self.env.path().join("etcd.env"))
-            .status();
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .flatten()
-    {
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap_or_else(|e| panic!("{e}"));
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_share_state_and_watches() {

@@ -1,13 +1,18 @@
 //! I/O-free Kubernetes API machinery shared by the generated API crate, the server and clients.
 //!
 //! This crate holds the vocabulary every other crate speaks: group/version/kind names, the
-//! REST-mapping facts of a resource, the [`scheme::Scheme`] that the generated crate fills with
-//! one [`scheme::KindOps`] per group and kind, the `meta.k8s.io/v1` types, field errors and
-//! `Status` errors, selectors and the protobuf envelope. It performs no I/O.
+//! REST-mapping facts of a resource, the typed object model ([`runtime`]: `Object`, `Kind`
+//! tables, tracked decoding) with the [`scheme::Scheme`] that the generated crate fills with
+//! one `Kind` per group and kind, strategies ([`strategy`]) and admission ([`admission`]), the
+//! `meta.k8s.io/v1` types, field errors and
+//! `Status` errors, selectors, the typed request options (`meta::options`) and the query string
+//! they are decoded from (`query`), the Go text formats Kubernetes' messages use (`strconv`,
+//! `duration`) and the protobuf envelope. It performs no I/O.
 
 pub mod admission;
 pub mod authorization;
 pub mod cel;
+pub mod duration;
 pub mod errors;
 pub mod gvk;
 pub mod json;
@@ -16,6 +21,7 @@ pub mod meta;
 pub mod object;
 pub mod protobuf;
 pub mod quantity;
+pub mod query;
 pub mod resource;
 pub mod runtime;
 pub mod sample;
@@ -25,6 +31,7 @@ pub mod selectors;
 pub mod serde_util;
 pub mod status;
 pub mod strategy;
+pub mod strconv;
 pub mod structure;
 pub mod user;
 pub mod validation;

@@ -3,7 +3,8 @@
 //! Optional scalars are `Option` and left out when `None`; lists and maps are left out when
 //! empty and accept `null` when decoding, as Go's `omitempty` fields do. Times are RFC 3339
 //! (`Time` to the second, `MicroTime` to the microsecond), `Bytes` are base64. Fields are public
-//! so the protobuf codecs (`crate::protobuf`) and the generated crate can reach them.
+//! so the protobuf codecs (`crate::protobuf`) and the generated crate can reach them. The request
+//! options (`ListOptions`, `DeleteOptions`, …) are in [`options`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,6 +15,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::serde_util::null_default;
+
+pub mod options;
 
 /// `metav1.Time`: an instant encoded as RFC 3339 with second precision (`2024-05-01T10:00:00Z`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::validation;
+
 /// A selector string that could not be parsed; `Display` is the message Kubernetes returns
 /// in its 400 `BadRequest`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -449,76 +451,27 @@ impl Parser {
     }
 }
 
-const NAME_FMT_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// Returns whether `s` is a DNS-1123 subdomain (lowercase, ≤ 253 characters).
+/// Whether `s` is a DNS-1123 subdomain. Kept for callers of the old selector helpers; the rule
+/// lives in [`validation::is_dns1123_subdomain`].
 pub fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            !b.is_empty()
-                && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-                && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
+    validation::is_dns1123_subdomain(s).is_empty()
 }
 
-/// Validates a qualified name (label or annotation key); returns the problems found.
+/// The problems of a qualified name (a label or annotation key). Kept for callers of the old
+/// selector helpers; the rule lives in [`validation::is_qualified_name`].
 pub fn qualified_name_errors(key: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if key.matches('/').count() > 1 {
-        errs.push("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".to_string());
-        return errs;
-    }
-    if let Some(p) = prefix {
-        if p.is_empty() {
-            errs.push("prefix part must be non-empty".to_string());
-        } else if !is_dns1123_subdomain(p) {
-            errs.push("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".to_string());
-        }
-    }
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else {
-        if name.len() > 63 {
-            errs.push("name part must be no more than 63 characters".to_string());
-        }
-        if !is_qualified_name_part(name) {
-            errs.push(NAME_FMT_MSG.to_string());
-        }
-    }
-    errs
+    validation::is_qualified_name(key)
 }
 
-/// Validates a label value; returns the problems found.
+/// The problems of a label value. Kept for callers of the old selector helpers; the rule lives
+/// in [`validation::is_valid_label_value`].
 pub fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    if !value.is_empty() && !is_qualified_name_part(value) {
-        errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
-    }
-    errs
+    validation::is_valid_label_value(value)
 }
 
+/// `validateLabelKey` of Kubernetes' selector parser: every problem, joined by `; `.
 fn validate_label_key(key: &str) -> Result<(), String> {
-    let errs = qualified_name_errors(key);
+    let errs = validation::is_qualified_name(key);
     if errs.is_empty() {
         Ok(())
     } else {
@@ -526,8 +479,9 @@ fn validate_label_key(key: &str) -> Result<(), String> {
     }
 }
 
+/// `validateLabelValue` of Kubernetes' selector parser: every problem, joined by `; `.
 fn validate_label_value(key: &str, value: &str) -> Result<(), String> {
-    let errs = label_value_errors(value);
+    let errs = validation::is_valid_label_value(value);
     if errs.is_empty() {
         Ok(())
     } else {
@@ -831,6 +785,40 @@ mod tests {
                 .unwrap_err()
                 .0
                 .starts_with("unable to parse requirement: key: Invalid value: \"-a\"")
+        );
+    }
+
+    #[test]
+    fn key_and_value_problems_are_the_validation_rules_joined() {
+        assert_eq!(
+            LabelSelector::parse("a/=x").unwrap_err().0,
+            format!(
+                "unable to parse requirement: key: Invalid value: \"a/\": {}",
+                crate::validation::is_qualified_name("a/").join("; ")
+            )
+        );
+        let long = "v".repeat(64);
+        assert_eq!(
+            LabelSelector::parse(&format!("a={long}")).unwrap_err().0,
+            format!(
+                "unable to parse requirement: values[0][a]: Invalid value: \"{long}\": must be no more than 63 characters"
+            )
+        );
+        assert_eq!(
+            LabelSelector::parse(&format!("{}/k=v", "p".repeat(254)))
+                .unwrap_err()
+                .0,
+            format!(
+                "unable to parse requirement: key: Invalid value: \"{}/k\": prefix part must be no more than 253 characters",
+                "p".repeat(254)
+            )
+        );
+        assert!(is_dns1123_subdomain("a.b"));
+        assert!(!is_dns1123_subdomain(&"a".repeat(254)));
+        assert_eq!(qualified_name_errors("ok/k"), Vec::<String>::new());
+        assert_eq!(
+            label_value_errors("-"),
+            crate::validation::is_valid_label_value("-")
         );
     }
 

@@ -1,8 +1,12 @@
-//! Field validation with Kubernetes' exact messages: marker checks used by the generated code,
-//! name formats, and `ObjectMeta` validation.
+//! Field validation with Kubernetes' exact messages: the name, label and qualified-name rules
+//! (the one home of them in apiary), marker checks used by the generated code, and `ObjectMeta`
+//! validation.
 //!
-//! Messages follow `k8s.io/apimachinery/pkg/util/validation` and the CRD schema validator
-//! (`… in body should match '…'`), so clients and scripts that match on them keep working.
+//! Messages follow `k8s.io/apimachinery/pkg/util/validation` (`IsDNS1123Label`,
+//! `IsDNS1123Subdomain`, `IsQualifiedName`, `IsValidLabelValue`), `pkg/api/validation`
+//! (`NameIsDNSSubdomain`, `NameIsDNSLabel`, `ValidateObjectMeta`), `pkg/api/validation/path`
+//! (`ValidatePathSegmentName`) and the CRD schema validator (`… in body should match '…'`), so
+//! clients and scripts that match on them keep working.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -18,6 +22,10 @@ use crate::schema::field_path;
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
 /// Maximum length of a DNS-1123 subdomain.
 pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+/// Maximum length of the name part of a qualified name (the part after the optional `prefix/`).
+pub const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
+/// Maximum length of a label value.
+pub const LABEL_VALUE_MAX_LENGTH: usize = 63;
 /// Maximum total size of an object's annotations (keys plus values), in bytes.
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
@@ -102,8 +110,12 @@ fn matches_uuid(s: &str) -> bool {
     rest.is_empty()
 }
 
-/// Kubernetes' `RegexError`: the message, examples and the regular expression used.
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+/// Kubernetes' `RegexError`: the message, examples and the regular expression used
+/// (`msg (e.g. 'a',  or 'b', regex used for validation is 'fmt')`).
+pub fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    if examples.is_empty() {
+        return format!("{msg} (regex used for validation is '{fmt}')");
+    }
     let mut s = format!("{msg} (e.g. ");
     for (i, e) in examples.iter().enumerate() {
         if i > 0 {
@@ -115,28 +127,38 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     s
 }
 
-/// Kubernetes' `MaxLenError`.
-fn max_len_error(n: usize) -> String {
+/// Kubernetes' `MaxLenError`: `must be no more than N characters`.
+pub fn max_len_error(n: usize) -> String {
     format!("must be no more than {n} characters")
 }
 
-/// Problems of `s` as a DNS-1123 label (empty when valid).
+/// Kubernetes' `EmptyError`: `must be non-empty`.
+pub fn empty_error() -> &'static str {
+    "must be non-empty"
+}
+
+/// Problems of `s` as a DNS-1123 label (`IsDNS1123Label`; empty when valid). A valid subdomain
+/// that is not a label (it has dots) gets `must not contain dots`.
 pub fn is_dns1123_label(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
     }
     if !matches_dns1123_label(s) {
-        errs.push(regex_error(
-            DNS1123_LABEL_MSG,
-            DNS1123_LABEL_FMT,
-            &["my-name", "123-abc"],
-        ));
+        if matches_dns1123_subdomain(s) {
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(regex_error(
+                DNS1123_LABEL_MSG,
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
+        }
     }
     errs
 }
 
-/// Problems of `s` as a DNS-1123 subdomain (empty when valid).
+/// Problems of `s` as a DNS-1123 subdomain (`IsDNS1123Subdomain`; empty when valid).
 pub fn is_dns1123_subdomain(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
@@ -152,7 +174,9 @@ pub fn is_dns1123_subdomain(s: &str) -> Vec<String> {
     errs
 }
 
-/// Problems of `s` as a qualified name (`[prefix/]name`), such as a label key.
+/// Problems of `s` as a qualified name (`[prefix/]name`, `IsQualifiedName`), such as a label
+/// key: the prefix a DNS-1123 subdomain, the name at most 63 alphanumerics, `-`, `_` or `.`
+/// starting and ending with an alphanumeric.
 pub fn is_qualified_name(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = s.split('/').collect();
@@ -160,7 +184,7 @@ pub fn is_qualified_name(s: &str) -> Vec<String> {
         [name] => *name,
         [prefix, name] => {
             if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
+                errs.push(format!("prefix part {}", empty_error()));
             } else {
                 errs.extend(
                     is_dns1123_subdomain(prefix)
@@ -179,9 +203,12 @@ pub fn is_qualified_name(s: &str) -> Vec<String> {
         }
     };
     if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errs.push(format!("name part {}", max_len_error(63)));
+        errs.push(format!("name part {}", empty_error()));
+    } else if name.len() > QUALIFIED_NAME_MAX_LENGTH {
+        errs.push(format!(
+            "name part {}",
+            max_len_error(QUALIFIED_NAME_MAX_LENGTH)
+        ));
     }
     if !matches_qualified_name(name) {
         errs.push(format!(
@@ -196,11 +223,12 @@ pub fn is_qualified_name(s: &str) -> Vec<String> {
     errs
 }
 
-/// Problems of `s` as a label value.
+/// Problems of `s` as a label value (`IsValidLabelValue`): empty, or at most 63 characters of
+/// a qualified name's name part.
 pub fn is_valid_label_value(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len_error(63));
+    if s.len() > LABEL_VALUE_MAX_LENGTH {
+        errs.push(max_len_error(LABEL_VALUE_MAX_LENGTH));
     }
     if !matches_label_value(s) {
         errs.push(regex_error(
@@ -212,11 +240,18 @@ pub fn is_valid_label_value(s: &str) -> Vec<String> {
     errs
 }
 
-/// Problems of `s` as a name that appears in a URL path segment (`ValidatePathSegmentName`).
+/// Problems of `s` as a name that appears in a URL path segment (`IsValidPathSegmentName`):
+/// not `.` or `..`, and without `/` or `%`.
 pub fn is_path_segment_name(s: &str) -> Vec<String> {
     if s == "." || s == ".." {
         return vec![format!("may not be '{s}'")];
     }
+    is_path_segment_prefix(s)
+}
+
+/// Problems of `s` as the prefix of a path-segment name (`IsValidPathSegmentPrefix`): without
+/// `/` or `%` (any suffix may make `.` or `..` valid).
+pub fn is_path_segment_prefix(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     for bad in ["/", "%"] {
         if s.contains(bad) {
@@ -226,13 +261,99 @@ pub fn is_path_segment_name(s: &str) -> Vec<String> {
     errs
 }
 
-/// Problems of a name under a name format: `dns1123-subdomain`, `dns1123-label` or `path-segment`.
-pub fn name_problems(format: &str, name: &str) -> Vec<String> {
-    match format {
-        "dns1123-label" => is_dns1123_label(name),
-        "path-segment" => is_path_segment_name(name),
-        _ => is_dns1123_subdomain(name),
+/// How a kind's `metadata.name` is validated (Kubernetes' `ValidateNameFunc` of the kind).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NameFormat {
+    /// `NameIsDNSSubdomain`: most kinds.
+    #[default]
+    Dns1123Subdomain,
+    /// `NameIsDNSLabel`: namespaces, services and the like.
+    Dns1123Label,
+    /// `ValidatePathSegmentName`: kinds whose names only need to fit in a URL path segment.
+    PathSegment,
+}
+
+impl NameFormat {
+    /// The format of a marker name: `dns1123-subdomain`, `dns1123-label` or `path-segment`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "dns1123-subdomain" => Some(Self::Dns1123Subdomain),
+            "dns1123-label" => Some(Self::Dns1123Label),
+            "path-segment" => Some(Self::PathSegment),
+            _ => None,
+        }
     }
+
+    /// The marker name of the format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dns1123Subdomain => "dns1123-subdomain",
+            Self::Dns1123Label => "dns1123-label",
+            Self::PathSegment => "path-segment",
+        }
+    }
+
+    /// The problems of `name` under this format; `prefix` says the name is a `generateName`
+    /// that a random suffix will be appended to (Kubernetes' `ValidateNameFunc(name, prefix)`).
+    pub fn problems(self, name: &str, prefix: bool) -> Vec<String> {
+        match self {
+            Self::Dns1123Subdomain => is_dns1123_subdomain(&mask_if_prefix(name, prefix)),
+            Self::Dns1123Label => is_dns1123_label(&mask_if_prefix(name, prefix)),
+            Self::PathSegment if prefix => is_path_segment_prefix(name),
+            Self::PathSegment => is_path_segment_name(name),
+        }
+    }
+}
+
+fn mask_if_prefix(name: &str, prefix: bool) -> std::borrow::Cow<'_, str> {
+    if prefix {
+        mask_trailing_dash(name)
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
+}
+
+/// Kubernetes' `maskTrailingDash`, applied to a `generateName` before it is checked as a DNS
+/// name: a name longer than one character that ends in `-` loses its last two characters and
+/// gains an `a` (`name[:len-2] + "a"`, byte-wise, exactly as Kubernetes does).
+pub fn mask_trailing_dash(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.len() > 1 && name.ends_with('-') {
+        let bytes = &name.as_bytes()[..name.len() - 2];
+        let mut masked = String::from_utf8_lossy(bytes).into_owned();
+        masked.push('a');
+        std::borrow::Cow::Owned(masked)
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
+}
+
+/// Problems of a name under a marker name format (`dns1123-subdomain`, `dns1123-label` or
+/// `path-segment`; anything else is a subdomain).
+pub fn name_problems(format: &str, name: &str) -> Vec<String> {
+    NameFormat::from_name(format)
+        .unwrap_or_default()
+        .problems(name, false)
+}
+
+/// Validates a non-empty `metadata.name` under `format`: one `metadata.name: Invalid value`
+/// error per problem, as `ValidateObjectMeta` reports them (a name too long and malformed gets
+/// both `must be no more than 253 characters` and the format's message).
+pub fn validate_name(name: &str, format: NameFormat) -> Vec<FieldError> {
+    format
+        .problems(name, false)
+        .into_iter()
+        .map(|m| FieldError::invalid("metadata.name", &Value::from(name), m))
+        .collect()
+}
+
+/// Validates a non-empty `metadata.generateName` under `format`, as a prefix (see
+/// [`NameFormat::problems`]): one `metadata.generateName: Invalid value` error per problem.
+pub fn validate_generate_name(generate_name: &str, format: NameFormat) -> Vec<FieldError> {
+    format
+        .problems(generate_name, true)
+        .into_iter()
+        .map(|m| FieldError::invalid("metadata.generateName", &Value::from(generate_name), m))
+        .collect()
 }
 
 /// Number of the JSON value for bound checks.
@@ -541,27 +662,20 @@ pub fn validate_object_meta(
 ) {
     let name = meta.name.as_deref().unwrap_or("");
     let generate_name = meta.generate_name.as_deref().unwrap_or("");
+    let format = NameFormat::from_name(name_format).unwrap_or_default();
     if !generate_name.is_empty() {
-        // A prefix is checked as a name with a trailing character, as Kubernetes'
-        // `NameIsDNSSubdomain(prefix, true)` masks its trailing dash.
-        let probe = format!("{generate_name}a");
-        for m in name_problems(name_format, &probe) {
-            errors.push(FieldError::invalid(
-                "metadata.generateName",
-                &Value::from(generate_name),
-                m,
+        errors.extend(validate_generate_name(generate_name, format));
+    }
+    // Kubernetes validates after generating the name; before it, a generateName stands in.
+    if name.is_empty() {
+        if generate_name.is_empty() {
+            errors.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
             ));
         }
-    }
-    if name.is_empty() {
-        errors.push(FieldError::required(
-            "metadata.name",
-            "name or generateName is required",
-        ));
     } else {
-        for m in name_problems(name_format, name) {
-            errors.push(FieldError::invalid("metadata.name", &Value::from(name), m));
-        }
+        errors.extend(validate_name(name, format));
     }
     let namespace = meta.namespace.as_deref().unwrap_or("");
     if namespaced {
@@ -626,10 +740,11 @@ pub fn validate_object_meta(
             format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
         ));
     }
-    for (i, f) in meta.finalizers.iter().enumerate() {
+    // As `ValidateFinalizers`: the path is the list's, without an index.
+    for f in &meta.finalizers {
         for m in is_qualified_name(f) {
             errors.push(FieldError::invalid(
-                format!("metadata.finalizers[{i}]"),
+                "metadata.finalizers",
                 &Value::from(f.as_str()),
                 m,
             ));
@@ -797,6 +912,265 @@ mod tests {
                 assert_eq!(matcher(s), re.is_match(s), "{fmt} on {s:?}");
             }
         }
+    }
+
+    const LABEL_REGEX: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    const SUBDOMAIN_REGEX: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    const NAME_PART_REGEX: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+    const LABEL_VALUE_REGEX: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+    #[test]
+    fn regex_errors_are_kubernetes_regex_error() {
+        assert_eq!(
+            regex_error("msg", "fmt", &[]),
+            "msg (regex used for validation is 'fmt')"
+        );
+        assert_eq!(
+            regex_error("msg", "fmt", &["a"]),
+            "msg (e.g. 'a', regex used for validation is 'fmt')"
+        );
+        assert_eq!(
+            regex_error("msg", "fmt", &["a", "b"]),
+            "msg (e.g. 'a',  or 'b', regex used for validation is 'fmt')"
+        );
+    }
+
+    #[test]
+    fn dns1123_labels() {
+        assert!(is_dns1123_label("my-name").is_empty());
+        assert!(is_dns1123_label(&"a".repeat(63)).is_empty());
+        assert_eq!(is_dns1123_label(""), [LABEL_REGEX]);
+        assert_eq!(is_dns1123_label("Bad_Name"), [LABEL_REGEX]);
+        assert_eq!(is_dns1123_label("-a"), [LABEL_REGEX]);
+        // A valid subdomain that is not a label: Kubernetes says why.
+        assert_eq!(is_dns1123_label("a.b"), ["must not contain dots"]);
+        assert_eq!(
+            is_dns1123_label(&"a".repeat(64)),
+            ["must be no more than 63 characters"]
+        );
+        assert_eq!(
+            is_dns1123_label(&format!("{}.b", "a".repeat(70))),
+            [
+                "must be no more than 63 characters",
+                "must not contain dots"
+            ]
+        );
+        assert_eq!(
+            is_dns1123_label(&"A".repeat(64)),
+            ["must be no more than 63 characters", LABEL_REGEX]
+        );
+    }
+
+    #[test]
+    fn dns1123_subdomains() {
+        assert!(is_dns1123_subdomain("example.com").is_empty());
+        assert!(is_dns1123_subdomain(&"a".repeat(253)).is_empty());
+        assert_eq!(is_dns1123_subdomain(""), [SUBDOMAIN_REGEX]);
+        assert_eq!(is_dns1123_subdomain("a..b"), [SUBDOMAIN_REGEX]);
+        assert_eq!(is_dns1123_subdomain("a.-b"), [SUBDOMAIN_REGEX]);
+        assert_eq!(
+            is_dns1123_subdomain(&"a".repeat(254)),
+            ["must be no more than 253 characters"]
+        );
+        assert_eq!(
+            is_dns1123_subdomain(&format!("{}_", "a".repeat(254))),
+            ["must be no more than 253 characters", SUBDOMAIN_REGEX]
+        );
+    }
+
+    #[test]
+    fn qualified_names() {
+        for ok in ["a", "A", "my.name", "123-abc", "example.com/MyName", "a/b"] {
+            assert!(is_qualified_name(ok).is_empty(), "{ok}");
+        }
+        assert!(is_qualified_name(&format!("{}/{}", "a".repeat(253), "b".repeat(63))).is_empty());
+        assert_eq!(
+            is_qualified_name(""),
+            ["name part must be non-empty", NAME_PART_REGEX]
+        );
+        assert_eq!(is_qualified_name("-a"), [NAME_PART_REGEX]);
+        assert_eq!(
+            is_qualified_name(&"a".repeat(64)),
+            ["name part must be no more than 63 characters"]
+        );
+        assert_eq!(
+            is_qualified_name(&format!("{}_", "a".repeat(64))),
+            [
+                "name part must be no more than 63 characters",
+                NAME_PART_REGEX
+            ]
+        );
+        assert_eq!(is_qualified_name("/a"), ["prefix part must be non-empty"]);
+        assert_eq!(
+            is_qualified_name("a/"),
+            ["name part must be non-empty", NAME_PART_REGEX]
+        );
+        assert_eq!(
+            is_qualified_name("Example.com/a"),
+            [format!("prefix part {SUBDOMAIN_REGEX}")]
+        );
+        assert_eq!(
+            is_qualified_name(&format!("{}/a", "a".repeat(254))),
+            ["prefix part must be no more than 253 characters"]
+        );
+        assert_eq!(
+            is_qualified_name("a/b/c"),
+            [
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            ]
+        );
+    }
+
+    #[test]
+    fn label_values() {
+        for ok in ["", "MyValue", "my_value", "12345", "a.b-c_d"] {
+            assert!(is_valid_label_value(ok).is_empty(), "{ok}");
+        }
+        assert!(is_valid_label_value(&"a".repeat(63)).is_empty());
+        assert_eq!(is_valid_label_value("-a"), [LABEL_VALUE_REGEX]);
+        assert_eq!(is_valid_label_value("a b"), [LABEL_VALUE_REGEX]);
+        assert_eq!(
+            is_valid_label_value(&"a".repeat(64)),
+            ["must be no more than 63 characters"]
+        );
+    }
+
+    #[test]
+    fn path_segment_names() {
+        assert!(is_path_segment_name("a:b c").is_empty());
+        assert_eq!(is_path_segment_name("."), ["may not be '.'"]);
+        assert_eq!(is_path_segment_name(".."), ["may not be '..'"]);
+        assert_eq!(
+            is_path_segment_name("a/b%c"),
+            ["may not contain '/'", "may not contain '%'"]
+        );
+        assert!(is_path_segment_prefix("..").is_empty());
+        assert_eq!(is_path_segment_prefix("a%"), ["may not contain '%'"]);
+    }
+
+    #[test]
+    fn name_formats_and_prefixes() {
+        assert_eq!(mask_trailing_dash("abc-"), "aba");
+        assert_eq!(mask_trailing_dash("a-"), "a");
+        assert_eq!(mask_trailing_dash("-"), "-");
+        assert_eq!(mask_trailing_dash("abc"), "abc");
+        for f in [
+            NameFormat::Dns1123Subdomain,
+            NameFormat::Dns1123Label,
+            NameFormat::PathSegment,
+        ] {
+            assert_eq!(NameFormat::from_name(f.as_str()), Some(f));
+        }
+        assert_eq!(NameFormat::from_name("other"), None);
+        let sub = NameFormat::Dns1123Subdomain;
+        assert!(sub.problems("widget-", true).is_empty());
+        assert_eq!(sub.problems("widget-", false), [SUBDOMAIN_REGEX]);
+        assert_eq!(sub.problems("-", true), [SUBDOMAIN_REGEX]);
+        assert_eq!(sub.problems("w.", true), [SUBDOMAIN_REGEX]);
+        let label = NameFormat::Dns1123Label;
+        assert!(label.problems("ns-", true).is_empty());
+        assert_eq!(label.problems("a.b-", true), ["must not contain dots"]);
+        let seg = NameFormat::PathSegment;
+        assert!(seg.problems("..", true).is_empty());
+        assert_eq!(seg.problems("..", false), ["may not be '..'"]);
+        assert_eq!(
+            name_problems("dns1123-label", "a.b"),
+            ["must not contain dots"]
+        );
+        assert_eq!(name_problems("unknown", "a_b"), [SUBDOMAIN_REGEX]);
+    }
+
+    #[test]
+    fn metadata_name_errors() {
+        let msgs = |errs: Vec<FieldError>| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+        assert!(validate_name("ok", NameFormat::Dns1123Subdomain).is_empty());
+        assert_eq!(
+            msgs(validate_name("Bad_Name", NameFormat::Dns1123Subdomain)),
+            [format!(
+                "metadata.name: Invalid value: \"Bad_Name\": {SUBDOMAIN_REGEX}"
+            )]
+        );
+        let long = "a".repeat(254);
+        assert_eq!(
+            msgs(validate_name(&long, NameFormat::Dns1123Subdomain)),
+            [format!(
+                "metadata.name: Invalid value: \"{long}\": must be no more than 253 characters"
+            )]
+        );
+        let long_bad = format!("{}_", "a".repeat(253));
+        assert_eq!(
+            msgs(validate_name(&long_bad, NameFormat::Dns1123Subdomain)),
+            [
+                format!(
+                    "metadata.name: Invalid value: \"{long_bad}\": must be no more than 253 characters"
+                ),
+                format!("metadata.name: Invalid value: \"{long_bad}\": {SUBDOMAIN_REGEX}"),
+            ]
+        );
+        assert_eq!(
+            msgs(validate_name("a.b", NameFormat::Dns1123Label)),
+            ["metadata.name: Invalid value: \"a.b\": must not contain dots"]
+        );
+        assert_eq!(
+            msgs(validate_name(&"a".repeat(64), NameFormat::Dns1123Label)),
+            [format!(
+                "metadata.name: Invalid value: \"{}\": must be no more than 63 characters",
+                "a".repeat(64)
+            )]
+        );
+        assert_eq!(
+            msgs(validate_name("a/b", NameFormat::PathSegment)),
+            ["metadata.name: Invalid value: \"a/b\": may not contain '/'"]
+        );
+        assert_eq!(
+            msgs(validate_generate_name("Gen-", NameFormat::Dns1123Subdomain)),
+            [format!(
+                "metadata.generateName: Invalid value: \"Gen-\": {SUBDOMAIN_REGEX}"
+            )]
+        );
+        assert!(validate_generate_name("gen-", NameFormat::Dns1123Label).is_empty());
+    }
+
+    #[test]
+    fn object_meta_generate_name_and_finalizers() {
+        let meta = |v: Value| serde_json::from_value::<ObjectMeta>(v).unwrap();
+        let mut e = Vec::new();
+        validate_object_meta(
+            &meta(
+                json!({"generateName": "ok-", "namespace": "ns", "finalizers": ["a/b/c", "", "ok"]}),
+            ),
+            true,
+            "dns1123-subdomain",
+            &mut e,
+        );
+        let s = strings(&e);
+        // The empty finalizer has both of the empty name's problems.
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert!(
+            s[0].starts_with("metadata.finalizers: Invalid value: \"a/b/c\": a qualified name")
+        );
+        assert_eq!(
+            s[1],
+            "metadata.finalizers: Invalid value: \"\": name part must be non-empty"
+        );
+        assert_eq!(
+            s[2],
+            format!("metadata.finalizers: Invalid value: \"\": {NAME_PART_REGEX}")
+        );
+        let mut e = Vec::new();
+        validate_object_meta(
+            &meta(json!({"name": "gen-x1", "generateName": "Gen-", "namespace": "a.b"})),
+            true,
+            "dns1123-subdomain",
+            &mut e,
+        );
+        assert_eq!(
+            strings(&e),
+            [
+                format!("metadata.generateName: Invalid value: \"Gen-\": {SUBDOMAIN_REGEX}"),
+                "metadata.namespace: Invalid value: \"a.b\": must not contain dots".to_string(),
+            ]
+        );
     }
 
     fn strings(errors: &[FieldError]) -> Vec<String> {

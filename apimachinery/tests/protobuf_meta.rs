@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use apimachinery::duration::{format_go_duration, parse_go_duration};
 use apimachinery::meta::{
     Condition, IntOrString, LabelSelector, LabelSelectorRequirement, ListMeta, ManagedFieldsEntry,
     MicroTime, ObjectMeta, OwnerReference, Quantity, Status, StatusCause, StatusDetails, Time,
 };
 use apimachinery::protobuf::ProtoMessage;
-use apimachinery::protobuf::meta::{format_go_duration, parse_go_duration};
 use serde_json::json;
 
 fn hex(bytes: &[u8]) -> String {
@@ -255,10 +255,10 @@ fn micro_time_keeps_microseconds() {
 
 #[test]
 fn go_durations() {
-    assert_eq!(parse_go_duration("1h0m0s"), Some(3_600_000_000_000));
-    assert_eq!(parse_go_duration("1.5s"), Some(1_500_000_000));
-    assert_eq!(parse_go_duration("300ms"), Some(300_000_000));
-    assert_eq!(parse_go_duration("bogus"), None);
+    assert_eq!(parse_go_duration("1h0m0s"), Ok(3_600_000_000_000));
+    assert_eq!(parse_go_duration("1.5s"), Ok(1_500_000_000));
+    assert_eq!(parse_go_duration("300ms"), Ok(300_000_000));
+    assert!(parse_go_duration("bogus").is_err());
     assert_eq!(format_go_duration(3_600_000_000_000), "1h0m0s");
     assert_eq!(format_go_duration(1_500_000_000), "1.5s");
     assert_eq!(format_go_duration(300_000_000), "300ms");

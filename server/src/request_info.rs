@@ -4,6 +4,11 @@
 //! The filter chain parses every request once and stores the [`RequestInfo`] as a request
 //! extension; authorization, the REST handlers and metrics read it from there.
 
+use std::borrow::Cow;
+
+use apimachinery::meta::options::ListOptions;
+use apimachinery::query::{Query, first_value, query_bool};
+use apimachinery::validation::is_path_segment_name;
 use http::Method;
 
 /// Path prefixes under which resource requests live.
@@ -48,20 +53,10 @@ pub struct RequestInfo {
 #[error("unable to determine kind and namespace from url {0}")]
 pub struct RequestInfoError(pub String);
 
-fn parse_go_bool(s: &str) -> Option<bool> {
-    match s {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
-}
-
-/// Returns the first value of a query parameter, percent-decoded.
+/// Returns the first value of a query parameter as `URL.Query().Get` finds it
+/// ([`apimachinery::query::first_value`]).
 pub fn query_param(query: &str, key: &str) -> Option<String> {
-    query.split('&').filter(|kv| !kv.is_empty()).find_map(|kv| {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        (percent_decode(k) == key).then(|| percent_decode(v))
-    })
+    first_value(query, key).map(Cow::into_owned)
 }
 
 /// Decodes `%XX` escapes and `+` (as space) of a query component.
@@ -110,30 +105,28 @@ fn path_segments(path: &str) -> Vec<&str> {
     segments
 }
 
-/// Whether a name is usable as a path segment (`path.IsValidPathSegmentName`).
-fn valid_path_segment_name(name: &str) -> bool {
-    name != "." && name != ".." && !name.contains('/') && !name.contains('%')
-}
-
-/// The exact `metadata.name` a field selector requires, if it requires one.
-fn field_selector_exact_name(selector: &str) -> Option<String> {
-    let mut found = None;
-    for term in selector.split(',') {
-        let term = term.trim();
-        let (k, v) = if let Some((k, v)) = term.split_once("==") {
-            (k, v)
-        } else if term.contains("!=") {
-            continue;
-        } else if let Some((k, v)) = term.split_once('=') {
-            (k, v)
-        } else {
-            continue;
-        };
-        if k.trim() == "metadata.name" {
-            found = Some(v.trim().to_string());
-        }
+/// Whether a collection `get` is a watch, and the object name its field selector requires, as
+/// Kubernetes' `RequestInfoFactory` reads them: the query decoded as `ListOptions` (selectors
+/// included); when that fails, only `watch` is read and no name is taken.
+fn watch_and_name(query: &str) -> (bool, Option<String>) {
+    if query.is_empty() {
+        return (false, None);
     }
-    found
+    let q = Query::parse(query);
+    let decoded = ListOptions::from_query(&q).ok().and_then(|o| {
+        o.parse_label_selector().ok()?;
+        Some((o.watch, o.parse_field_selector().ok()?))
+    });
+    match decoded {
+        Some((watch, fields)) => {
+            let name = fields
+                .exact("metadata.name")
+                .filter(|n| is_path_segment_name(n).is_empty())
+                .map(str::to_string);
+            (watch, name)
+        }
+        None => (q.get("watch").is_some_and(query_bool), None),
+    }
 }
 
 impl RequestInfo {
@@ -212,14 +205,9 @@ impl RequestInfo {
         };
 
         if info.name.is_empty() && info.verb == "get" {
-            let watch = query_param(query, "watch")
-                .map(|v| parse_go_bool(&v).unwrap_or(true))
-                .unwrap_or(false);
+            let (watch, name) = watch_and_name(query);
             info.verb = if watch { "watch" } else { "list" }.to_string();
-            if let Some(selector) = query_param(query, "fieldSelector")
-                && let Some(name) = field_selector_exact_name(&selector)
-                && valid_path_segment_name(&name)
-            {
+            if let Some(name) = name {
                 info.name = name;
             }
         }
@@ -372,6 +360,42 @@ mod tests {
             "",
         );
         assert_eq!(r.verb, "create");
+    }
+
+    #[test]
+    fn collection_gets_read_the_query_as_list_options() {
+        let get = |q: &str| parse(Method::GET, "/api/v1/namespaces/d/configmaps", q);
+        // Booleans are the parameter codec's: only `0` and `false` are false.
+        for (q, verb) in [
+            ("watch=f", "watch"),
+            ("watch=", "watch"),
+            ("watch", "watch"),
+            ("watch=FALSE", "list"),
+            ("watch=0", "list"),
+            ("", "list"),
+        ] {
+            assert_eq!(get(q).verb, verb, "{q}");
+        }
+        // The first exact name term counts; `!=` terms and invalid path segments do not.
+        let r = get("fieldSelector=metadata.name%3Da,metadata.name%3Db");
+        assert_eq!(r.name, "a");
+        assert_eq!(get("fieldSelector=metadata.name!%3Da").name, "");
+        assert_eq!(get("fieldSelector=metadata.name%3D..").name, "");
+        assert_eq!(get("fieldSelector=metadata.name%3Da%20b").name, "a b");
+        assert_eq!(get("fieldSelector=metadata.name%3D%2520").name, "");
+        assert_eq!(get("fieldSelector=metadata.name%3D%25").name, "");
+        // A query that does not decode keeps only `watch`.
+        for q in [
+            "fieldSelector=metadata.name%3Dabc&watch=true&limit=x",
+            "fieldSelector=metadata.name%3Dabc&watch=true&labelSelector=a%20b",
+        ] {
+            let r = get(q);
+            assert_eq!((r.verb.as_str(), r.name.as_str()), ("watch", ""), "{q}");
+        }
+        // Malformed pairs are dropped as `URL.Query()` drops them.
+        assert_eq!(get("watch=%zz&watch=1").verb, "watch");
+        assert_eq!(query_param("a=%zz&a=2", "a").as_deref(), Some("2"));
+        assert_eq!(query_param("x+y=1", "x y").as_deref(), Some("1"));
     }
 
     #[test]

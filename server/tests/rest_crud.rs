@@ -292,7 +292,7 @@ async fn strategic_merge_uses_schema_merge_keys() {
 }
 
 #[tokio::test]
-async fn unknown_field_validation_directive_is_400() {
+async fn unknown_field_validation_directive_is_422() {
     let h = Harness::new().await;
     let r = h
         .send(
@@ -302,7 +302,12 @@ async fn unknown_field_validation_directive_is_400() {
             serde_json::to_vec(&widget("fv", 1)).unwrap(),
         )
         .await;
-    assert_eq!(r.status, 400);
+    // As kube-apiserver's `ValidateCreateOptions`.
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.json()["message"],
+        "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+    );
     let r = h
         .send("POST", &format!("{WIDGETS}?fieldValidation=Ignore"), &[("content-type", "application/json")], serde_json::to_vec(&json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "fv"}, "spec": {"foo": 1}})).unwrap())
         .await;

@@ -248,3 +248,54 @@ pub fn kubectls() -> Vec<PathBuf> {
     }
     all
 }
+
+/// A throwaway etcd, stopped on drop.
+pub struct Etcd {
+    env: tempfile::TempDir,
+    /// The client URL.
+    pub endpoint: String,
+}
+
+impl Etcd {
+    /// Starts one (fails loudly without etcd).
+    pub fn start() -> Etcd {
+        let env = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = env.path().join("etcd.env");
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/etcd-test-server");
+        let out = std::process::Command::new(&script)
+            .arg("start")
+            .arg(&file)
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "etcd did not start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let endpoint = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Etcd { env, endpoint }
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/etcd-test-server");
+        let _ = std::process::Command::new(script)
+            .arg("stop")
+            .arg(self.env.path().join("etcd.env"))
+            .status();
+    }
+}
+
+/// Copies the files of a directory (a replica's PKI).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for entry in std::fs::read_dir(from)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+    {
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

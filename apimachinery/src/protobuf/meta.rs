@@ -7,6 +7,8 @@
 
 use chrono::DateTime;
 
+use crate::duration::{format_go_duration, parse_go_duration};
+
 use super::wire::{
     Decoder, ProtoError, ProtoField, ProtoMapValue, ProtoMessage, ProtoRepeated, WireType, expect,
     put_empty_message, put_len_delimited, put_message,
@@ -366,84 +368,6 @@ impl ProtoMessage for Duration {
             _ => dec.skip(wire),
         }
     }
-}
-
-/// Parses a Go duration string (`1h2m3.5s`, `300ms`, `-1.5h`) into nanoseconds.
-pub fn parse_go_duration(s: &str) -> Option<i64> {
-    let (negative, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: f64 = 0.0;
-    while !rest.is_empty() {
-        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-        let number: f64 = rest[..num_end].parse().ok()?;
-        rest = &rest[num_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        total += number * scale;
-        rest = &rest[unit_end..];
-    }
-    let nanos = total.round() as i64;
-    Some(if negative { -nanos } else { nanos })
-}
-
-/// Formats nanoseconds as Go's `time.Duration.String` does (`1h0m0s`, `1.5s`, `300ms`).
-pub fn format_go_duration(nanos: i64) -> String {
-    if nanos == 0 {
-        return "0s".into();
-    }
-    let negative = nanos < 0;
-    let n = nanos.unsigned_abs();
-    let sign = if negative { "-" } else { "" };
-    if n < 1_000_000_000 {
-        let (value, unit, scale) = if n < 1_000 {
-            return format!("{sign}{n}ns");
-        } else if n < 1_000_000 {
-            (n, "µs", 1_000u64)
-        } else {
-            (n, "ms", 1_000_000u64)
-        };
-        return format!("{sign}{}{unit}", fraction(value, scale));
-    }
-    let hours = n / 3_600_000_000_000;
-    let minutes = (n / 60_000_000_000) % 60;
-    let seconds = fraction(n % 60_000_000_000, 1_000_000_000);
-    if hours > 0 {
-        format!("{sign}{hours}h{minutes}m{seconds}s")
-    } else if minutes > 0 {
-        format!("{sign}{minutes}m{seconds}s")
-    } else {
-        format!("{sign}{seconds}s")
-    }
-}
-
-/// `value / scale` with the fraction's trailing zeros removed (`1500, 1000` → `1.5`).
-fn fraction(value: u64, scale: u64) -> String {
-    let whole = value / scale;
-    let frac = value % scale;
-    if frac == 0 {
-        return whole.to_string();
-    }
-    let digits = scale.to_string().len() - 1;
-    let text = format!("{frac:0digits$}");
-    format!("{whole}.{}", text.trim_end_matches('0'))
 }
 
 /// `metav1.TypeMeta { kind = 1, apiVersion = 2 }`.

@@ -72,6 +72,7 @@ impl std::fmt::Debug for Chain {
 pub fn builtin_plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin> {
     namespace_lifecycle::plugin(registry, scheme)
         .into_iter()
+        .chain(resource_quota::plugin(registry, scheme))
         .collect()
 }
 

@@ -4,6 +4,7 @@
 //! validation, validating admission, storage) and back out in the requested version.
 
 use apimachinery::admission::{Operation, OperationOptions};
+use apimachinery::meta::options::CreateOptions;
 use apimachinery::status::ApiError;
 use axum::body::Body;
 use http::{Response, StatusCode};
@@ -17,12 +18,13 @@ use crate::apply::update_managed_fields;
 
 /// `POST` to a collection.
 pub async fn create(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
-    let dry_run = scope.dry_run()?;
-    let manager = scope.field_manager()?;
+    let options = CreateOptions::parse(&scope.query)?;
+    let dry_run = options.is_dry_run();
+    let manager = scope.manager(&options.field_manager);
     if scope.version.namespaced() && scope.namespace().is_empty() {
         return Err(ApiError::not_found_path());
     }
-    let body = decode_body(&scope)?;
+    let body = decode_body(&scope, options.field_validation_directive())?;
     let mut object = body.object;
     scope.set_namespace(&mut *object)?;
     update_managed_fields(None, &mut *object, &manager, "")?;

@@ -2,9 +2,11 @@
 //! codec does: by `Content-Type` (JSON, YAML, protobuf), in one pass into the typed form of the
 //! version the body names (converted to the requested version when they differ), defaulted,
 //! with `apiVersion` and `kind` checked and unknown or duplicate fields handled per
-//! `fieldValidation` (refused with `Strict`, warned about with `Warn`, the default).
+//! the request's `fieldValidation` (refused with `Strict`, warned about with `Warn`, the
+//! default).
 
 use apimachinery::GroupVersion;
+pub use apimachinery::meta::options::FieldValidation;
 use apimachinery::runtime::decode::{DecodeError, Tracker};
 use apimachinery::runtime::{DecodedObject, Object, VersionCodec};
 use apimachinery::status::ApiError;
@@ -12,31 +14,6 @@ use serde_json::Value;
 
 use super::scope::RequestScope;
 use crate::negotiate::body::{BodyFormat, body_format};
-
-/// `fieldValidation`: what unknown and duplicate fields do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldValidation {
-    /// Dropped silently.
-    Ignore,
-    /// Dropped, with a `Warning` header each (the default).
-    Warn,
-    /// Refused with 400.
-    Strict,
-}
-
-impl FieldValidation {
-    /// Parses the `fieldValidation` query parameter.
-    pub fn parse(value: Option<&str>) -> Result<Self, ApiError> {
-        match value.unwrap_or("") {
-            "" | "Warn" => Ok(Self::Warn),
-            "Ignore" => Ok(Self::Ignore),
-            "Strict" => Ok(Self::Strict),
-            other => Err(ApiError::bad_request(format!(
-                "fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \"Strict\", \"Warn\""
-            ))),
-        }
-    }
-}
 
 /// The typed object a body decoded to (of the requested version), and the warnings.
 pub struct Body {
@@ -46,9 +23,8 @@ pub struct Body {
     pub warnings: Vec<String>,
 }
 
-/// Decodes the request body.
-pub fn decode_body(scope: &RequestScope) -> Result<Body, ApiError> {
-    let validation = FieldValidation::parse(scope.q("fieldValidation"))?;
+/// Decodes the request body, with the request's `fieldValidation`.
+pub fn decode_body(scope: &RequestScope, validation: FieldValidation) -> Result<Body, ApiError> {
     let format = body_format(scope.header("content-type"), scope.protobuf())?;
     if format != BodyFormat::Protobuf && scope.body.is_empty() {
         return Err(ApiError::bad_request("the body of the request was empty"));
@@ -64,8 +40,11 @@ pub fn decode_body(scope: &RequestScope) -> Result<Body, ApiError> {
 }
 
 /// Decodes a JSON tree (a YAML body, a patched object, a merged apply) as a body.
-pub fn decode_tree(scope: &RequestScope, value: &Value) -> Result<Body, ApiError> {
-    let validation = FieldValidation::parse(scope.q("fieldValidation"))?;
+pub fn decode_tree(
+    scope: &RequestScope,
+    value: &Value,
+    validation: FieldValidation,
+) -> Result<Body, ApiError> {
     decode_value(scope, value, validation)
 }
 

@@ -3,8 +3,8 @@
 //! finalizers are pending, starts its deletion.
 
 use apimachinery::admission::{Operation, OperationOptions};
-use apimachinery::errors::{FieldError, FieldErrorType};
 use apimachinery::meta::ListMeta;
+use apimachinery::meta::options::DeleteOptions as DeleteQuery;
 use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use axum::body::Body;
@@ -13,92 +13,32 @@ use serde_json::{Value, json};
 
 use super::ApiContext;
 use super::get::list_params;
-use super::params::dry_run;
 use super::response;
 use super::scope::RequestScope;
 use crate::admission::RequestAdmission;
 use crate::registry::{DeleteOptions, DeleteOutcome};
 
-/// Reads DeleteOptions from the body (if any) and the query, and the propagation policy.
+/// Reads DeleteOptions from the body (if any, replacing the query's) or the query, and the
+/// propagation policy.
 fn delete_options(rc: &RequestScope) -> Result<(DeleteOptions, Option<String>), ApiError> {
-    let mut opts = DeleteOptions {
-        dry_run: rc.dry_run()?,
-        ..DeleteOptions::default()
-    };
-    let mut policy = rc.q("propagationPolicy").map(str::to_string);
-    if let Some(g) = rc.q("gracePeriodSeconds")
-        && g.parse::<i64>().is_err()
-    {
-        return Err(ApiError::bad_request(format!(
-            "invalid gracePeriodSeconds {g:?}"
-        )));
-    }
-    if !rc.body.is_empty() {
-        let body: Value = crate::negotiate::decode_body(
+    let body = if rc.body.is_empty() {
+        None
+    } else {
+        Some(crate::negotiate::decode_body(
             crate::negotiate::body::body_format(rc.header("content-type"), false)?,
             &rc.body,
-        )?;
-        let av = body.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-        let kind = body
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("DeleteOptions");
-        let gv_ok = av.is_empty()
-            || av == "v1"
-            || av == "meta.k8s.io/v1"
-            || av == rc.version.api_version()
-            || av == "meta.k8s.io/v1beta1";
-        if kind != "DeleteOptions" || !gv_ok {
-            return Err(ApiError::bad_request(format!(
-                "the body of the request was in an unknown format - {av}, Kind={kind} is not a DeleteOptions"
-            )));
-        }
-        if let Some(p) = body.get("preconditions") {
-            opts.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
-            opts.resource_version = p
-                .get("resourceVersion")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        if let Some(p) = body.get("propagationPolicy").and_then(Value::as_str) {
-            policy = Some(p.to_string());
-        }
-        if let Some(d) = body.get("dryRun").and_then(Value::as_array) {
-            for v in d {
-                opts.dry_run |= dry_run(v.as_str())?;
-            }
-        }
-        if body.get("orphanDependents").is_some_and(|v| !v.is_null()) && policy.is_some() {
-            let err = FieldError::invalid(
-                "propagationPolicy",
-                &Value::from(policy.clone().unwrap_or_default()),
-                "orphanDependents and deletionPropagation cannot be both set",
-            );
-            return Err(ApiError::invalid(
-                "meta.k8s.io",
-                "DeleteOptions",
-                "",
-                &[err],
-            ));
-        }
-    }
-    if let Some(p) = policy.as_deref()
-        && !matches!(p, "Orphan" | "Background" | "Foreground")
-    {
-        let err = FieldError::new(
-            FieldErrorType::NotSupported,
-            "propagationPolicy",
-            Some(format!("{p:?}")),
-            "supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
-        );
-        return Err(ApiError::invalid(
-            "meta.k8s.io",
-            "DeleteOptions",
-            "",
-            &[err],
-        ));
-    }
-    Ok((opts, policy))
+        )?)
+    };
+    let options = DeleteQuery::parse(&rc.query, body.as_ref(), Some(&rc.version.api_version()))?;
+    let preconditions = options.preconditions.clone().unwrap_or_default();
+    Ok((
+        DeleteOptions {
+            uid: preconditions.uid,
+            resource_version: preconditions.resource_version,
+            dry_run: options.is_dry_run(),
+        },
+        options.propagation_policy,
+    ))
 }
 
 fn success_details(scope: &RequestScope, object: &dyn Object) -> Value {
@@ -159,7 +99,7 @@ pub async fn delete_collection(
     scope: RequestScope,
 ) -> Result<Response<Body>, ApiError> {
     let (opts, policy) = delete_options(&scope)?;
-    let params = list_params(&scope, false)?;
+    let params = list_params(&scope)?;
     let (items, result) = scope
         .store
         .list(scope.namespace(), params.storage_options())

@@ -16,14 +16,8 @@ use super::scope::RequestScope;
 use crate::negotiate::{OutputFormat, Transform, negotiate_output};
 
 /// The list (or watch) options of a request, checked against the kind's field labels.
-pub fn list_params(scope: &RequestScope, watch: bool) -> Result<ListParams, ApiError> {
-    let labels: Vec<String> = scope
-        .kind
-        .field_labels()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    ListParams::parse(&|k: &str| scope.q(k).map(str::to_string), watch, &labels)
+pub fn list_params(scope: &RequestScope) -> Result<ListParams, ApiError> {
+    ListParams::parse(scope)
 }
 
 /// `GET .../{name}` (and `/status`).
@@ -46,7 +40,7 @@ pub async fn get(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
 
 /// `GET` of a collection.
 pub async fn list(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
-    let params = list_params(&scope, false)?;
+    let params = list_params(&scope)?;
     let n = negotiate_output(scope.header("accept"), true, scope.protobuf())?;
     if n.format == OutputFormat::Json
         && n.transform == Transform::None

@@ -67,9 +67,17 @@ pub struct ApiContextBuilder {
     encryption: Option<Arc<storage::transformer::EncryptionConfig>>,
     media_type: StorageMediaType,
     admission: AdmissionOptions,
+    plugins: Vec<apimachinery::admission::Plugin>,
 }
 
 impl ApiContextBuilder {
+    /// Adds an admission plugin beyond the built-in ones and those the definitions ship (an
+    /// embedder's own, or a test's); it runs, when enabled, after those the definitions ship.
+    pub fn plugin(mut self, plugin: apimachinery::admission::Plugin) -> Self {
+        self.plugins.push(plugin);
+        self
+    }
+
     /// Sets `--min-request-timeout`.
     pub fn min_request_timeout(mut self, timeout: Duration) -> Self {
         self.min_request_timeout = timeout;
@@ -104,6 +112,7 @@ impl ApiContextBuilder {
         let registry = Arc::new(registry);
         let mut plugins = builtin_plugins(&registry, &self.scheme);
         plugins.extend(self.scheme.admission_plugins().iter().cloned());
+        plugins.extend(self.plugins);
         let admission = Arc::new(Chain::build(plugins, &self.admission)?);
         Ok(ApiContext {
             scheme: self.scheme,
@@ -130,6 +139,7 @@ impl ApiContext {
             encryption: None,
             media_type: StorageMediaType::default(),
             admission: AdmissionOptions::default(),
+            plugins: Vec::new(),
         }
     }
 

@@ -1,74 +1,13 @@
-//! Query parameters shared by the handlers: `dryRun`, `fieldManager`, list options and
-//! their validation.
+//! From the typed request options (`apimachinery::meta::options`, decoded from the query by
+//! one decoder with Kubernetes' messages) to what the handlers and storage take: the list and
+//! watch parameters with their selectors checked against the kind's field labels.
 
-use apimachinery::errors::{FieldError, FieldErrorType};
+use apimachinery::meta::options::{ListOptions as ListQuery, ResourceVersionMatch as RvMatch};
 use apimachinery::selectors::{FieldSelector, LabelSelector};
-use apimachinery::status::{ApiError, StatusReason};
-use serde_json::Value;
+use apimachinery::status::ApiError;
 use storage::interface::{ListOptions, Predicate, ResourceVersionMatch};
 
-use crate::apply::managed::MAX_MANAGER_LEN;
-use crate::apply::manager_from_user_agent;
-
-/// Parses `dryRun`: absent or `All`; anything else is 422.
-pub fn dry_run(value: Option<&str>) -> Result<bool, ApiError> {
-    match value {
-        None | Some("") => Ok(false),
-        Some("All") => Ok(true),
-        Some(other) => Err(ApiError::new(
-            422,
-            StatusReason::Invalid,
-            format!(
-                "Invalid dry run value: dryRun: Unsupported value: {other:?}: supported values: \"All\""
-            ),
-            None,
-        )),
-    }
-}
-
-/// The field manager of a write; `fieldManager` must be at most 128 printable characters.
-pub fn field_manager(value: Option<&str>, user_agent: Option<&str>) -> Result<String, ApiError> {
-    match value {
-        Some(m) if !m.is_empty() => {
-            if m.chars().count() > MAX_MANAGER_LEN {
-                return Err(invalid_options(
-                    "fieldManager",
-                    FieldError::new(
-                        FieldErrorType::TooLong,
-                        "fieldManager",
-                        None,
-                        format!("may not be longer than {MAX_MANAGER_LEN} characters"),
-                    ),
-                ));
-            }
-            if m.chars().any(|c| c.is_control()) {
-                return Err(invalid_options(
-                    "fieldManager",
-                    FieldError::invalid(
-                        "fieldManager",
-                        &Value::from(m),
-                        "may only contain printable characters",
-                    ),
-                ));
-            }
-            Ok(m.to_string())
-        }
-        _ => Ok(manager_from_user_agent(user_agent.unwrap_or(""))),
-    }
-}
-
-fn invalid_options(_field: &str, err: FieldError) -> ApiError {
-    ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[err])
-}
-
-/// Parses a Go-style boolean query value.
-pub fn go_bool(value: Option<&str>) -> Option<bool> {
-    match value? {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
-        _ => None,
-    }
-}
+use super::scope::RequestScope;
 
 /// The list and watch parameters of a request.
 #[derive(Clone, Debug, Default)]
@@ -81,7 +20,7 @@ pub struct ListParams {
     pub resource_version: String,
     /// `resourceVersionMatch`.
     pub resource_version_match: Option<ResourceVersionMatch>,
-    /// `limit`.
+    /// `limit` (0: none).
     pub limit: i64,
     /// `continue`.
     pub continue_token: String,
@@ -89,124 +28,41 @@ pub struct ListParams {
     pub allow_bookmarks: bool,
     /// `sendInitialEvents`.
     pub send_initial_events: Option<bool>,
-    /// `timeoutSeconds`.
-    pub timeout_seconds: Option<u64>,
+    /// `timeoutSeconds`, when given.
+    pub timeout_seconds: Option<i64>,
 }
 
 impl ListParams {
-    /// Parses and validates the list options; `watch` says whether this is a watch.
-    /// `field_labels` are the kind's selectable fields.
-    pub fn parse(
-        q: &impl Fn(&str) -> Option<String>,
-        watch: bool,
-        field_labels: &[String],
-    ) -> Result<Self, ApiError> {
-        let labels = LabelSelector::parse(&q("labelSelector").unwrap_or_default())
+    /// Decodes and validates the list options of a request (400 for malformed values and
+    /// selectors, 422 for invalid combinations), checks the field selector against the kind's
+    /// field labels (400) and the resourceVersion's form (400).
+    pub fn parse(scope: &RequestScope) -> Result<Self, ApiError> {
+        let parsed = ListQuery::parse(&scope.query, true)?;
+        let labels: Vec<&str> = scope.kind.field_labels();
+        parsed
+            .fields
+            .check_supported(&labels)
             .map_err(|e| ApiError::bad_request(e.0))?;
-        let fields = FieldSelector::parse(&q("fieldSelector").unwrap_or_default())
-            .map_err(|e| ApiError::bad_request(e.0))?;
-        let supported: Vec<&str> = field_labels.iter().map(String::as_str).collect();
-        fields
-            .check_supported(&supported)
-            .map_err(|e| ApiError::bad_request(e.0))?;
-        let resource_version = q("resourceVersion").unwrap_or_default();
-        let rvm = q("resourceVersionMatch").unwrap_or_default();
-        let continue_token = q("continue").unwrap_or_default();
-        let limit = match q("limit") {
-            Some(l) if !l.is_empty() => l
-                .parse::<i64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?
-                .max(0),
-            _ => 0,
-        };
-        let send_initial_events = go_bool(q("sendInitialEvents").as_deref());
-        let allow_bookmarks = go_bool(q("allowWatchBookmarks").as_deref()).unwrap_or(false);
-        let mut errs = Vec::new();
-        let resource_version_match = match rvm.as_str() {
-            "" => None,
-            "NotOlderThan" => Some(ResourceVersionMatch::NotOlderThan),
-            "Exact" => Some(ResourceVersionMatch::Exact),
-            other => {
-                errs.push(FieldError::new(
-                    FieldErrorType::NotSupported,
-                    "resourceVersionMatch",
-                    Some(format!("{other:?}")),
-                    "supported values: \"Exact\", \"NotOlderThan\", \"\"",
-                ));
-                None
-            }
-        };
-        if !resource_version.is_empty()
-            && resource_version != "0"
-            && resource_version.parse::<u64>().is_err()
-        {
+        let o = parsed.options;
+        let rv = o.resource_version.clone();
+        if !rv.is_empty() && rv != "0" && rv.parse::<u64>().is_err() {
             return Err(ApiError::bad_request(format!(
-                "invalid resource version {resource_version:?}"
+                "invalid resource version {rv:?}"
             )));
         }
-        if watch {
-            if send_initial_events.is_some() {
-                if send_initial_events == Some(true)
-                    && resource_version_match != Some(ResourceVersionMatch::NotOlderThan)
-                {
-                    errs.push(FieldError::forbidden(
-                        "resourceVersionMatch",
-                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                    ));
-                }
-                if send_initial_events == Some(true) && !allow_bookmarks {
-                    errs.push(FieldError::new(
-                        FieldErrorType::Forbidden,
-                        "allowWatchBookmarks",
-                        None,
-                        "sendInitialEvents requires setting allowWatchBookmarks to true",
-                    ));
-                }
-            } else if resource_version_match.is_some() {
-                errs.push(FieldError::forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
-            }
-        } else {
-            if send_initial_events.is_some() {
-                errs.push(FieldError::forbidden(
-                    "sendInitialEvents",
-                    "sendInitialEvents is forbidden for list",
-                ));
-            }
-            if let Some(m) = resource_version_match {
-                if resource_version.is_empty() {
-                    errs.push(FieldError::forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                    ));
-                }
-                if !continue_token.is_empty() {
-                    errs.push(FieldError::forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden when continue is provided",
-                    ));
-                }
-                if m == ResourceVersionMatch::Exact && resource_version == "0" {
-                    errs.push(FieldError::forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-                    ));
-                }
-            }
-        }
-        if !errs.is_empty() {
-            return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", &errs));
-        }
-        let timeout_seconds = q("timeoutSeconds").and_then(|t| t.parse::<u64>().ok());
         Ok(Self {
-            labels,
-            fields,
-            resource_version,
-            resource_version_match,
-            limit,
-            continue_token,
-            allow_bookmarks,
-            send_initial_events,
-            timeout_seconds,
+            labels: parsed.labels,
+            fields: parsed.fields,
+            resource_version: rv,
+            resource_version_match: o.resource_version_match().map(|m| match m {
+                RvMatch::NotOlderThan => ResourceVersionMatch::NotOlderThan,
+                RvMatch::Exact => ResourceVersionMatch::Exact,
+            }),
+            limit: o.limit.max(0),
+            continue_token: o.continue_,
+            allow_bookmarks: o.allow_watch_bookmarks,
+            send_initial_events: o.send_initial_events,
+            timeout_seconds: o.timeout_seconds,
         })
     }
 
@@ -249,47 +105,5 @@ impl ListParams {
             allow_bookmarks: self.allow_bookmarks,
             send_initial_events: self.send_initial_events,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn q<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(kk, _)| *kk == k)
-                .map(|(_, v)| v.to_string())
-        }
-    }
-
-    #[test]
-    fn list_option_validation() {
-        let labels = vec!["metadata.name".to_string()];
-        let err = ListParams::parse(&q(&[("resourceVersionMatch", "Exact")]), false, &labels)
-            .unwrap_err();
-        assert_eq!(err.code(), 422);
-        assert_eq!(
-            err.message(),
-            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
-        );
-        let err =
-            ListParams::parse(&q(&[("fieldSelector", "spec.x=1")]), false, &labels).unwrap_err();
-        assert_eq!(err.message(), "field label not supported: spec.x");
-        let ok = ListParams::parse(
-            &q(&[
-                ("sendInitialEvents", "true"),
-                ("resourceVersionMatch", "NotOlderThan"),
-                ("allowWatchBookmarks", "true"),
-            ]),
-            true,
-            &labels,
-        )
-        .unwrap();
-        assert_eq!(ok.send_initial_events, Some(true));
-        assert_eq!(dry_run(Some("x")).unwrap_err().code(), 422);
-        assert!(dry_run(Some("All")).unwrap());
     }
 }

@@ -5,7 +5,7 @@
 //! the kind's rules, validation and validating admission, and writes it.
 
 use apimachinery::admission::{Operation, OperationOptions};
-use apimachinery::errors::FieldError;
+use apimachinery::meta::options::{FieldValidation, PatchOptions};
 use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use async_trait::async_trait;
@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use super::ApiContext;
 use super::decode::decode_tree;
-use super::params::go_bool;
 use super::response;
 use super::scope::RequestScope;
 use super::update::AuthorizeCreate;
@@ -30,15 +29,12 @@ pub async fn patch(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bod
     let content_type = scope.header("content-type").unwrap_or("").to_string();
     let patch_type =
         PatchType::from_content_type(&content_type, scope.version.strategic_merge_patch)?;
+    let options = PatchOptions::parse(&scope.query, patch_type == PatchType::Apply)?;
     if patch_type == PatchType::Apply {
-        return apply(ctx, scope).await;
+        return apply(ctx, scope, options).await;
     }
-    if scope.q("force").is_some() {
-        let err = FieldError::forbidden("force", "may not be specified for non-apply patch");
-        return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[err]));
-    }
-    let dry_run = scope.dry_run()?;
-    let manager = scope.field_manager()?;
+    let dry_run = options.is_dry_run();
+    let manager = scope.manager(&options.field_manager);
     let admission = RequestAdmission::new(
         &ctx.admission,
         Operation::Update,
@@ -59,6 +55,7 @@ pub async fn patch(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bod
         scope: &scope,
         patch_type,
         manager: &manager,
+        validation: options.field_validation_directive(),
         admission: &admission,
         warnings: Mutex::new(Vec::new()),
     };
@@ -89,6 +86,7 @@ struct PatchInfo<'a> {
     scope: &'a RequestScope,
     patch_type: PatchType,
     manager: &'a str,
+    validation: FieldValidation,
     admission: &'a RequestAdmission<'a>,
     /// The decode's warnings (of the last attempt).
     warnings: Mutex<Vec<String>>,
@@ -108,7 +106,7 @@ impl UpdatedObjectInfo for PatchInfo<'_> {
             &scope.body,
             &SchemaNode::of(scope.shape()),
         )?;
-        let body = decode_tree(scope, &patched)?;
+        let body = decode_tree(scope, &patched, self.validation)?;
         *self.warnings.lock() = body.warnings;
         let mut new = body.object;
         scope.set_namespace(&mut *new)?;
@@ -126,16 +124,16 @@ impl UpdatedObjectInfo for PatchInfo<'_> {
 }
 
 /// Server-side apply (`application/apply-patch+yaml`).
-async fn apply(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
-    let dry_run = scope.dry_run()?;
-    let manager = match scope.q("fieldManager") {
-        Some(m) if !m.is_empty() => scope.field_manager()?,
-        _ => {
-            let err = FieldError::required("fieldManager", "is required for apply patch");
-            return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[err]));
-        }
-    };
-    let force = go_bool(scope.q("force")).unwrap_or(false);
+async fn apply(
+    ctx: &ApiContext,
+    scope: RequestScope,
+    options: PatchOptions,
+) -> Result<Response<Body>, ApiError> {
+    let dry_run = options.is_dry_run();
+    // The options' validation requires a field manager for apply.
+    let manager = options.field_manager.clone();
+    let force = options.is_force();
+    let validation = options.field_validation_directive();
     let mut applied = crate::negotiate::yaml_to_json(&scope.body)?;
     let Some(map) = applied.as_object_mut() else {
         return Err(ApiError::bad_request(
@@ -145,7 +143,7 @@ async fn apply(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, 
     set_tree_identity(&scope, map)?;
     // Unknown fields are checked (and dropped) as for any write; defaults are not applied to
     // the configuration, so appliers own only what they wrote.
-    let warnings = decode_tree(&scope, &applied)?.warnings;
+    let warnings = decode_tree(&scope, &applied, validation)?.warnings;
     let options = OperationOptions {
         field_manager: manager.clone(),
         patch_type: Some(crate::patch::APPLY_PATCH_YAML.to_string()),
@@ -170,6 +168,7 @@ async fn apply(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, 
         applied,
         manager: &manager,
         force,
+        validation,
         admission: &admission,
         create_admission: &create_admission,
     };
@@ -253,6 +252,7 @@ struct ApplyInfo<'a> {
     applied: Value,
     manager: &'a str,
     force: bool,
+    validation: FieldValidation,
     admission: &'a RequestAdmission<'a>,
     create_admission: &'a RequestAdmission<'a>,
 }
@@ -277,7 +277,7 @@ impl UpdatedObjectInfo for ApplyInfo<'_> {
             m.insert("apiVersion".into(), Value::from(api_version.clone()));
             m.insert("kind".into(), Value::from(scope.version.kind));
         }
-        let new = decode_tree(scope, &merged)?.object;
+        let new = decode_tree(scope, &merged, self.validation)?.object;
         let mut new = scope.to_storage_version(new)?;
         match old {
             Some(old) => self.admission.mutate(&mut new, Some(old)).await?,

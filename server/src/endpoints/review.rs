@@ -47,7 +47,8 @@ impl ReviewContext for Context<'_> {
 
 /// `POST` of a review kind.
 pub async fn create(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
-    let body = decode_body(&scope)?;
+    let options = apimachinery::meta::options::CreateOptions::parse(&scope.query)?;
+    let body = decode_body(&scope, options.field_validation_directive())?;
     let mut object = scope.to_storage_version(body.object)?;
     scope
         .kind

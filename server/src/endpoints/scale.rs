@@ -7,6 +7,7 @@ use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 
 use apimachinery::admission::{Operation, OperationOptions};
+use apimachinery::meta::options::{FieldValidation, PatchOptions, UpdateOptions as UpdateQuery};
 use apimachinery::runtime::Object;
 use async_trait::async_trait;
 
@@ -133,7 +134,7 @@ impl UpdatedObjectInfo for ScaleInfo<'_> {
             .unwrap_or(".spec.replicas");
         let mut new_tree = current;
         jsonpath::set(&mut new_tree, path, Value::from(replicas));
-        let mut new = decode_tree(rc, &new_tree)?.object;
+        let mut new = decode_tree(rc, &new_tree, FieldValidation::Ignore)?.object;
         update_managed_fields(Some(&*old_requested), &mut *new, self.manager, "scale")?;
         let mut new = rc.to_storage_version(new)?;
         self.admission.mutate(&mut new, Some(old)).await?;
@@ -145,9 +146,9 @@ async fn write(
     ctx: &ApiContext,
     rc: &RequestScope,
     make_scale: &MakeScale<'_>,
+    dry_run: bool,
+    manager: String,
 ) -> Result<Response<Body>, ApiError> {
-    let dry_run = rc.dry_run()?;
-    let manager = rc.field_manager()?;
     let admission = RequestAdmission::new(
         &ctx.admission,
         Operation::Update,
@@ -191,6 +192,8 @@ async fn write(
 
 /// `PUT .../scale`.
 pub async fn update(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
+    let options = UpdateQuery::parse(&rc.query)?;
+    let manager = rc.manager(&options.field_manager);
     let format = crate::negotiate::body::body_format(rc.header("content-type"), false)?;
     let body = crate::negotiate::decode_body(format, &rc.body)?;
     if body
@@ -204,13 +207,22 @@ pub async fn update(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>
             rc.name()
         )));
     }
-    write(ctx, &rc, &|_| Ok(body.clone())).await
+    write(
+        ctx,
+        &rc,
+        &|_| Ok(body.clone()),
+        options.is_dry_run(),
+        manager,
+    )
+    .await
 }
 
 /// `PATCH .../scale` (merge patch from `kubectl scale`, JSON patch, strategic merge).
 pub async fn patch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
     let ct = rc.header("content-type").unwrap_or("").to_string();
     let pt = PatchType::from_content_type(&ct, true)?;
+    let options = PatchOptions::parse(&rc.query, pt == PatchType::Apply)?;
+    let manager = rc.manager(&options.field_manager);
     let pt = if pt == PatchType::Strategic || pt == PatchType::Apply {
         PatchType::Merge
     } else {
@@ -222,8 +234,12 @@ pub async fn patch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>,
     } else {
         rc.body.to_vec()
     };
-    write(ctx, &rc, &|scale| {
-        apply_patch(pt, scale, &body, &SchemaNode::untyped())
-    })
+    write(
+        ctx,
+        &rc,
+        &|scale| apply_patch(pt, scale, &body, &SchemaNode::untyped()),
+        options.is_dry_run(),
+        manager,
+    )
     .await
 }

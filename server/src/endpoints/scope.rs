@@ -2,10 +2,10 @@
 //! (kind, requested version, namespace, name), who sent it, its query, headers and body, and
 //! the store of its kind.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use apimachinery::ResourceInfo;
+use apimachinery::query::Query;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use axum::body::{Body, Bytes};
@@ -25,8 +25,8 @@ pub struct RequestScope {
     pub user: UserInfo,
     /// The authorizer (review kinds ask it).
     pub authorizer: Option<AuthorizerRef>,
-    /// The query parameters (first value of each).
-    pub query: HashMap<String, String>,
+    /// The query, parsed as Go's `url.ParseQuery` does (every value of a repeated key kept).
+    pub query: Query<'static>,
     /// The request headers.
     pub headers: HeaderMap,
     /// The raw body.
@@ -72,19 +72,7 @@ impl RequestScope {
         if namespaced_path != version.namespaced() && !(version.namespaced() && collection) {
             return Err(ApiError::not_found_path());
         }
-        let mut query = HashMap::new();
-        for pair in parts
-            .uri
-            .query()
-            .unwrap_or("")
-            .split('&')
-            .filter(|p| !p.is_empty())
-        {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let k = crate::request_info::percent_decode(&k.replace('+', " "));
-            let v = crate::request_info::percent_decode(&v.replace('+', " "));
-            query.entry(k).or_insert(v);
-        }
+        let query = Query::parse(parts.uri.query().unwrap_or("")).into_owned();
         let body = if matches!(
             parts.method,
             http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE
@@ -107,9 +95,9 @@ impl RequestScope {
         })
     }
 
-    /// A query parameter.
+    /// A query parameter (its first value).
     pub fn q(&self, key: &str) -> Option<&str> {
-        self.query.get(key).map(String::as_str)
+        self.query.get(key)
     }
 
     /// A header as text.
@@ -160,14 +148,14 @@ impl RequestScope {
             .map_err(ApiError::internal)
     }
 
-    /// Parses `dryRun`: only `All` is accepted.
-    pub fn dry_run(&self) -> Result<bool, ApiError> {
-        super::params::dry_run(self.q("dryRun"))
-    }
-
-    /// The field manager of a write: `fieldManager`, else the User-Agent's first segment.
-    pub fn field_manager(&self) -> Result<String, ApiError> {
-        super::params::field_manager(self.q("fieldManager"), self.header("user-agent"))
+    /// The field manager of a write: the `fieldManager` option, else the User-Agent's first
+    /// segment (the options' validation has checked it).
+    pub fn manager(&self, field_manager: &str) -> String {
+        if field_manager.is_empty() {
+            crate::apply::manager_from_user_agent(self.header("user-agent").unwrap_or(""))
+        } else {
+            field_manager.to_string()
+        }
     }
 
     /// Sets an object's namespace from the URL; a different one in the body is 400. A

@@ -6,6 +6,7 @@
 //! ([`AuthorizeCreate`]).
 
 use apimachinery::admission::{Operation, OperationOptions};
+use apimachinery::meta::options::UpdateOptions as UpdateQuery;
 use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use async_trait::async_trait;
@@ -23,9 +24,10 @@ use crate::registry::{UpdateOptions, UpdatedObjectInfo, ValidateObject};
 
 /// `PUT` of an object (or `/status`).
 pub async fn update(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
-    let dry_run = scope.dry_run()?;
-    let manager = scope.field_manager()?;
-    let body = decode_body(&scope)?;
+    let options = UpdateQuery::parse(&scope.query)?;
+    let dry_run = options.is_dry_run();
+    let manager = scope.manager(&options.field_manager);
+    let body = decode_body(&scope, options.field_validation_directive())?;
     let mut object = body.object;
     scope.set_namespace(&mut *object)?;
     scope.set_name(&mut *object)?;

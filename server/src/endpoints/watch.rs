@@ -178,7 +178,7 @@ impl Encoder {
 
 /// `GET ...?watch=true` (or `/watch/...`).
 pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
-    let mut params = list_params(&rc, true)?;
+    let mut params = list_params(&rc)?;
     // `/watch/namespaces/ns/widgets/name` watches one object.
     if rc.info.parts.len() >= 2
         && !rc.info.name.is_empty()
@@ -194,7 +194,7 @@ pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>,
     // `includeObject` is checked before the stream starts.
     crate::table::IncludeObject::parse(rc.q("includeObject"))?;
     let timeout = match params.timeout_seconds {
-        Some(s) if s > 0 => Duration::from_secs(s),
+        Some(s) if s > 0 => Duration::from_secs(s as u64),
         _ => {
             let factor: f64 = rand::rng().random_range(1.0..2.0);
             ctx.min_request_timeout.mul_f64(factor)

@@ -12,7 +12,6 @@ use futures::StreamExt;
 use http::Response;
 
 use super::{ChainConfig, status_response};
-use crate::genericserver::duration::parse_duration;
 
 /// How long an ordinary request may take: `--request-timeout`, or the request's `timeout`
 /// parameter when that is shorter; an unparsable `timeout` is a 400 error.
@@ -21,12 +20,14 @@ pub fn limit(config: &ChainConfig, query: &str) -> Result<Duration, ApiError> {
     if let Some(asked) =
         crate::request_info::query_param(query, "timeout").filter(|v| !v.is_empty())
     {
-        match parse_duration(&asked) {
-            Ok(d) if !d.is_zero() => limit = limit.min(d),
+        // As kube-apiserver: a timeout of zero or less means the server's limit.
+        match apimachinery::duration::parse_go_duration(&asked) {
+            Ok(n) if n > 0 => limit = limit.min(Duration::from_nanos(n as u64)),
             Ok(_) => {}
-            Err(_) => {
+            Err(e) => {
                 return Err(ApiError::bad_request(format!(
-                    "invalid timeout specified in the request URL: {asked:?}"
+                    "invalid timeout specified in the request URL - {}",
+                    e.message()
                 )));
             }
         }

@@ -1,6 +1,7 @@
 //! `/healthz`, `/livez` and `/readyz`: named checks, each also served at its own path
 //! (`/readyz/etcd`), with `?verbose` listings, `?exclude=<name>` and Kubernetes' texts.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -61,14 +62,6 @@ fn text(status: StatusCode, body: String) -> Response<Body> {
     resp
 }
 
-fn query_values<'a>(query: &'a str, key: &str) -> impl Iterator<Item = String> + 'a {
-    let key = key.to_string();
-    query.split('&').filter_map(move |kv| {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        (k == key).then(|| crate::request_info::percent_decode(v))
-    })
-}
-
 /// Serves `/<endpoint>` (all checks) or `/<endpoint>/<check>` (one check). `rest` is the path
 /// after `/<endpoint>`, empty or starting with `/`.
 pub async fn serve(
@@ -92,14 +85,14 @@ pub async fn serve(
             ),
         };
     }
-    let verbose = query
-        .split('&')
-        .any(|kv| kv == "verbose" || kv.starts_with("verbose="));
-    let excluded: Vec<String> = query_values(query, "exclude").collect();
+    let query = apimachinery::query::Query::parse(query);
+    let verbose = query.contains_key("verbose");
+    // A set, as Kubernetes keeps it: the unmatched names are listed sorted, once each.
+    let excluded: BTreeSet<&str> = query.get_all("exclude").collect();
     let mut listing = String::new();
     let mut failed = false;
     for check in checks {
-        if excluded.iter().any(|e| e == &check.name) {
+        if excluded.contains(check.name.as_str()) {
             listing.push_str(&format!("[+]{} excluded: ok\n", check.name));
             continue;
         }
@@ -112,9 +105,10 @@ pub async fn serve(
             }
         }
     }
-    let unknown: Vec<&String> = excluded
+    let unknown: Vec<&str> = excluded
         .iter()
-        .filter(|e| !checks.iter().any(|c| &&c.name == e))
+        .copied()
+        .filter(|e| !checks.iter().any(|c| c.name == *e))
         .collect();
     if !unknown.is_empty() {
         let names: Vec<String> = unknown.iter().map(|n| format!("{n:?}")).collect();
@@ -132,4 +126,41 @@ pub async fn serve(
         return text(StatusCode::OK, listing);
     }
     text(StatusCode::OK, "ok".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body(endpoint: &str, query: &str) -> (StatusCode, String) {
+        let checks = [
+            HealthCheck::ping(),
+            HealthCheck::new("etcd", || async { Err("down".to_string()) }),
+        ];
+        let resp = serve(endpoint, &checks, "", query).await;
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        (status, String::from_utf8(bytes.to_vec()).expect("utf-8"))
+    }
+
+    #[tokio::test]
+    async fn query_parameters_are_read_as_kubernetes_reads_them() {
+        let (status, text) = body("readyz", "exclude=etcd").await;
+        assert_eq!((status, text.as_str()), (StatusCode::OK, "ok"));
+        // `verbose` with any value, and escaped names.
+        let (_, text) = body("readyz", "verbose=0&exclude=%65tcd").await;
+        assert_eq!(
+            text,
+            "[+]ping ok\n[+]etcd excluded: ok\nreadyz check passed\n"
+        );
+        // Unmatched names are listed sorted, once each.
+        let (status, text) = body("livez", "exclude=z&exclude=b+c&exclude=z").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            text,
+            "[+]ping ok\n[-]etcd failed: reason withheld\nwarn: some health checks cannot be excluded: no matches for \"b c\",\"z\"\nlivez check failed\n"
+        );
+    }
 }

@@ -61,14 +61,24 @@ pub fn admin() -> UserInfo {
 impl Harness {
     /// Builds and bootstraps a context.
     pub async fn new() -> Self {
+        Self::with(|b| b).await
+    }
+
+    /// Builds and bootstraps a context, its builder adjusted by `adjust`.
+    pub async fn with(
+        adjust: impl FnOnce(
+            server::endpoints::ApiContextBuilder,
+        ) -> server::endpoints::ApiContextBuilder,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let backend =
             storage::embedded::EmbeddedBackend::open_dir(dir.path()).expect("embedded backend");
-        let ctx = Arc::new(ApiContext::new(
+        let builder = ApiContext::builder(
             Arc::new(generated::scheme()),
             Arc::new(backend),
             "/registry".into(),
-        ));
+        );
+        let ctx = Arc::new(adjust(builder).build().expect("admission configuration"));
         ctx.bootstrap().await.expect("bootstrap");
         ctx.controllers().expect("controllers");
         Self { ctx, _dir: dir }
