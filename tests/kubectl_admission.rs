@@ -33,7 +33,11 @@ fn widget_color_label_and_quota() {
         k.ok(&["create", "namespace", &ns]);
         c.run_ok(
             k,
-            &["create", "-f", &k.write("blue.yaml", &widget_v1("blue", &ns, 1, Some("blue")))],
+            &[
+                "create",
+                "-f",
+                &k.write("blue.yaml", &widget_v1("blue", &ns, 1, Some("blue"))),
+            ],
         );
         let w = k.json(&["get", "widget", "blue", "-n", &ns, "-o", "json"]);
         c.eq(
@@ -42,13 +46,33 @@ fn widget_color_label_and_quota() {
             Some("blue"),
         );
         let selected = k.ok(&[
-            "get", "widgets", "-n", &ns, "-l", "example.dev/color=blue", "-o", "name",
+            "get",
+            "widgets",
+            "-n",
+            &ns,
+            "-l",
+            "example.dev/color=blue",
+            "-o",
+            "name",
         ]);
-        c.eq("selected by color", selected.trim(), "widget.example.dev/blue");
+        c.eq(
+            "selected by color",
+            selected.trim(),
+            "widget.example.dev/blue",
+        );
         // The label follows the color.
         c.run_ok(
             k,
-            &["patch", "widget", "blue", "-n", &ns, "--type=merge", "-p", r#"{"spec":{"color":"green"}}"#],
+            &[
+                "patch",
+                "widget",
+                "blue",
+                "-n",
+                &ns,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"color":"green"}}"#,
+            ],
         );
         let w = k.json(&["get", "widget", "blue", "-n", &ns, "-o", "json"]);
         c.eq(
@@ -59,7 +83,14 @@ fn widget_color_label_and_quota() {
 
         c.run_ok(
             k,
-            &["create", "quota", "widgets", "-n", &ns, "--hard=count/widgets.example.dev=2"],
+            &[
+                "create",
+                "quota",
+                "widgets",
+                "-n",
+                &ns,
+                "--hard=count/widgets.example.dev=2",
+            ],
         );
         c.check(
             wait_counted(k, &ns, "widgets", "count/widgets.example.dev"),
@@ -67,11 +98,19 @@ fn widget_color_label_and_quota() {
         );
         c.run_ok(
             k,
-            &["create", "-f", &k.write("two.yaml", &widget_v1("two", &ns, 1, None))],
+            &[
+                "create",
+                "-f",
+                &k.write("two.yaml", &widget_v1("two", &ns, 1, None)),
+            ],
         );
         let refused = c.run_code(
             k,
-            &["create", "-f", &k.write("three.yaml", &widget_v1("three", &ns, 1, None))],
+            &[
+                "create",
+                "-f",
+                &k.write("three.yaml", &widget_v1("three", &ns, 1, None)),
+            ],
             1,
         );
         c.contains(
@@ -88,7 +127,11 @@ fn widget_color_label_and_quota() {
         c.run_ok(k, &["delete", "widget", "two", "-n", &ns]);
         c.run_ok(
             k,
-            &["create", "-f", &k.write("four.yaml", &widget_v1("four", &ns, 1, None))],
+            &[
+                "create",
+                "-f",
+                &k.write("four.yaml", &widget_v1("four", &ns, 1, None)),
+            ],
         );
     });
 }
@@ -101,7 +144,11 @@ fn plugins_follow_the_flags() {
         k.ok(&["create", "namespace", &ns]);
         c.run_ok(
             k,
-            &["create", "-f", &k.write("red.yaml", &widget_v1("red", &ns, 1, Some("red")))],
+            &[
+                "create",
+                "-f",
+                &k.write("red.yaml", &widget_v1("red", &ns, 1, Some("red"))),
+            ],
         );
         let w = k.json(&["get", "widget", "red", "-n", &ns, "-o", "json"]);
         c.check(

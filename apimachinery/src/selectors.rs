@@ -451,24 +451,6 @@ impl Parser {
     }
 }
 
-/// Whether `s` is a DNS-1123 subdomain. Kept for callers of the old selector helpers; the rule
-/// lives in [`validation::is_dns1123_subdomain`].
-pub fn is_dns1123_subdomain(s: &str) -> bool {
-    validation::is_dns1123_subdomain(s).is_empty()
-}
-
-/// The problems of a qualified name (a label or annotation key). Kept for callers of the old
-/// selector helpers; the rule lives in [`validation::is_qualified_name`].
-pub fn qualified_name_errors(key: &str) -> Vec<String> {
-    validation::is_qualified_name(key)
-}
-
-/// The problems of a label value. Kept for callers of the old selector helpers; the rule lives
-/// in [`validation::is_valid_label_value`].
-pub fn label_value_errors(value: &str) -> Vec<String> {
-    validation::is_valid_label_value(value)
-}
-
 /// `validateLabelKey` of Kubernetes' selector parser: every problem, joined by `; `.
 fn validate_label_key(key: &str) -> Result<(), String> {
     let errs = validation::is_qualified_name(key);
@@ -812,13 +794,6 @@ mod tests {
                 "unable to parse requirement: key: Invalid value: \"{}/k\": prefix part must be no more than 253 characters",
                 "p".repeat(254)
             )
-        );
-        assert!(is_dns1123_subdomain("a.b"));
-        assert!(!is_dns1123_subdomain(&"a".repeat(254)));
-        assert_eq!(qualified_name_errors("ok/k"), Vec::<String>::new());
-        assert_eq!(
-            label_value_errors("-"),
-            crate::validation::is_valid_label_value("-")
         );
     }
 

@@ -8,7 +8,7 @@
 //! (`ValidatePathSegmentName`) and the CRD schema validator (`… in body should match '…'`), so
 //! clients and scripts that match on them keep working.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use crate::errors::{FieldError, FieldErrorType};
 use crate::meta::ObjectMeta;
-use crate::schema::field_path;
 
 /// Maximum length of a DNS-1123 label.
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
@@ -356,247 +355,6 @@ pub fn validate_generate_name(generate_name: &str, format: NameFormat) -> Vec<Fi
         .collect()
 }
 
-/// Number of the JSON value for bound checks.
-fn number(v: &Value) -> Option<f64> {
-    v.as_f64()
-}
-
-/// `#[validate(minimum = …)]` / `exclusive_minimum`.
-pub fn check_minimum(
-    v: &Value,
-    path: &str,
-    bound: f64,
-    bound_text: &str,
-    exclusive: bool,
-    errors: &mut Vec<FieldError>,
-) {
-    if let Some(n) = number(v) {
-        if exclusive && n <= bound {
-            errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("must be greater than {bound_text}"),
-            ));
-        } else if !exclusive && n < bound {
-            errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("must be greater than or equal to {bound_text}"),
-            ));
-        }
-    }
-}
-
-/// `#[validate(maximum = …)]` / `exclusive_maximum`.
-pub fn check_maximum(
-    v: &Value,
-    path: &str,
-    bound: f64,
-    bound_text: &str,
-    exclusive: bool,
-    errors: &mut Vec<FieldError>,
-) {
-    if let Some(n) = number(v) {
-        if exclusive && n >= bound {
-            errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("must be less than {bound_text}"),
-            ));
-        } else if !exclusive && n > bound {
-            errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("must be less than or equal to {bound_text}"),
-            ));
-        }
-    }
-}
-
-/// `#[validate(max_length = …)]`: `Too long: may not be more than N bytes`.
-pub fn check_max_length(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str()
-        && s.chars().count() > max
-    {
-        errors.push(FieldError::new(
-            FieldErrorType::TooLong,
-            path,
-            Some(crate::errors::render_value(v)),
-            format!(
-                "may not be more than {max} {}",
-                if max == 1 { "byte" } else { "bytes" }
-            ),
-        ));
-    }
-}
-
-/// `#[validate(min_length = …)]`.
-pub fn check_min_length(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str()
-        && s.chars().count() < min
-    {
-        errors.push(FieldError::invalid(
-            path,
-            v,
-            format!("{path} in body should be at least {min} chars long"),
-        ));
-    }
-}
-
-/// `#[validate(pattern = …)]`: `<path> in body should match '<pattern>'`.
-pub fn check_pattern(v: &Value, path: &str, pattern: &str, errors: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str() {
-        match cached_regex(pattern) {
-            Some(re) if re.is_match(s) => {}
-            Some(_) => errors.push(FieldError::invalid(
-                path,
-                v,
-                format!("{path} in body should match '{pattern}'"),
-            )),
-            None => errors.push(FieldError::new(
-                FieldErrorType::Internal,
-                path,
-                None,
-                format!("the pattern '{pattern}' does not compile"),
-            )),
-        }
-    }
-}
-
-/// `#[validate(enum = […])]`: `Unsupported value: "x": supported values: "A", "B"`.
-pub fn check_enum(v: &Value, path: &str, allowed: &[&str], errors: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str()
-        && !allowed.contains(&s)
-    {
-        let list = allowed
-            .iter()
-            .map(|a| format!("{a:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        errors.push(FieldError::new(
-            FieldErrorType::NotSupported,
-            path,
-            Some(crate::errors::render_value(v)),
-            format!("supported values: {list}"),
-        ));
-    }
-}
-
-/// `#[validate(min_items = …)]`.
-pub fn check_min_items(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
-    if let Some(items) = v.as_array()
-        && items.len() < min
-    {
-        errors.push(FieldError::invalid(
-            path,
-            v,
-            format!("{path} in body should have at least {min} items"),
-        ));
-    }
-}
-
-/// `#[validate(max_items = …)]`: `Too many: N: must have at most M items`.
-pub fn check_max_items(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
-    if let Some(items) = v.as_array()
-        && items.len() > max
-    {
-        errors.push(FieldError::new(
-            FieldErrorType::TooMany,
-            path,
-            Some(items.len().to_string()),
-            format!(
-                "must have at most {max} {}",
-                if max == 1 { "item" } else { "items" }
-            ),
-        ));
-    }
-}
-
-/// `#[validate(min_properties = …)]`.
-pub fn check_min_properties(v: &Value, path: &str, min: usize, errors: &mut Vec<FieldError>) {
-    if let Some(map) = v.as_object()
-        && map.len() < min
-    {
-        errors.push(FieldError::invalid(
-            path,
-            v,
-            format!("{path} in body should have at least {min} properties"),
-        ));
-    }
-}
-
-/// `#[validate(max_properties = …)]`.
-pub fn check_max_properties(v: &Value, path: &str, max: usize, errors: &mut Vec<FieldError>) {
-    if let Some(map) = v.as_object()
-        && map.len() > max
-    {
-        errors.push(FieldError::new(
-            FieldErrorType::TooMany,
-            path,
-            Some(map.len().to_string()),
-            format!("must have at most {max} items"),
-        ));
-    }
-}
-
-/// `#[list(type = "map", map_keys = […])]`: items with the same key fields are duplicates
-/// (`spec.ports[1]: Duplicate value: {"name":"http"}`).
-pub fn check_list_map_keys(v: &Value, path: &str, keys: &[&str], errors: &mut Vec<FieldError>) {
-    let Some(items) = v.as_array() else { return };
-    let mut seen: Vec<Value> = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let key: serde_json::Map<String, Value> = keys
-            .iter()
-            .filter_map(|k| item.get(*k).map(|v| (k.to_string(), v.clone())))
-            .collect();
-        let key = Value::Object(key);
-        if seen.contains(&key) {
-            errors.push(FieldError::new(
-                FieldErrorType::Duplicate,
-                format!("{path}[{i}]"),
-                Some(crate::errors::render_value(&key)),
-                "",
-            ));
-        } else {
-            seen.push(key);
-        }
-    }
-}
-
-/// `#[list(type = "set")]`: equal items are duplicates (`spec.verbs[2]: Duplicate value: "get"`).
-pub fn check_list_set(v: &Value, path: &str, errors: &mut Vec<FieldError>) {
-    let Some(items) = v.as_array() else { return };
-    for (i, item) in items.iter().enumerate() {
-        if items[..i].contains(item) {
-            errors.push(FieldError::new(
-                FieldErrorType::Duplicate,
-                format!("{path}[{i}]"),
-                Some(crate::errors::render_value(item)),
-                "",
-            ));
-        }
-    }
-}
-
-/// `#[validate(required)]`: the key must be present and not null (and not an empty string).
-pub fn check_required(obj: &Value, key: &str, path: &str, errors: &mut Vec<FieldError>) {
-    match obj.get(key) {
-        None | Some(Value::Null) => errors.push(FieldError::required(field_path(path, key), "")),
-        Some(Value::String(s)) if s.is_empty() => {
-            errors.push(FieldError::required(field_path(path, key), ""))
-        }
-        _ => {}
-    }
-}
-
-/// `#[validate(format = …)]`.
-pub fn check_format(v: &Value, path: &str, format: &str, errors: &mut Vec<FieldError>) {
-    let Some(s) = v.as_str() else { return };
-    for p in format_problems(format, s, &|| path.to_string()) {
-        errors.push(FieldError::invalid(path, v, p));
-    }
-}
-
 /// What is wrong with `s` as a value of the string format `format` (`dns1123-label`,
 /// `date-time`, `uuid`, …); `path` names the field in the messages that mention it.
 pub fn format_problems(format: &str, s: &str, path: &dyn Fn() -> String) -> Vec<String> {
@@ -629,24 +387,6 @@ pub fn format_problems(format: &str, s: &str, path: &dyn Fn() -> String) -> Vec<
             }
         }
         _ => Vec::new(),
-    }
-}
-
-/// `#[validate(immutable)]`: once set, the value may not change.
-pub fn check_immutable(
-    new: Option<&Value>,
-    old: Option<&Value>,
-    path: &str,
-    errors: &mut Vec<FieldError>,
-) {
-    let norm = |v: Option<&Value>| v.filter(|v| !v.is_null()).cloned();
-    let (n, o) = (norm(new), norm(old));
-    if o.is_some() && n != o {
-        errors.push(FieldError::invalid(
-            path,
-            n.as_ref().unwrap_or(&Value::Null),
-            "field is immutable",
-        ));
     }
 }
 
@@ -838,16 +578,6 @@ pub fn aggregate(errors: &[FieldError]) -> String {
                 .join(", ")
         ),
     }
-}
-
-/// Labels map helper for callers holding typed metadata.
-pub fn labels_json(labels: &BTreeMap<String, String>) -> Value {
-    Value::Object(
-        labels
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
-            .collect(),
-    )
 }
 
 #[cfg(test)]
@@ -1175,45 +905,6 @@ mod tests {
 
     fn strings(errors: &[FieldError]) -> Vec<String> {
         errors.iter().map(|e| e.to_string()).collect()
-    }
-
-    #[test]
-    fn bounds_and_strings_use_kubernetes_messages() {
-        let mut e = Vec::new();
-        check_minimum(&json!(-1), "spec.replicas", 0.0, "0", false, &mut e);
-        check_maximum(&json!(1001), "spec.replicas", 1000.0, "1000", false, &mut e);
-        check_max_length(&json!("a".repeat(64)), "spec.color", 63, &mut e);
-        check_pattern(&json!("Red"), "spec.color", "^[a-z]+$", &mut e);
-        check_enum(&json!("x"), "spec.mode", &["A", "B"], &mut e);
-        assert_eq!(
-            strings(&e),
-            [
-                "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
-                "spec.replicas: Invalid value: 1001: must be less than or equal to 1000",
-                "spec.color: Too long: may not be more than 63 bytes",
-                "spec.color: Invalid value: \"Red\": spec.color in body should match '^[a-z]+$'",
-                "spec.mode: Unsupported value: \"x\": supported values: \"A\", \"B\"",
-            ]
-        );
-    }
-
-    #[test]
-    fn list_maps_and_sets_report_duplicates() {
-        let mut e = Vec::new();
-        check_list_map_keys(
-            &json!([{"name": "a", "port": 1}, {"name": "a", "port": 2}]),
-            "spec.ports",
-            &["name"],
-            &mut e,
-        );
-        check_list_set(&json!(["get", "list", "get"]), "rules[0].verbs", &mut e);
-        assert_eq!(
-            strings(&e),
-            [
-                "spec.ports[1]: Duplicate value: {\"name\":\"a\"}",
-                "rules[0].verbs[2]: Duplicate value: \"get\""
-            ]
-        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Every API group is a module (`generated::example_dev`, `generated::core`, …) with one
 //! module per served version (`generated::example_dev::v1`) plus `internal` for a group's hub.
 //! A version module holds the typed structs with Kubernetes' JSON encoding
-//! (`v1::Widget`, `v1::WidgetList`), their `apimachinery::schema::Schema` walks, the
+//! (`v1::Widget`, `v1::WidgetList`), their `apimachinery::markers::Validate` walks and `StructShape` statics, the
 //! conversions to and from the hub (`widget_to_internal`, `widget_from_internal`) and one
 //! `ResourceInfo` per kind (`v1::WIDGET_RESOURCE`); every kind's struct implements
 //! `apimachinery::runtime::TypedObject`. A group module holds one `apimachinery::runtime::Kind`

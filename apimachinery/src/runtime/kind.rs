@@ -42,7 +42,7 @@ pub trait VersionCodec: Send + Sync + 'static {
     fn decode_protobuf(&self, bytes: &[u8]) -> Result<Box<dyn Object>, CodecError>;
 
     /// Converts a hub object of the kind into this version.
-    fn from_hub(&self, hub: &Hub) -> Result<Box<dyn Object>, CodecError>;
+    fn convert_from_hub(&self, hub: &Hub) -> Result<Box<dyn Object>, CodecError>;
 
     /// A new object of this version with every default applied.
     fn new_object(&self) -> Box<dyn Object>;
@@ -94,7 +94,7 @@ impl<T: TypedObject> VersionCodec for Codec<T> {
         T::decode_protobuf(bytes).map(defaulted)
     }
 
-    fn from_hub(&self, hub: &Hub) -> Result<Box<dyn Object>, CodecError> {
+    fn convert_from_hub(&self, hub: &Hub) -> Result<Box<dyn Object>, CodecError> {
         let hub = hub.downcast_ref::<T::Hub>().ok_or_else(|| {
             CodecError::Conversion(format!(
                 "the hub object is not of the hub type of {}",
@@ -207,7 +207,7 @@ impl Kind {
                 kind: self.storage_info().kind.to_string(),
                 version: version.to_string(),
             })?;
-        codec.from_hub(&object.to_hub())
+        codec.convert_from_hub(&object.to_hub())
     }
 
     /// The selectable fields of an object of this kind: `metadata.name`,

@@ -259,7 +259,7 @@ pub fn value_at<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
 
 fn step<'a>(cur: &'a Value, el: &str) -> Option<&'a Value> {
     if let Some(f) = el.strip_prefix("f:") {
-        return apimachinery::json::get(cur, f);
+        return cur.get(f);
     }
     let items = cur.as_array()?;
     if let Some(k) = el.strip_prefix("k:") {

@@ -97,10 +97,8 @@ pub fn encode_text(format: OutputFormat, value: &Value) -> Result<Vec<u8>, ApiEr
             .map(String::into_bytes)
             .map_err(ApiError::internal),
         _ => {
-            // Objects are rarely under a kilobyte: one allocation instead of several regrowths
-            // from serde_json's 128 bytes. The bytes are `serde_json::to_writer`'s.
             let mut out = Vec::with_capacity(1024);
-            apimachinery::json::write_compact(&mut out, value);
+            serde_json::to_writer(&mut out, value).map_err(ApiError::internal)?;
             Ok(out)
         }
     }

@@ -87,6 +87,9 @@ pub struct Updated {
     pub warnings: Vec<String>,
 }
 
+/// What one attempt of an update made: the new object, whether it creates, the warnings.
+type Step = (Box<dyn Object>, bool, Vec<String>);
+
 /// The outcome of a delete.
 #[derive(Debug)]
 pub enum DeleteOutcome {
@@ -610,7 +613,7 @@ impl Store {
                 warnings,
             });
         }
-        let outcome: Mutex<Option<(Box<dyn Object>, bool, Vec<String>)>> = Mutex::new(None);
+        let outcome: Mutex<Option<Step>> = Mutex::new(None);
         let outcome_ref = &outcome;
         let step_ref = &step;
         let try_update: UpdateFn<'_> = Box::new(move |current: Option<StoredObject>| {
