@@ -233,6 +233,13 @@ fn samples() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "",
+            "ResourceQuota",
+            json!({"metadata": meta, "spec": {"hard": {"count/widgets.example.dev": "5", "configmaps": "10"},
+                "scopes": ["BestEffort"], "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}},
+                "status": {"hard": {"configmaps": "10"}, "used": {"configmaps": "3"}}}),
+        ),
+        (
+            "",
             "ServiceAccount",
             json!({"metadata": meta, "secrets": [{"name": "s", "namespace": "ns"}],
             "imagePullSecrets": [{"name": "pull"}], "automountServiceAccountToken": false}),
