@@ -61,12 +61,27 @@ pub fn query_param(query: &str, key: &str) -> Option<String> {
 
 /// Decodes `%XX` escapes and `+` (as space) of a query component.
 pub fn percent_decode(s: &str) -> String {
+    decode_escapes(s, true).into_owned()
+}
+
+/// Decodes the `%XX` escapes of a URL path, as Go's `url.URL.Path` holds it (which is what
+/// Kubernetes' request info, routing and handlers read): `marker%2D1` is `marker-1`, and an
+/// escaped `/` (`%2F`) becomes a path separator like any other. `+` stays `+`. An escape that
+/// is not two hex digits stays as written (Go's server refuses such a request line).
+pub fn percent_decode_path(path: &str) -> std::borrow::Cow<'_, str> {
+    decode_escapes(path, false)
+}
+
+fn decode_escapes(s: &str, plus_is_space: bool) -> std::borrow::Cow<'_, str> {
+    if !(s.contains('%') || plus_is_space && s.contains('+')) {
+        return std::borrow::Cow::Borrowed(s);
+    }
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' if i + 2 < bytes.len() => {
                 let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
                     .ok()
@@ -83,7 +98,7 @@ pub fn percent_decode(s: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// The `/`-separated segments of a path without its leading and trailing slashes (none for
@@ -130,8 +145,12 @@ fn watch_and_name(query: &str) -> (bool, Option<String>) {
 }
 
 impl RequestInfo {
-    /// Parses a request as Kubernetes does. `query` is the raw query string (without `?`).
+    /// Parses a request as Kubernetes does. `path` is the path as sent (its escapes are
+    /// decoded here, see [`percent_decode_path`]); `query` is the raw query string (without
+    /// `?`).
     pub fn parse(method: &Method, path: &str, query: &str) -> Result<Self, RequestInfoError> {
+        let decoded = percent_decode_path(path);
+        let path: &str = &decoded;
         let segments = path_segments(path);
         let [prefix, second, _, ..] = segments[..] else {
             return Ok(Self::non_resource(method, path));
@@ -416,5 +435,30 @@ mod tests {
         }
         assert_eq!(parse(Method::POST, "/foo", "").verb, "post");
         assert!(RequestInfo::parse(&Method::GET, "/api/v1/watch", "").is_err());
+    }
+
+    /// The path is read decoded, as Go's `URL.Path`: escapes in any segment are decoded, an
+    /// escaped slash separates segments, `+` is literal and a broken escape stays as sent.
+    #[test]
+    fn escaped_paths_are_decoded() {
+        let r = parse(
+            Method::GET,
+            "/api/v1/namespaces/de%66ault/config%6Daps/marker%2D1",
+            "",
+        );
+        assert_eq!(
+            (r.namespace.as_str(), r.resource.as_str(), r.name.as_str()),
+            ("default", "configmaps", "marker-1")
+        );
+        assert_eq!(r.path, "/api/v1/namespaces/default/configmaps/marker-1");
+        let r = parse(Method::GET, "/api/v1/namespaces/d/configmaps/a%2Fb", "");
+        assert_eq!((r.name.as_str(), r.subresource.as_str()), ("a", "b"));
+        assert_eq!(r.parts, ["configmaps", "a", "b"]);
+        let r = parse(Method::GET, "/api/v1/namespaces/d/configmaps/a+b%zz%4", "");
+        assert_eq!(r.name, "a+b%zz%4");
+        let r = parse(Method::GET, "/%61pis/example.dev/v1/widgets", "");
+        assert_eq!((r.api_prefix.as_str(), r.verb.as_str()), ("apis", "list"));
+        assert_eq!(percent_decode_path("/a%20b+c"), "/a b+c");
+        assert_eq!(percent_decode("a%20b+c"), "a b c");
     }
 }

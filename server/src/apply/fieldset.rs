@@ -2,7 +2,7 @@
 //! (`{"f:spec":{"f:replicas":{}}}`, `k:{"name":"a"}` for map-list items, `v:"x"` for set
 //! items, `.` marking a node that is itself a member).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::map::Entry;
 use serde_json::{Map, Value};
@@ -156,9 +156,13 @@ impl FieldSet {
         self.0.contains(path)
     }
 
-    /// Whether any member lies at or under `path`.
+    /// Whether any member lies at or under `path`. Paths under `path` sort right after it,
+    /// so one ordered lookup answers.
     pub fn owns_under(&self, path: &Path) -> bool {
-        self.0.iter().any(|p| p.starts_with(path))
+        self.0
+            .range::<Path, _>(path..)
+            .next()
+            .is_some_and(|p| p.starts_with(path))
     }
 }
 
@@ -246,6 +250,64 @@ pub fn path_string(path: &Path) -> String {
         }
     }
     s
+}
+
+/// Reads values at paths of one object, finding map-list and set-list items through an index
+/// of each list (built on its first lookup) instead of scanning it: looking up every path of an
+/// object with long lists costs linear time, where [`value_at`] per path costs quadratic time.
+#[derive(Default)]
+pub struct Finder<'a> {
+    /// Per list (by address) and element kind (`k:` with its key names, or `v:`): the
+    /// position of the first item of each canonical element.
+    lists: HashMap<(usize, Vec<String>), HashMap<String, usize>>,
+    _object: std::marker::PhantomData<&'a Value>,
+}
+
+impl<'a> Finder<'a> {
+    /// Reads the value at a path of `object` (which must be the same object on every call).
+    pub fn value_at(&mut self, object: &'a Value, path: &[String]) -> Option<&'a Value> {
+        let mut cur = object;
+        for el in path {
+            cur = self.step(cur, el)?;
+        }
+        Some(cur)
+    }
+
+    fn step(&mut self, cur: &'a Value, el: &str) -> Option<&'a Value> {
+        if let Some(f) = el.strip_prefix("f:") {
+            return apimachinery::json::get(cur, f);
+        }
+        let items = cur.as_array()?;
+        let addr = std::ptr::from_ref(items) as usize;
+        let (names, canonical) = if let Some(k) = el.strip_prefix("k:") {
+            let keys: BTreeMap<String, Value> = serde_json::from_str(k).ok()?;
+            let names: Vec<String> = keys.keys().cloned().collect();
+            (names, format!("k:{}", serde_json::to_string(&keys).ok()?))
+        } else if let Some(v) = el.strip_prefix("v:") {
+            let v: Value = serde_json::from_str(v).ok()?;
+            (Vec::new(), format!("v:{}", serde_json::to_string(&v).ok()?))
+        } else if let Some(i) = el.strip_prefix("i:") {
+            return items.get(i.parse::<usize>().ok()?);
+        } else {
+            return None;
+        };
+        let set = canonical.starts_with("v:");
+        let index = self.lists.entry((addr, names.clone())).or_insert_with(|| {
+            let mut index = HashMap::new();
+            for (i, item) in items.iter().enumerate() {
+                let key = if set {
+                    serde_json::to_string(item).ok().map(|v| format!("v:{v}"))
+                } else {
+                    item_key(item, &names)
+                };
+                if let Some(key) = key {
+                    index.entry(key).or_insert(i);
+                }
+            }
+            index
+        });
+        index.get(&canonical).map(|&i| &items[i])
+    }
 }
 
 /// Reads the value at a path.
@@ -387,5 +449,25 @@ mod tests {
             &["f:spec".into(), "f:tags".into(), "v:\"a\"".into()]
         ));
         assert_eq!(o["spec"]["tags"], json!(["b"]));
+        let mut finder = Finder::default();
+        assert_eq!(finder.value_at(&obj, &p), Some(&json!(80)));
+        let spaced: Path = vec![
+            "f:spec".into(),
+            "f:ports".into(),
+            "k:{\"name\": \"http\"}".into(),
+        ];
+        assert_eq!(finder.value_at(&obj, &spaced), value_at(&obj, &spaced));
+        let tag: Path = vec!["f:spec".into(), "f:tags".into(), "v:\"b\"".into()];
+        assert_eq!(finder.value_at(&obj, &tag), Some(&json!("b")));
+        let missing: Path = vec![
+            "f:spec".into(),
+            "f:ports".into(),
+            "k:{\"name\":\"x\"}".into(),
+        ];
+        assert_eq!(finder.value_at(&obj, &missing), None);
+        let set = FieldSet([p.clone()].into_iter().collect());
+        assert!(set.owns_under(&p[..2].to_vec()));
+        assert!(set.owns_under(&p));
+        assert!(!set.owns_under(&vec!["f:spec".to_string(), "f:tags".to_string()]));
     }
 }

@@ -1,9 +1,12 @@
 //! Structured merge of an applied configuration into a live object.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value;
 
 use super::fieldset::item_key;
 use crate::patch::SchemaNode;
+use crate::patch::strategic::identity_key;
 
 /// Merges `applied` into `live`: objects member by member (unless `x-kubernetes-map-type:
 /// atomic`), map lists item by item by their keys, set lists as unions, atomic lists and
@@ -19,26 +22,36 @@ pub fn merge(live: Option<&Value>, applied: &Value, schema: &SchemaNode) -> Valu
             Value::Object(out)
         }
         (Some(Value::Array(l)), Value::Array(a)) => match schema.list_type().as_str() {
+            // Items are found through an index of their keys, so merging n items into m costs
+            // O(n + m).
             "map" => {
                 let keys = schema.list_map_keys();
                 let mut out = l.clone();
+                let mut index: HashMap<String, usize> = HashMap::new();
+                for (i, o) in out.iter().enumerate() {
+                    if let Some(k) = item_key(o, &keys) {
+                        index.entry(k).or_insert(i);
+                    }
+                }
                 for item in a {
                     let id = item_key(item, &keys);
-                    let pos = id.as_ref().and_then(|id| {
-                        out.iter()
-                            .position(|o| item_key(o, &keys).as_ref() == Some(id))
-                    });
-                    match pos {
-                        Some(i) => out[i] = merge(Some(&out[i]), item, &schema.items()),
-                        None => out.push(item.clone()),
+                    match id.as_ref().and_then(|id| index.get(id)) {
+                        Some(&i) => out[i] = merge(Some(&out[i]), item, &schema.items()),
+                        None => {
+                            if let Some(id) = id {
+                                index.insert(id, out.len());
+                            }
+                            out.push(item.clone());
+                        }
                     }
                 }
                 Value::Array(out)
             }
             "set" => {
                 let mut out = l.clone();
+                let mut seen: HashSet<String> = out.iter().map(identity_key).collect();
                 for item in a {
-                    if !out.contains(item) {
+                    if seen.insert(identity_key(item)) {
                         out.push(item.clone());
                     }
                 }

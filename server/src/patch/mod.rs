@@ -72,6 +72,14 @@ impl PatchType {
     }
 }
 
+/// Parses the body of a JSON, merge or strategic merge patch. As in Kubernetes, a body that is
+/// not valid JSON is 400 `invalid JSON patch` whatever the patch type; so is one nested deeper
+/// than [`crate::negotiate::body::MAX_DEPTH`] (refused before parsing).
+pub fn decode_patch_body(body: &[u8]) -> Result<Value, ApiError> {
+    crate::negotiate::body::parse_json(body)
+        .map_err(|_| ApiError::bad_request("invalid JSON patch"))
+}
+
 /// Applies a JSON, merge or strategic merge patch to `original` (apply is handled by
 /// [`crate::apply`]). `schema` is the kind's schema for strategic merge.
 pub fn apply_patch(
@@ -84,8 +92,7 @@ pub fn apply_patch(
         PatchType::Json => json::apply_json_patch(original, body),
         PatchType::Merge => json::apply_merge_patch(original, body),
         PatchType::Strategic => {
-            let patch: Value = serde_json::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            let patch = decode_patch_body(body)?;
             strategic::strategic_merge(original, &patch, schema)
         }
         PatchType::Apply => Err(ApiError::internal(

@@ -1,0 +1,346 @@
+//! Hostile inputs against the real binary: deeply nested bodies are refused before they are
+//! parsed (and cost almost no CPU), patches cannot grow the object beyond the copy limit or
+//! the process beyond a bounded size, and escaped path segments are decoded as Kubernetes
+//! decodes them. Every test checks that the server keeps answering `/readyz` while and after
+//! it is attacked.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Server;
+use serde_json::{Value, json};
+
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
+/// The CPU time (user + system) the process has used so far.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_else(|e| panic!("reading /proc/{pid}/stat: {e}"));
+    // The fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let rest = &stat[stat
+        .rfind(')')
+        .unwrap_or_else(|| panic!("bad stat: {stat}"))
+        + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap_or_else(|e| panic!("{e}"))
+        + fields[12].parse::<u64>().unwrap_or_else(|e| panic!("{e}"));
+    // Linux reports CPU time in USER_HZ (100 per second) ticks.
+    Duration::from_millis(ticks * 10)
+}
+
+/// A `/proc/<pid>/status` value in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("reading /proc/{pid}/status: {e}"));
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// Asserts `/readyz` answers `ok` within a second.
+async fn assert_ready(s: &Server, c: &reqwest::Client) {
+    let t = Instant::now();
+    let r = c
+        .get(s.url("/readyz"))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("/readyz: {e}"));
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.text().await.unwrap_or_default(), "ok");
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "/readyz took {:?}",
+        t.elapsed()
+    );
+}
+
+/// Sends a request and returns its status code and JSON body.
+async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
+    let r = req.send().await.unwrap_or_else(|e| panic!("request: {e}"));
+    let code = r.status().as_u16();
+    let text = r.text().await.unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (code, body)
+}
+
+fn assert_status(body: &Value, code: u16, reason: &str) {
+    assert_eq!(body["kind"], "Status", "{body}");
+    assert_eq!(body["status"], "Failure", "{body}");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["reason"], reason, "{body}");
+}
+
+fn message(body: &Value) -> &str {
+    body["message"].as_str().unwrap_or("")
+}
+
+fn nest(open: &str, leaf: &str, close: &str, n: usize) -> String {
+    format!("{}{leaf}{}", open.repeat(n), close.repeat(n))
+}
+
+/// Bodies nested 100,000 deep (flow sequences, flow mappings, block sequences, JSON) are
+/// refused at once with the decoders' messages, cost the server almost no CPU, and `/readyz`
+/// answers throughout; nesting up to the limit (100) is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_bodies_are_refused_before_parsing() {
+    let s = Server::start(&[]);
+    let c = s.admin();
+    let deep_yaml = [
+        nest("[", "", "]", 100_000),
+        format!("a: {}", nest("{a: ", "1", "}", 100_000)),
+        "- ".repeat(100_000),
+    ];
+    let cpu_before = cpu_time(s.pid());
+    for body in &deep_yaml {
+        let t = Instant::now();
+        let post = c
+            .post(s.url(CONFIGMAPS))
+            .header("content-type", "application/yaml")
+            .body(body.clone());
+        let (attack, ready) = tokio::join!(send(post), assert_ready(&s, &c));
+        let () = ready;
+        let (code, status) = attack;
+        assert_eq!(code, 400, "{status}");
+        assert_status(&status, 400, "BadRequest");
+        // Kubernetes: `yaml: exceeded max depth of 10000` (its limit), inside the decode error.
+        assert!(
+            message(&status).contains("yaml: exceeded max depth of 100"),
+            "{status}"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "took {:?}",
+            t.elapsed()
+        );
+    }
+    let json_deep = nest("{\"a\":", "1", "}", 100_000);
+    let (code, status) = send(
+        c.post(s.url(CONFIGMAPS))
+            .header("content-type", "application/json")
+            .body(json_deep),
+    )
+    .await;
+    assert_eq!(code, 400, "{status}");
+    assert_status(&status, 400, "BadRequest");
+    assert!(
+        message(&status).contains(
+            "couldn't get version/kind; json parse error: invalid character '{' exceeded max depth"
+        ),
+        "{status}"
+    );
+    let spent = cpu_time(s.pid()) - cpu_before;
+    eprintln!("four bodies nested 100,000 deep cost {spent:?} of server CPU");
+    assert!(
+        spent < Duration::from_secs(1),
+        "four hostile bodies cost {spent:?} of CPU"
+    );
+
+    // The deepest accepted document: the object is one level, `junk` (an unknown field,
+    // dropped with a warning) 99 more.
+    for (name, yaml) in [
+        ("at-limit", true),
+        ("at-limit-json", false),
+        ("over-limit", true),
+    ] {
+        let levels = if name == "over-limit" { 100 } else { 99 };
+        let junk = nest("[", "1", "]", levels);
+        let (ct, body) = if yaml {
+            (
+                "application/yaml",
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\njunk: {junk}\n"
+                ),
+            )
+        } else {
+            (
+                "application/json",
+                format!(
+                    r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"junk":{junk}}}"#
+                ),
+            )
+        };
+        let (code, out) = send(
+            c.post(s.url(CONFIGMAPS))
+                .header("content-type", ct)
+                .body(body),
+        )
+        .await;
+        if name == "over-limit" {
+            assert_eq!(code, 400, "{out}");
+            assert!(
+                message(&out).contains("yaml: line 5: exceeded max depth of 100"),
+                "{out}"
+            );
+        } else {
+            assert_eq!(code, 201, "{name}: {out}");
+        }
+    }
+
+    // The worst accepted YAML, about 1 MiB of nests at the limit, costs about what the same
+    // size of flat YAML costs: parsing stays linear.
+    let cost = |name: &str, items: String| {
+        let body = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\njunk: [{items}]\n"
+        );
+        let c = c.clone();
+        let url = s.url(CONFIGMAPS);
+        let pid = s.pid();
+        async move {
+            let before = cpu_time(pid);
+            let (code, out) = send(
+                c.post(url)
+                    .header("content-type", "application/yaml")
+                    .body(body),
+            )
+            .await;
+            assert_eq!(code, 201, "{out}");
+            cpu_time(pid) - before
+        }
+    };
+    let one = nest("[", "1", "]", 98);
+    let mut nested = String::new();
+    while nested.len() < 1024 * 1024 {
+        nested.push_str(&one);
+        nested.push(',');
+    }
+    nested.push('1');
+    let flat = vec!["1"; nested.len() / 2].join(",");
+    let flat_cost = cost("flat", flat).await;
+    let nested_cost = cost("big-nests", nested).await;
+    eprintln!("1 MiB of YAML: flat {flat_cost:?}, nests of depth 99 {nested_cost:?} of server CPU");
+    assert!(
+        nested_cost < flat_cost * 2 + Duration::from_millis(300),
+        "1 MiB of nests cost {nested_cost:?}, 1 MiB of flat YAML {flat_cost:?}"
+    );
+    assert_ready(&s, &c).await;
+}
+
+/// A 2.7 KB JSON patch whose copies double a value 30 times is refused (422, as Kubernetes
+/// refuses copies past its 3 MiB limit) without the process growing; copies within the limit
+/// work; merge, strategic merge and apply patches of the largest accepted size keep the
+/// process bounded too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patches_cannot_grow_the_server() {
+    let s = Server::start(&[]);
+    let c = s.admin();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "grow"},
+        "data": {"a": "x".repeat(100)}});
+    let (code, out) = send(c.post(s.url(CONFIGMAPS)).json(&cm)).await;
+    assert_eq!(code, 201, "{out}");
+    let url = s.url(&format!("{CONFIGMAPS}/grow"));
+    let json_patch = |ops: &Value| {
+        c.patch(&url)
+            .header("content-type", "application/json-patch+json")
+            .body(serde_json::to_vec(ops).unwrap_or_default())
+    };
+
+    // Within the limit: a copy is a copy.
+    let (code, out) = send(json_patch(&json!([
+        {"op": "copy", "from": "/data/a", "path": "/data/b"}
+    ])))
+    .await;
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["data"]["b"], out["data"]["a"]);
+
+    // The doubling patch.
+    let mut ops = vec![json!({"op": "add", "path": "/junk", "value": ["y".repeat(80)]})];
+    for _ in 0..30 {
+        ops.push(json!({"op": "copy", "from": "/junk", "path": "/junk/-"}));
+    }
+    let ops = Value::Array(ops);
+    assert!(serde_json::to_vec(&ops).unwrap_or_default().len() < 3000);
+    let rss_before = status_kib(s.pid(), "VmRSS");
+    let t = Instant::now();
+    let (attack, ready) = tokio::join!(send(json_patch(&ops)), assert_ready(&s, &c));
+    let () = ready;
+    let (code, status) = attack;
+    assert_eq!(code, 422, "{status}");
+    assert_status(&status, 422, "Invalid");
+    assert_eq!(
+        message(&status),
+        "the server rejected our request due to an error in our request"
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+    let rss_after = status_kib(s.pid(), "VmRSS");
+    assert!(
+        rss_after < rss_before + 200 * 1024,
+        "RSS grew from {rss_before} KiB to {rss_after} KiB"
+    );
+
+    // Large merge, strategic merge and apply patches (ConfigMaps hold at most 1 MiB of data).
+    let big = "z".repeat(400 * 1024);
+    for (ct, body) in [
+        (
+            "application/merge-patch+json",
+            json!({"data": {"m": big}}).to_string(),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"data": {"s": big}}).to_string(),
+        ),
+    ] {
+        let (code, out) = send(c.patch(&url).header("content-type", ct).body(body)).await;
+        assert_eq!(code, 200, "{ct}: {}", message(&out));
+        assert_ready(&s, &c).await;
+    }
+    let applied = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "applied"}, "data": {"k": big}});
+    let (code, out) = send(
+        c.patch(s.url(&format!("{CONFIGMAPS}/applied?fieldManager=hostile")))
+            .header("content-type", "application/apply-patch+yaml")
+            .body(applied.to_string()),
+    )
+    .await;
+    assert_eq!(code, 201, "{}", message(&out));
+    assert_ready(&s, &c).await;
+    let peak = status_kib(s.pid(), "VmHWM");
+    eprintln!(
+        "peak RSS after the patches: {peak} KiB (before the doubling patch: {rss_before} KiB)"
+    );
+    assert!(peak < 1024 * 1024, "peak RSS {peak} KiB");
+}
+
+/// Escaped path segments are decoded as Go decodes `URL.Path`: `marker%2D1` names
+/// `marker-1`, in the namespace and the resource too; an escaped slash separates segments
+/// (so it never reaches a name) and answers 404 like any unknown path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escaped_path_segments_are_decoded() {
+    let s = Server::start(&[]);
+    let c = s.admin();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "marker-1"},
+        "data": {"k": "v"}});
+    let (code, out) = send(c.post(s.url(CONFIGMAPS)).json(&cm)).await;
+    assert_eq!(code, 201, "{out}");
+    for path in [
+        "/api/v1/namespaces/default/configmaps/marker%2D1",
+        "/api/v1/namespaces/default/configmaps/marker%2d1",
+        "/api/v1/namespaces/de%66ault/configmaps/marker-1",
+        "/api/v1/namespaces/default/config%6Daps/%6Darker-1",
+    ] {
+        let (code, out) = send(c.get(s.url(path))).await;
+        assert_eq!(code, 200, "{path}: {out}");
+        assert_eq!(out["metadata"]["name"], "marker-1", "{path}");
+    }
+    // Writes address the decoded name too.
+    let (code, out) = send(
+        c.patch(s.url("/api/v1/namespaces/default/configmaps/marker%2D1"))
+            .header("content-type", "application/merge-patch+json")
+            .body(r#"{"data":{"k":"w"}}"#),
+    )
+    .await;
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["data"]["k"], "w");
+    // `marker%2F1` is the path `.../configmaps/marker/1`: no such subresource.
+    let (code, out) = send(c.get(s.url("/api/v1/namespaces/default/configmaps/marker%2F1"))).await;
+    assert_eq!(code, 404, "{out}");
+    assert_status(&out, 404, "NotFound");
+    assert_ready(&s, &c).await;
+}
