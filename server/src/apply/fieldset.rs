@@ -275,7 +275,7 @@ impl<'a> Finder<'a> {
 
     fn step(&mut self, cur: &'a Value, el: &str) -> Option<&'a Value> {
         if let Some(f) = el.strip_prefix("f:") {
-            return apimachinery::json::get(cur, f);
+            return cur.get(f);
         }
         let items = cur.as_array()?;
         let addr = std::ptr::from_ref(items) as usize;

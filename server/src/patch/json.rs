@@ -531,10 +531,8 @@ mod tests {
         for _ in 0..30 {
             ops.push(json!({"op": "copy", "from": "/d", "path": "/d/-"}));
         }
-        let t = std::time::Instant::now();
         let err = patch(json!({}), json!(ops)).unwrap_err();
         assert_eq!(err.code(), 422);
-        assert!(t.elapsed() < std::time::Duration::from_secs(2));
         // Within the limit copies work, and the sizes are those of compact JSON.
         let doc = json!({"s": "a<b"});
         assert_eq!(compact_size_and_depth(&doc, usize::MAX), Some((16, 1)));
