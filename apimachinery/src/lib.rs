@@ -25,6 +25,7 @@ pub mod serde_util;
 pub mod status;
 pub mod strategy;
 pub mod structure;
+pub mod table;
 pub mod user;
 pub mod validation;
 
