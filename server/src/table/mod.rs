@@ -164,12 +164,16 @@ mod tests {
         kind.storage().decode_value(&value).unwrap().object
     }
 
+    /// The Table of `objects` as the endpoints build it, with their kind's convertor if any.
     fn render(objects: &[Box<dyn Object>], include: IncludeObject) -> Value {
         let refs: Vec<&dyn Object> = objects.iter().map(|o| &**o).collect();
+        let info = objects[0].info();
+        let scheme = generated::scheme();
+        let kind = scheme.by_kind(info.group, info.kind).unwrap();
         table(
             &refs,
-            objects[0].info(),
-            None,
+            info,
+            kind.strategy().table(),
             include,
             "v1",
             json!({"resourceVersion": "5"}),
