@@ -7,7 +7,6 @@
 
 /// A Lease records who holds a lock and until when, for leader election and heartbeats.
 #[kind(namespaced, strategic_merge_patch, create_on_update, no_generation)]
-#[print_column(name = "Holder", type = "string", json_path = ".spec.holderIdentity", description = "The current holder of the lease.")]
 pub struct Lease {
     /// Standard object metadata.
     #[proto(1)]

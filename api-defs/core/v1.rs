@@ -11,7 +11,6 @@
 #[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update, no_generation)]
 #[kind(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
 #[kind(field_selectors = ["status.phase"], name_format = "dns1123-label")]
-#[print_column(name = "Status", type = "string", json_path = ".status.phase", description = "The lifecycle phase of the namespace.")]
 pub struct Namespace {
     /// Standard object metadata.
     #[proto(1)]
@@ -90,7 +89,6 @@ pub struct ConfigMap {
 /// A Secret holds a small amount of sensitive data of some type, such as a password, a token
 /// or a key. The values together must stay under one mebibyte.
 #[kind(namespaced, strategic_merge_patch, unconditional_update, no_generation, field_selectors = ["type"])]
-#[print_column(name = "Type", type = "string", json_path = ".type", description = "The type of the secret.")]
 pub struct Secret {
     /// Standard object metadata.
     #[proto(1)]
@@ -206,11 +204,6 @@ pub struct ScopedResourceSelectorRequirement {
 /// and are informative, best-effort data.
 #[kind(namespaced, short_names = ["ev"], strategic_merge_patch, unconditional_update, create_on_update, no_generation)]
 #[kind(field_selectors = ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "type"])]
-#[print_column(name = "Last Seen", type = "date", json_path = ".lastTimestamp", description = "When the event last occurred.")]
-#[print_column(name = "Type", type = "string", json_path = ".type", description = "Normal or Warning.")]
-#[print_column(name = "Reason", type = "string", json_path = ".reason", description = "Why the event happened.")]
-#[print_column(name = "Object", type = "string", json_path = ".involvedObject.name", description = "The object the event is about.")]
-#[print_column(name = "Message", type = "string", json_path = ".message", description = "What happened.")]
 pub struct Event {
     /// Standard object metadata.
     #[proto(1)]

@@ -31,6 +31,7 @@ pub mod status;
 pub mod strategy;
 pub mod strconv;
 pub mod structure;
+pub mod table;
 pub mod user;
 pub mod validation;
 

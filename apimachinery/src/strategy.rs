@@ -7,6 +7,7 @@
 //! a hand-written strategy gets [`DefaultStrategy`], which adds nothing. Strategies work on
 //! objects of the kind's storage version (downcast with `object.downcast_mut::<T>()`).
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::authorization::Authorizer;
@@ -109,13 +110,15 @@ pub struct DefaultStrategy;
 impl Strategy for DefaultStrategy {}
 
 /// A kind's own `Table` rendering (Kubernetes' `TableConvertor`): every column, `Name`
-/// included, in order.
+/// included, in order. Like kube-apiserver's, it computes every cell of every column (the
+/// printers' `Wide` output); clients hide the columns of priority above 0 unless asked for
+/// them. [`crate::table`] holds the shared columns, cell helpers and [`crate::table::TypedTable`].
 pub trait TableConvertor: Send + Sync {
     /// The columns (`json_path` unused).
     fn columns(&self) -> &'static [PrinterColumn];
 
-    /// The cells of one object, one per column.
-    fn cells(&self, object: &dyn Object) -> Vec<Value>;
+    /// The cells of one object, one per column, with ages measured at `now`.
+    fn cells(&self, object: &dyn Object, now: DateTime<Utc>) -> Vec<Value>;
 }
 
 /// What a `create_only` kind's [`Strategy::review`] may consult.

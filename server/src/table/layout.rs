@@ -1,16 +1,13 @@
-//! Which columns a kind's Table has and how each cell is computed. Custom kinds get `Name`,
-//! their printer columns and `Age` (as for CustomResourceDefinitions); Kubernetes' built-in
-//! kinds get the columns kube-apiserver's hand-written printers produce (`DATA` counts, role
-//! references, ...), which simple JSONPaths cannot express.
+//! The generic Table layout of kinds without a convertor of their own (as kube-apiserver lays
+//! out CustomResourceDefinitions): `Name`, the kind's printer columns, then `Age`. Kinds whose
+//! columns JSONPaths cannot say print through their strategy's `TableConvertor` instead.
 
 use apimachinery::ResourceInfo;
+use apimachinery::table::{CREATION_TIMESTAMP_DESCRIPTION, NAME_COLUMN, human_duration};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{human_duration, jsonpath};
-
-const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+use super::jsonpath;
 
 /// How a cell is computed from an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,18 +16,8 @@ pub enum Cell {
     Name,
     /// The human age of `metadata.creationTimestamp`.
     Age,
-    /// `metadata.creationTimestamp` as written.
-    CreatedAt,
     /// A JSONPath; `date` columns render as human ages.
     Path(&'static str),
-    /// The total number of entries of the maps or lists at these paths.
-    Count(&'static [&'static str]),
-    /// `roleRef` as `Kind/name`.
-    RoleRef,
-    /// The subjects of a binding with this kind, joined with `, `.
-    Subjects(&'static str),
-    /// `involvedObject` as `kind/name` (lowercase kind), as `kubectl get events` shows it.
-    InvolvedObject,
 }
 
 /// One column: its definition and its cell.
@@ -50,100 +37,16 @@ pub struct Column {
     pub cell: Cell,
 }
 
-fn col(name: &'static str, type_: &'static str, priority: i32, cell: Cell) -> Column {
-    Column {
-        name,
-        type_,
-        format: "",
-        description: "",
-        priority,
-        cell,
-    }
-}
-
-fn name_column() -> Column {
-    Column {
-        name: "Name",
-        type_: "string",
-        format: "name",
-        description: NAME_DESCRIPTION,
+/// The columns of a kind's Table: `Name`, its printer columns, `Age`.
+pub fn columns_for(info: &ResourceInfo) -> Vec<Column> {
+    let mut out = vec![Column {
+        name: NAME_COLUMN.name,
+        type_: NAME_COLUMN.type_,
+        format: NAME_COLUMN.format,
+        description: NAME_COLUMN.description,
         priority: 0,
         cell: Cell::Name,
-    }
-}
-
-fn age_column() -> Column {
-    Column {
-        name: "Age",
-        type_: "date",
-        format: "",
-        description: AGE_DESCRIPTION,
-        priority: 0,
-        cell: Cell::Age,
-    }
-}
-
-/// The columns of a kind's Table.
-pub fn columns_for(info: &ResourceInfo) -> Vec<Column> {
-    let builtin = match (info.group, info.kind) {
-        ("", "ConfigMap") => Some(vec![
-            name_column(),
-            col("Data", "integer", 0, Cell::Count(&[".data", ".binaryData"])),
-            age_column(),
-        ]),
-        ("", "Secret") => Some(vec![
-            name_column(),
-            col("Type", "string", 0, Cell::Path(".type")),
-            col("Data", "integer", 0, Cell::Count(&[".data"])),
-            age_column(),
-        ]),
-        ("", "ServiceAccount") => Some(vec![
-            name_column(),
-            col("Secrets", "integer", 0, Cell::Count(&[".secrets"])),
-            age_column(),
-        ]),
-        ("", "Event") => Some(vec![
-            col("Last Seen", "string", 0, Cell::Path(".lastTimestamp")),
-            col("Type", "string", 0, Cell::Path(".type")),
-            col("Reason", "string", 0, Cell::Path(".reason")),
-            col("Object", "string", 0, Cell::InvolvedObject),
-            col("Message", "string", 0, Cell::Path(".message")),
-            Column {
-                priority: 1,
-                ..name_column()
-            },
-        ]),
-        ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => Some(vec![
-            name_column(),
-            col("Created At", "date", 0, Cell::CreatedAt),
-        ]),
-        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => Some(vec![
-            name_column(),
-            col("Role", "string", 0, Cell::RoleRef),
-            age_column(),
-            col("Users", "string", 1, Cell::Subjects("User")),
-            col("Groups", "string", 1, Cell::Subjects("Group")),
-            col(
-                "ServiceAccounts",
-                "string",
-                1,
-                Cell::Subjects("ServiceAccount"),
-            ),
-        ]),
-        (
-            "admissionregistration.k8s.io",
-            "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
-        ) => Some(vec![
-            name_column(),
-            col("Webhooks", "integer", 0, Cell::Count(&[".webhooks"])),
-            age_column(),
-        ]),
-        _ => None,
-    };
-    if let Some(b) = builtin {
-        return b;
-    }
-    let mut out = vec![name_column()];
+    }];
     out.extend(info.printer_columns.iter().map(|c| Column {
         name: c.name,
         type_: c.type_,
@@ -152,7 +55,14 @@ pub fn columns_for(info: &ResourceInfo) -> Vec<Column> {
         priority: c.priority,
         cell: Cell::Path(c.json_path),
     }));
-    out.push(age_column());
+    out.push(Column {
+        name: "Age",
+        type_: "date",
+        format: "",
+        description: CREATION_TIMESTAMP_DESCRIPTION,
+        priority: 0,
+        cell: Cell::Age,
+    });
     out
 }
 
@@ -184,19 +94,11 @@ pub fn cell(object: &Value, column: &Column, now: DateTime<Utc>) -> Value {
             )
             .unwrap_or_else(|| "<unknown>".into()),
         ),
-        Cell::CreatedAt => object
-            .pointer("/metadata/creationTimestamp")
-            .cloned()
-            .unwrap_or(Value::Null),
         Cell::Path(p) => {
             let Some(v) = jsonpath::select(object, p) else {
-                return if column.name == "Last Seen" {
-                    Value::from("<unknown>")
-                } else {
-                    Value::Null
-                };
+                return Value::Null;
             };
-            if (column.type_ == "date" || column.name == "Last Seen")
+            if column.type_ == "date"
                 && let Some(age) = age_of(v.as_str(), now)
             {
                 return Value::from(age);
@@ -205,60 +107,6 @@ pub fn cell(object: &Value, column: &Column, now: DateTime<Utc>) -> Value {
                 Value::Array(_) | Value::Object(_) => Value::String(v.to_string()),
                 other => other,
             }
-        }
-        Cell::Count(paths) => {
-            let n: usize = paths
-                .iter()
-                .filter_map(|p| jsonpath::select(object, p))
-                .map(|v| match v {
-                    Value::Object(m) => m.len(),
-                    Value::Array(a) => a.len(),
-                    _ => 0,
-                })
-                .sum();
-            Value::from(n)
-        }
-        Cell::RoleRef => {
-            let kind = object
-                .pointer("/roleRef/kind")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let name = object
-                .pointer("/roleRef/name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            Value::from(format!("{kind}/{name}"))
-        }
-        Cell::Subjects(kind) => {
-            let names: Vec<String> = object
-                .get("subjects")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter(|s| s.get("kind").and_then(Value::as_str) == Some(kind))
-                        .map(|s| {
-                            let name = s.get("name").and_then(Value::as_str).unwrap_or("");
-                            match s.get("namespace").and_then(Value::as_str) {
-                                Some(ns) if *kind == "ServiceAccount" => format!("{ns}/{name}"),
-                                _ => name.to_string(),
-                            }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            Value::from(names.join(", "))
-        }
-        Cell::InvolvedObject => {
-            let kind = object
-                .pointer("/involvedObject/kind")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_lowercase();
-            let name = object
-                .pointer("/involvedObject/name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            Value::from(format!("{kind}/{name}"))
         }
     }
 }

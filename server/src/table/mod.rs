@@ -1,7 +1,7 @@
-//! Table rendering for `kubectl get`: `meta.k8s.io` Tables built from a kind's printer
-//! columns (`Name` first, then the kind's columns, then `Age`), with `includeObject` handling.
+//! Table rendering for `kubectl get`: `meta.k8s.io` Tables built by the kind's own
+//! `TableConvertor` (its strategy's) or else from its printer columns (`Name` first, then the
+//! kind's columns, then `Age`), with `includeObject` handling.
 
-pub mod age;
 pub mod jsonpath;
 pub mod layout;
 
@@ -12,7 +12,6 @@ use apimachinery::strategy::TableConvertor;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
-pub use age::human_duration;
 pub use layout::{Column, columns_for};
 
 /// What each row's `object` carries (`includeObject`).
@@ -105,6 +104,7 @@ pub fn table(
     list_meta: Value,
     with_columns: bool,
 ) -> Result<Value, ApiError> {
+    let now = Utc::now();
     let (definitions, rows) = match convertor {
         Some(c) => {
             let definitions: Vec<Value> = c
@@ -116,7 +116,7 @@ pub fn table(
                 .iter()
                 .map(|o| {
                     let mut row = Map::new();
-                    row.insert("cells".into(), Value::Array(c.cells(*o)));
+                    row.insert("cells".into(), Value::Array(c.cells(*o, now)));
                     if let Some(obj) = row_object(*o, include, meta_version)? {
                         row.insert("object".into(), obj);
                     }
@@ -126,7 +126,6 @@ pub fn table(
             (definitions, rows)
         }
         None => {
-            let now = Utc::now();
             let columns = layout::columns_for(info);
             let rows = objects
                 .iter()
@@ -165,12 +164,16 @@ mod tests {
         kind.storage().decode_value(&value).unwrap().object
     }
 
+    /// The Table of `objects` as the endpoints build it, with their kind's convertor if any.
     fn render(objects: &[Box<dyn Object>], include: IncludeObject) -> Value {
         let refs: Vec<&dyn Object> = objects.iter().map(|o| &**o).collect();
+        let info = objects[0].info();
+        let scheme = generated::scheme();
+        let kind = scheme.by_kind(info.group, info.kind).unwrap();
         table(
             &refs,
-            objects[0].info(),
-            None,
+            info,
+            kind.strategy().table(),
             include,
             "v1",
             json!({"resourceVersion": "5"}),
