@@ -304,6 +304,37 @@ fn builtin_kind_tables() {
             ),
         }
 
+        // ResourceQuotas print each enforced resource as used/hard in name order, `limits.*`
+        // under LIMIT, once the server has counted the namespace (it holds the two leases).
+        let quota = format!(
+            "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: counts\n  namespace: {ns}\nspec:\n  hard:\n    secrets: \"4\"\n    limits.cpu: \"2\"\n    count/leases.coordination.k8s.io: \"9\"\n"
+        );
+        k.ok_stdin(&["create", "-f", "-"], &quota);
+        let want = strings(&[
+            "counts",
+            "count/leases.coordination.k8s.io: 2/9, secrets: 0/4",
+            "limits.cpu: 0/2",
+        ]);
+        let mut last = String::new();
+        let mut got = None;
+        for _ in 0..100 {
+            last = k.ok(&["get", "resourcequota", "counts", "-n", &ns]);
+            got = parse_table(&last, &["NAME", "AGE", "REQUEST", "LIMIT"])
+                .ok()
+                .and_then(|rows| rows.first().cloned())
+                .map(|mut row| {
+                    row.remove(1);
+                    row
+                });
+            if got.as_ref() == Some(&want) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        c.check(got.as_ref() == Some(&want), || {
+            format!("resourcequota row: want {want:?}, got {got:?}\n{last}")
+        });
+
         // Namespaces print their phase.
         let table = k.ok(&["get", "namespace", &ns]);
         match parse_table(&table, &["NAME", "STATUS", "AGE"]) {

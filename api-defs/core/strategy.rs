@@ -631,4 +631,50 @@ impl Strategy for ResourceQuotaStrategy {
     ) -> Vec<::apimachinery::errors::FieldError> {
         self.validate(object)
     }
+
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&RESOURCE_QUOTA_TABLE)
+    }
+}
+
+static RESOURCE_QUOTA_TABLE: TypedTable<v1::ResourceQuota> = TypedTable::new(
+    &[
+        NAME_COLUMN,
+        AGE_COLUMN,
+        column(
+            "Request",
+            "string",
+            0,
+            "Request represents a minimum amount of cpu/memory that a container may consume.",
+        ),
+        column(
+            "Limit",
+            "string",
+            0,
+            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+        ),
+    ],
+    resource_quota_cells,
+);
+
+/// A quota's row: each enforced resource as `name: used/hard`, in name order, the `limits.*`
+/// resources in the `Limit` cell and the rest in `Request` (kube-apiserver's
+/// `printResourceQuota`).
+fn resource_quota_cells(quota: &v1::ResourceQuota, now: DateTime<Utc>) -> Vec<Value> {
+    let mut request = Vec::new();
+    let mut limit = Vec::new();
+    for (resource, hard) in &quota.status.hard {
+        let used = quota.status.used.get(resource).map_or("0", |q| q.0.as_str());
+        let cell = format!("{resource}: {used}/{}", hard.0);
+        match resource.split_once('.') {
+            Some(("limits", _)) => limit.push(cell),
+            _ => request.push(cell),
+        }
+    }
+    vec![
+        table::name(&quota.metadata),
+        table::age(&quota.metadata, now),
+        Value::from(request.join(", ")),
+        Value::from(limit.join(", ")),
+    ]
 }
