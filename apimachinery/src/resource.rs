@@ -111,4 +111,16 @@ impl ResourceInfo {
             format!("{}/{}", self.group, self.version)
         }
     }
+
+    /// Whether `api_version` is this entry's `apiVersion` string (without building it).
+    pub fn is_api_version(&self, api_version: &str) -> bool {
+        if self.group.is_empty() {
+            api_version == self.version
+        } else {
+            api_version
+                .strip_prefix(self.group)
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(self.version)
+        }
+    }
 }

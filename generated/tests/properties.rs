@@ -57,12 +57,12 @@ proptest! {
     fn encoding_names_only_known_fields(seed in any::<u64>()) {
         for (kind, version, obj) in samples(seed) {
             let decoded = kind.codec(version).expect("served").decode_value(&obj).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            prop_assert!(decoded.tracker.unknown_fields.is_empty(), "{} {}: {:?}", kind.storage_info().kind, version, decoded.tracker.unknown_fields);
+            prop_assert!(decoded.tracker.unknown_fields().is_empty(), "{} {}: {:?}", kind.storage_info().kind, version, decoded.tracker.unknown_fields());
             // The typed JSON decodes to the same object.
             let json = decoded.object.to_json().map_err(|e| TestCaseError::fail(e.to_string()))?;
             let again = kind.codec(version).expect("served").decode_json(&json).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(again.object.eq_object(&*decoded.object), "{} {}", kind.storage_info().kind, version);
-            prop_assert!(again.tracker.unknown_fields.is_empty());
+            prop_assert!(again.tracker.unknown_fields().is_empty());
         }
     }
 

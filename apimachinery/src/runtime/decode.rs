@@ -42,10 +42,9 @@ pub struct Tracker {
     seen: Vec<KeySet>,
     /// How many objects are open.
     depth: usize,
-    /// Paths of unknown fields, in document order.
-    pub unknown_fields: Vec<String>,
-    /// Paths of keys repeated within one object, in document order.
-    pub duplicate_fields: Vec<String>,
+    /// Unknown fields and keys repeated within one object, in document order (as Kubernetes'
+    /// strict decoder reports them).
+    pub problems: Vec<FieldProblem>,
     /// The top-level `apiVersion`, if present.
     pub api_version: Option<String>,
     /// The top-level `kind`, if present.
@@ -84,11 +83,34 @@ impl Tracker {
         mark
     }
 
-    /// Records the current path in `list` (once, and at most [`MAX_REPORTED`] paths).
-    fn report(list: &mut Vec<String>, path: &str) {
-        if list.len() < MAX_REPORTED && !list.iter().any(|p| p == path) {
-            list.push(path.to_string());
+    /// Records a problem at the current path (once, and at most [`MAX_REPORTED`] problems).
+    fn report(&mut self, problem: fn(String) -> FieldProblem) {
+        let new = problem(self.path.clone());
+        if self.problems.len() < MAX_REPORTED && !self.problems.contains(&new) {
+            self.problems.push(new);
         }
+    }
+
+    /// The paths of the unknown fields, in document order.
+    pub fn unknown_fields(&self) -> Vec<&str> {
+        self.problems
+            .iter()
+            .filter_map(|p| match p {
+                FieldProblem::Unknown(path) => Some(path.as_str()),
+                FieldProblem::Duplicate(_) => None,
+            })
+            .collect()
+    }
+
+    /// The paths of the keys repeated within one object, in document order.
+    pub fn duplicate_fields(&self) -> Vec<&str> {
+        self.problems
+            .iter()
+            .filter_map(|p| match p {
+                FieldProblem::Duplicate(path) => Some(path.as_str()),
+                FieldProblem::Unknown(_) => None,
+            })
+            .collect()
     }
 
     fn enter_index(&mut self, index: usize) -> usize {
@@ -105,6 +127,24 @@ impl Tracker {
     fn fail_here(&mut self) {
         if self.error_path.is_none() {
             self.error_path = Some(self.path.clone());
+        }
+    }
+}
+
+/// A field a strict decode refuses (and a warning decode reports): its path, `.`-joined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldProblem {
+    /// A field the type does not have.
+    Unknown(String),
+    /// A key given more than once in one object.
+    Duplicate(String),
+}
+
+impl fmt::Display for FieldProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unknown(path) => write!(f, "unknown field {path:?}"),
+            Self::Duplicate(path) => write!(f, "duplicate field {path:?}"),
         }
     }
 }
@@ -263,7 +303,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Track<'_, D> {
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
         if self.role == Role::FieldValue {
-            Tracker::report(&mut self.tracker.unknown_fields, &self.tracker.path);
+            self.tracker.report(FieldProblem::Unknown);
         }
         self.de.deserialize_ignored_any(visitor)
     }
@@ -529,7 +569,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for TrackMap<'_, A> {
         }
         let mark = self.tracker.enter_key();
         if !fresh {
-            Tracker::report(&mut self.tracker.duplicate_fields, &self.tracker.path);
+            self.tracker.report(FieldProblem::Duplicate);
         }
         self.mark = Some(mark);
         Ok(Some(key))
@@ -750,7 +790,7 @@ pub fn decode_json<T: de::DeserializeOwned>(bytes: &[u8]) -> Result<Decoded<T>, 
     });
     match first {
         Ok(object) => Ok(Decoded { object, tracker }),
-        Err(e) if tracker.duplicate_fields.is_empty() => Err(decode_error(&e, &tracker)),
+        Err(e) if tracker.duplicate_fields().is_empty() => Err(decode_error(&e, &tracker)),
         Err(_) => {
             // A struct's derived decoder refuses a repeated field; a tree keeps the last one.
             let value: Value = serde_json::from_slice(bytes).map_err(|e| DecodeError {
@@ -759,7 +799,13 @@ pub fn decode_json<T: de::DeserializeOwned>(bytes: &[u8]) -> Result<Decoded<T>, 
                 syntax: true,
             })?;
             let mut decoded = decode_value::<T>(&value)?;
-            decoded.tracker.duplicate_fields = duplicate_fields(bytes);
+            let mut problems = duplicate_fields(bytes)
+                .into_iter()
+                .map(FieldProblem::Duplicate)
+                .collect::<Vec<_>>();
+            problems.append(&mut decoded.tracker.problems);
+            problems.truncate(MAX_REPORTED);
+            decoded.tracker.problems = problems;
             Ok(decoded)
         }
     }
@@ -779,7 +825,14 @@ pub fn duplicate_fields(bytes: &[u8]) -> Vec<String> {
     let mut tracker = Tracker::new();
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let _ = AnyObject::deserialize_seed(Track::new(&mut de, &mut tracker));
-    tracker.duplicate_fields
+    tracker
+        .problems
+        .into_iter()
+        .filter_map(|p| match p {
+            FieldProblem::Duplicate(path) => Some(path),
+            FieldProblem::Unknown(_) => None,
+        })
+        .collect()
 }
 
 /// Walks any JSON value, treating every object as a struct whose every field is known.
@@ -879,8 +932,8 @@ mod tests {
         .unwrap();
         assert_eq!(d.object.spec.replicas, 2);
         assert_eq!(d.object.metadata.labels["x"], "1");
-        assert!(d.tracker.unknown_fields.is_empty());
-        assert!(d.tracker.duplicate_fields.is_empty());
+        assert!(d.tracker.unknown_fields().is_empty());
+        assert!(d.tracker.duplicate_fields().is_empty());
         assert_eq!(d.tracker.api_version.as_deref(), Some("v1"));
         assert_eq!(d.tracker.kind.as_deref(), Some("Root"));
     }
@@ -892,7 +945,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            d.tracker.unknown_fields,
+            d.tracker.unknown_fields(),
             ["foo", "spec.bar", "items[1].baz", "nested.k.qux"]
         );
         // The same document as a tree reports the same paths.
@@ -902,7 +955,7 @@ mod tests {
         .unwrap();
         let d = decode_value::<Root>(&v).unwrap();
         assert_eq!(
-            d.tracker.unknown_fields,
+            d.tracker.unknown_fields(),
             ["foo", "spec.bar", "items[1].baz", "nested.k.qux"]
         );
     }
@@ -917,13 +970,13 @@ mod tests {
         assert_eq!(d.object.spec.replicas, 4);
         assert_eq!(d.object.metadata.labels["a"], "2");
         assert_eq!(
-            d.tracker.duplicate_fields,
+            d.tracker.duplicate_fields(),
             ["spec.replicas", "metadata.labels.a", "spec"]
         );
         // Repeated map keys alone do not need the second pass.
         let d = decode_json::<Root>(br#"{"data":{"a":"1","a":"2"}}"#).unwrap();
         assert_eq!(d.object.data["a"], "2");
-        assert_eq!(d.tracker.duplicate_fields, ["data.a"]);
+        assert_eq!(d.tracker.duplicate_fields(), ["data.a"]);
     }
 
     #[test]
@@ -954,6 +1007,6 @@ mod tests {
         doc.push_str("\"k7\":\"again\"}}");
         let d = decode_json::<Root>(doc.as_bytes()).unwrap();
         assert_eq!(d.object.data.len(), 100);
-        assert_eq!(d.tracker.duplicate_fields, ["data.k7"]);
+        assert_eq!(d.tracker.duplicate_fields(), ["data.k7"]);
     }
 }

@@ -60,7 +60,12 @@ impl Ops {
             .map_err(|e| e.to_string())?;
         Ok(Decoded {
             object: Self::json(&*d.object),
-            unknown_fields: d.tracker.unknown_fields,
+            unknown_fields: d
+                .tracker
+                .unknown_fields()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
         })
     }
 

@@ -55,10 +55,39 @@ fn unrecognized(scope: &RequestScope) -> ApiError {
     ))
 }
 
-fn version_mismatch(scope: &RequestScope, given: &str) -> ApiError {
+/// The scheme kube-apiserver names when a body's version and kind are not registered (every
+/// built-in kind is in its legacy scheme).
+const SCHEME_NAME: &str = "pkg/api/legacyscheme/scheme.go:30";
+
+/// The decoder's answer to a body of another version and kind than any the resource serves:
+/// Kubernetes decodes a registered version and kind and then fails to convert it to the
+/// resource's internal type; a version and kind it does not know fail the lookup.
+fn not_this_kind(scope: &RequestScope, api_version: &str, kind: &str) -> ApiError {
+    let gv = GroupVersion::parse(api_version);
+    let registered = scope
+        .scheme
+        .by_kind(&gv.group, kind)
+        .and_then(|k| k.info(&gv.version))
+        .is_some();
+    let detail = if registered {
+        let group = scope.version.group;
+        let internal = if group.is_empty() {
+            "core"
+        } else {
+            group.split('.').next().unwrap_or(group)
+        };
+        format!(
+            "converting ({}.{kind}) to ({internal}.{}): unknown conversion",
+            gv.version, scope.version.kind
+        )
+    } else {
+        format!(
+            "no kind {kind:?} is registered for version {api_version:?} in scheme {SCHEME_NAME:?}"
+        )
+    };
     ApiError::bad_request(format!(
-        "the API version in the data ({given}) does not match the expected API version ({})",
-        scope.version.api_version()
+        "{kind} in version {:?} cannot be handled as a {}: {detail}",
+        gv.version, scope.version.kind
     ))
 }
 
@@ -69,26 +98,23 @@ fn codec_for(
     api_version: Option<&str>,
     kind: Option<&str>,
 ) -> Result<&'static dyn VersionCodec, ApiError> {
-    let given = api_version.unwrap_or("");
-    if let Some(k) = kind.filter(|k| !k.is_empty())
-        && k != scope.version.kind
-    {
-        return Err(version_mismatch(scope, given));
-    }
-    if given.is_empty() || given == scope.version.api_version() {
+    let given = api_version.filter(|v| !v.is_empty());
+    let own_kind = scope.version.kind;
+    let kind = kind.filter(|k| !k.is_empty()).unwrap_or(own_kind);
+    let Some(given) = given.filter(|v| !scope.version.is_api_version(v)) else {
+        if kind != own_kind {
+            return Err(not_this_kind(scope, &scope.version.api_version(), kind));
+        }
         return scope
             .kind
             .codec(scope.version.version)
             .ok_or_else(ApiError::not_found_path);
-    }
+    };
     let gv = GroupVersion::parse(given);
-    if gv.group != scope.version.group {
-        return Err(version_mismatch(scope, given));
+    match scope.kind.codec(&gv.version) {
+        Some(codec) if gv.group == scope.version.group && kind == own_kind => Ok(codec),
+        _ => Err(not_this_kind(scope, given, kind)),
     }
-    scope
-        .kind
-        .codec(&gv.version)
-        .ok_or_else(|| version_mismatch(scope, given))
 }
 
 fn cannot_handle(scope: &RequestScope, version: &str, detail: impl std::fmt::Display) -> ApiError {
@@ -203,20 +229,10 @@ fn finish(
     Ok(Body { object, warnings })
 }
 
-/// The unknown and duplicate fields a decode saw, worded as Kubernetes' strict decoder words
-/// them.
+/// The unknown and duplicate fields a decode saw, in document order, worded as Kubernetes'
+/// strict decoder words them.
 fn problems(tracker: &Tracker) -> Vec<String> {
-    tracker
-        .unknown_fields
-        .iter()
-        .map(|f| format!("unknown field {f:?}"))
-        .chain(
-            tracker
-                .duplicate_fields
-                .iter()
-                .map(|f| format!("duplicate field {f:?}")),
-        )
-        .collect()
+    tracker.problems.iter().map(ToString::to_string).collect()
 }
 
 /// Decodes a protobuf body: the `k8s\0` envelope names the version and kind, which are checked

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use apimachinery::ResourceInfo;
 use apimachinery::query::Query;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
+use apimachinery::{ResourceInfo, Scheme};
 use axum::body::{Body, Bytes};
 use http::HeaderMap;
 
@@ -37,6 +37,8 @@ pub struct RequestScope {
     pub version: &'static ResourceInfo,
     /// The store of the kind.
     pub store: Arc<Store>,
+    /// Every kind served (a body naming another kind is told apart from an unknown one).
+    pub scheme: Arc<Scheme>,
 }
 
 impl RequestScope {
@@ -92,6 +94,7 @@ impl RequestScope {
             kind,
             version,
             store,
+            scheme: ctx.scheme.clone(),
         })
     }
 
