@@ -162,6 +162,33 @@ fn discovery_explain_and_auth() {
         ] {
             c.contains("explain widgets --recursive", &recursive, needle);
         }
+        // The meta schemas (from api-defs/meta.k8s.io/v1.rs) as kubectl reads them.
+        let owners = c
+            .run_ok(k, &["explain", "configmap.metadata.ownerReferences"])
+            .stdout;
+        for needle in [
+            "[]OwnerReference",
+            "The objects this object depends on",
+            "apiVersion",
+            "blockOwnerDeletion",
+            "<boolean>",
+            "uid",
+            "-required-",
+        ] {
+            c.contains(
+                "explain configmap.metadata.ownerReferences",
+                &owners,
+                needle,
+            );
+        }
+        let created = c
+            .run_ok(k, &["explain", "widget.metadata.creationTimestamp"])
+            .stdout;
+        c.contains(
+            "explain widget.metadata.creationTimestamp",
+            &created,
+            "When the server created the object. Read-only.",
+        );
         let data = c.run_ok(k, &["explain", "configmap.data"]).stdout;
         c.contains("explain configmap.data", &data, "ConfigMap");
         c.contains("explain configmap.data", &data, "map[string]string");

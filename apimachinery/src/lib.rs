@@ -9,6 +9,10 @@
 //! they are decoded from (`query`), the Go text formats Kubernetes' messages use (`strconv`,
 //! `duration`) and the protobuf envelope. It performs no I/O.
 
+// The generated code (`meta`'s structs) names this crate by its absolute path, as it does in
+// the `generated` crate.
+extern crate self as apimachinery;
+
 pub mod admission;
 pub mod authorization;
 pub mod cel;

@@ -163,7 +163,14 @@ macro_rules! serialized {
     )*};
 }
 
-serialized!(Time, MicroTime, Bytes, Value);
+serialized!(
+    Time,
+    MicroTime,
+    Bytes,
+    Value,
+    crate::meta::Duration,
+    crate::meta::FieldsV1
+);
 
 impl<T: MarkerValue> MarkerValue for Option<T> {
     fn as_number(&self) -> Option<f64> {
@@ -604,7 +611,9 @@ mod tests {
 }
 
 /// The marker checks of a value and of everything inside it, implemented by the generated
-/// code for every struct of the definitions.
+/// code for every struct of the definitions (the meta structs of [`crate::meta`] included,
+/// though the walks of other groups do not enter fields of meta types: the registry validates
+/// `metadata` with Kubernetes' object-meta rules); the scalars below are leaves.
 pub trait Validate {
     /// Checks the value (`path` is where it sits in the object).
     fn validate(&self, _path: &FieldPath<'_>, _errors: &mut Vec<FieldError>) {}
@@ -631,14 +640,7 @@ leaves!(
     Bytes,
     crate::meta::RawExtension,
     crate::meta::Duration,
-    crate::meta::TypeMeta,
-    crate::meta::ObjectMeta,
-    crate::meta::ListMeta,
-    crate::meta::LabelSelector,
-    crate::meta::LabelSelectorRequirement,
-    crate::meta::Condition,
-    crate::meta::OwnerReference,
-    crate::meta::ManagedFieldsEntry,
+    crate::meta::FieldsV1,
 );
 
 impl<T: Validate> Validate for Option<T> {

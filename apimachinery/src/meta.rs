@@ -1,20 +1,20 @@
 //! The `meta.k8s.io/v1` types, with serde JSON exactly as Kubernetes encodes them.
 //!
-//! Optional scalars are `Option` and left out when `None`; lists and maps are left out when
-//! empty and accept `null` when decoding, as Go's `omitempty` fields do. Times are RFC 3339
-//! (`Time` to the second, `MicroTime` to the microsecond), `Bytes` are base64. Fields are public
-//! so the protobuf codecs (`crate::protobuf`) and the generated crate can reach them. The request
-//! options (`ListOptions`, `DeleteOptions`, …) are in [`options`].
+//! The structs (`ObjectMeta`, `ListMeta`, `Status`, …) are generated from
+//! `api-defs/meta.k8s.io/v1.rs` by this crate's build script: optional scalars are `Option` and
+//! left out when `None`; lists and maps are left out when empty and accept `null` when
+//! decoding, as Go's `omitempty` fields do. The scalar-like types with encodings of their own
+//! are written here: times are RFC 3339 (`Time` to the second, `MicroTime` to the
+//! microsecond), `Bytes` are base64, `Duration` and `Quantity` strings as written,
+//! `IntOrString` either, `RawExtension` any JSON, `FieldsV1` raw JSON text. The request options
+//! (`ListOptions`, `DeleteOptions`, …) are hand-written in [`options`].
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-use crate::serde_util::null_default;
 
 pub mod options;
 
@@ -243,297 +243,18 @@ impl<'de> Deserialize<'de> for Bytes {
     }
 }
 
-/// `metav1.TypeMeta`: `apiVersion` and `kind`.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct TypeMeta {
-    /// The versioned schema of the object, such as `example.dev/v1`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub api_version: Option<String>,
-    /// The kind, such as `Widget`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+// The structs of `api-defs/meta.k8s.io/v1.rs` (`TypeMeta`, `ObjectMeta`, `ListMeta`,
+// `OwnerReference`, `ManagedFieldsEntry`, `LabelSelector`, `LabelSelectorRequirement`,
+// `FieldSelectorRequirement`, `Condition`, `Status`, `StatusDetails`, `StatusCause`), generated
+// by `build.rs` with the generator every other group goes through: serde as Kubernetes encodes
+// them, `ProtoMessage` codecs, `Validate`/`MarkerValue`, the `SHAPE_<STRUCT>` structures of
+// patches and server-side apply, and `Sample`.
+#[allow(clippy::all, unused_mut, unused_variables, unused_imports)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/meta_k8s_io_v1.rs"));
 }
 
-/// `metav1.ObjectMeta`: the metadata every persisted object has.
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectMeta {
-    /// The name, unique within a namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// A prefix from which the server generates a unique name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generate_name: Option<String>,
-    /// The namespace; empty for cluster-scoped objects.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    /// Deprecated and never set by the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub self_link: Option<String>,
-    /// The unique id assigned by the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
-    /// The opaque version of the object used for optimistic concurrency and watches.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_version: Option<String>,
-    /// The generation of the desired state, bumped on spec changes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generation: Option<i64>,
-    /// When the object was created.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub creation_timestamp: Option<Time>,
-    /// When the object will be (or started being) deleted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deletion_timestamp: Option<Time>,
-    /// Seconds allowed for graceful termination before deletion.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deletion_grace_period_seconds: Option<i64>,
-    /// Labels used to organize and select objects.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "BTreeMap::is_empty"
-    )]
-    pub labels: BTreeMap<String, String>,
-    /// Arbitrary non-identifying metadata.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "BTreeMap::is_empty"
-    )]
-    pub annotations: BTreeMap<String, String>,
-    /// The objects this object depends on.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub owner_references: Vec<OwnerReference>,
-    /// Conditions that must clear before the object is deleted.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub finalizers: Vec<String>,
-    /// Which manager owns which fields (server-side apply).
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub managed_fields: Vec<ManagedFieldsEntry>,
-}
-
-/// `metav1.ListMeta`: the metadata of a list.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListMeta {
-    /// Deprecated and never set by the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub self_link: Option<String>,
-    /// The resource version the list was read at.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_version: Option<String>,
-    /// The token to fetch the next page, if any.
-    #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
-    pub continue_: Option<String>,
-    /// How many items remain after this page, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remaining_item_count: Option<i64>,
-}
-
-/// `metav1.OwnerReference`: a reference to an owning object.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OwnerReference {
-    /// The owner's `apiVersion`.
-    #[serde(default)]
-    pub api_version: String,
-    /// The owner's kind.
-    #[serde(default)]
-    pub kind: String,
-    /// The owner's name.
-    #[serde(default)]
-    pub name: String,
-    /// The owner's uid.
-    #[serde(default)]
-    pub uid: String,
-    /// Whether the owner is the managing controller.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub controller: Option<bool>,
-    /// Whether the owner cannot be deleted before this object (foreground deletion).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_owner_deletion: Option<bool>,
-}
-
-/// `metav1.ManagedFieldsEntry`: the fields one manager owns.
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ManagedFieldsEntry {
-    /// The manager's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manager: Option<String>,
-    /// `Apply` or `Update`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operation: Option<String>,
-    /// The version the field set is expressed in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_version: Option<String>,
-    /// When the entry last changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<Time>,
-    /// The field set format: `FieldsV1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fields_type: Option<String>,
-    /// The field set, as raw JSON.
-    #[serde(rename = "fieldsV1", default, skip_serializing_if = "Option::is_none")]
-    pub fields_v1: Option<FieldsV1>,
-    /// The subresource the entry was written through, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subresource: Option<String>,
-}
-
-/// `metav1.LabelSelector`.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LabelSelector {
-    /// Labels that must match exactly.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "BTreeMap::is_empty"
-    )]
-    pub match_labels: BTreeMap<String, String>,
-    /// Set-based requirements.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub match_expressions: Vec<LabelSelectorRequirement>,
-}
-
-/// `metav1.LabelSelectorRequirement`.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct LabelSelectorRequirement {
-    /// The label key.
-    #[serde(default)]
-    pub key: String,
-    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
-    #[serde(default)]
-    pub operator: String,
-    /// The values for `In` and `NotIn`.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub values: Vec<String>,
-}
-
-/// `metav1.Condition`: one aspect of an object's observed state.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Condition {
-    /// The condition type, such as `Ready`.
-    #[serde(rename = "type", default)]
-    pub type_: String,
-    /// `True`, `False` or `Unknown`.
-    #[serde(default)]
-    pub status: String,
-    /// The generation the condition was computed for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// When the status last changed.
-    #[serde(default)]
-    pub last_transition_time: Time,
-    /// A CamelCase reason.
-    #[serde(default)]
-    pub reason: String,
-    /// A human message.
-    #[serde(default)]
-    pub message: String,
-}
-
-/// `metav1.Status`: the result of an operation that returns no object, and every error.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Status {
-    /// Always `v1` on the wire.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub api_version: Option<String>,
-    /// Always `Status` on the wire.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// List metadata (empty).
-    #[serde(default)]
-    pub metadata: ListMeta,
-    /// `Success` or `Failure`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
-    /// A human description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// A machine-readable reason, such as `NotFound`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Extra data about the reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<StatusDetails>,
-    /// The HTTP status code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<i32>,
-}
-
-/// `metav1.StatusDetails`.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatusDetails {
-    /// The name of the object concerned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Its group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-    /// Its kind (Kubernetes often puts the resource here).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Its uid.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
-    /// The individual causes.
-    #[serde(
-        default,
-        deserialize_with = "null_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub causes: Vec<StatusCause>,
-    /// Seconds to wait before retrying.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after_seconds: Option<i32>,
-}
-
-/// `metav1.StatusCause`.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct StatusCause {
-    /// A machine-readable reason, such as `FieldValueInvalid`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// A human description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// The field path, such as `spec.replicas`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-}
+pub use generated::*;
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! Deterministic random instances of API types, for property tests.
 //!
-//! The generated crate implements [`Sample`] for every struct of `api-defs`; property tests
+//! The generated code implements [`Sample`] for every struct of `api-defs` (the meta structs
+//! of [`crate::meta`] included); this module for the scalars. Property tests
 //! draw a seed from `proptest` and build objects with a [`Sampler`]. Values are chosen so that
 //! JSON round trips are exact (times whole seconds or microseconds, floats dyadic) and nesting
 //! stays shallow.
@@ -10,9 +11,7 @@ use std::collections::BTreeMap;
 use chrono::DateTime;
 
 use crate::meta::{
-    Bytes, Condition, Duration, IntOrString, LabelSelector, LabelSelectorRequirement, ListMeta,
-    ManagedFieldsEntry, MicroTime, ObjectMeta, OwnerReference, Quantity, RawExtension, Time,
-    TypeMeta,
+    Bytes, Duration, FieldsV1, IntOrString, MicroTime, Quantity, RawExtension, Time,
 };
 
 /// A small deterministic random source (SplitMix64) with a nesting depth guard.
@@ -210,112 +209,17 @@ impl Sample for Duration {
     }
 }
 
-impl Sample for TypeMeta {
+impl Sample for FieldsV1 {
     fn sample(s: &mut Sampler) -> Self {
-        TypeMeta {
-            api_version: Option::sample(s),
-            kind: Option::sample(s),
-        }
-    }
-}
-
-impl Sample for ObjectMeta {
-    fn sample(s: &mut Sampler) -> Self {
-        ObjectMeta {
-            name: Option::sample(s),
-            generate_name: Option::sample(s),
-            namespace: Option::sample(s),
-            self_link: None,
-            uid: Option::sample(s),
-            resource_version: Option::sample(s),
-            generation: Option::sample(s),
-            creation_timestamp: Option::sample(s),
-            deletion_timestamp: Option::sample(s),
-            deletion_grace_period_seconds: Option::sample(s),
-            labels: BTreeMap::sample(s),
-            annotations: BTreeMap::sample(s),
-            owner_references: Vec::sample(s),
-            finalizers: Vec::sample(s),
-            managed_fields: Vec::sample(s),
-        }
-    }
-}
-
-impl Sample for ListMeta {
-    fn sample(s: &mut Sampler) -> Self {
-        ListMeta {
-            self_link: None,
-            resource_version: Option::sample(s),
-            continue_: Option::sample(s),
-            remaining_item_count: Option::sample(s),
-        }
-    }
-}
-
-impl Sample for OwnerReference {
-    fn sample(s: &mut Sampler) -> Self {
-        OwnerReference {
-            api_version: s.word(),
-            kind: s.word(),
-            name: s.word(),
-            uid: s.word(),
-            controller: Option::sample(s),
-            block_owner_deletion: Option::sample(s),
-        }
-    }
-}
-
-impl Sample for ManagedFieldsEntry {
-    fn sample(s: &mut Sampler) -> Self {
-        ManagedFieldsEntry {
-            manager: Option::sample(s),
-            operation: Option::sample(s),
-            api_version: Option::sample(s),
-            time: Option::sample(s),
-            fields_type: Some("FieldsV1".to_string()),
-            fields_v1: Some(crate::meta::FieldsV1::from_value(
-                &serde_json::Value::sample(s),
-            )),
-            subresource: Option::sample(s),
-        }
-    }
-}
-
-impl Sample for LabelSelector {
-    fn sample(s: &mut Sampler) -> Self {
-        LabelSelector {
-            match_labels: BTreeMap::sample(s),
-            match_expressions: Vec::sample(s),
-        }
-    }
-}
-
-impl Sample for LabelSelectorRequirement {
-    fn sample(s: &mut Sampler) -> Self {
-        LabelSelectorRequirement {
-            key: s.word(),
-            operator: s.word(),
-            values: Vec::sample(s),
-        }
-    }
-}
-
-impl Sample for Condition {
-    fn sample(s: &mut Sampler) -> Self {
-        Condition {
-            type_: s.word(),
-            status: s.word(),
-            observed_generation: Option::sample(s),
-            last_transition_time: Time::sample(s),
-            reason: s.word(),
-            message: s.word(),
-        }
+        FieldsV1::from_value(&serde_json::Value::sample(s))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::meta::ObjectMeta;
 
     #[test]
     fn samples_round_trip_through_json() {

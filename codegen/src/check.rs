@@ -13,11 +13,76 @@ use crate::model::{
 
 /// Checks the whole model; problems are added to `diags`.
 pub fn check(model: &ApiModel, diags: &mut Diagnostics) {
+    let shared = model.shared();
     for group in &model.groups {
-        check_group(group, diags);
-        for v in group.versions.iter().chain(group.internal.iter()) {
-            check_version(v, diags);
+        if group.is_shared() {
+            check_shared_group(group, diags);
+        } else {
+            check_group(group, diags);
         }
+        for v in group.versions.iter().chain(group.internal.iter()) {
+            check_version(v, shared, diags);
+        }
+    }
+}
+
+/// The protobuf package of the shared version: its messages are Kubernetes' meta types, which
+/// other files import from `k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto`.
+pub const SHARED_PROTO_PACKAGE: &str = "k8s.io.apimachinery.pkg.apis.meta.v1";
+
+/// The shared group (`#![shared]`): one version, Kubernetes' meta package, no kinds, no hub
+/// and no hand-written files; only one group may be shared.
+fn check_shared_group(group: &GroupModel, diags: &mut Diagnostics) {
+    for (i, v) in group.versions.iter().enumerate() {
+        if !v.shared {
+            diags.push(
+                v.loc.clone(),
+                "the shared group has one version: remove this file, or `#![shared]` from the other",
+            );
+            continue;
+        }
+        if i > 0 {
+            diags.push(v.loc.clone(), "only one version may be `#![shared]`");
+        }
+        if v.proto_package_or_default() != SHARED_PROTO_PACKAGE {
+            diags.push(
+                v.loc.clone(),
+                format!("the shared version holds Kubernetes' meta types: write `#![proto_package = \"{SHARED_PROTO_PACKAGE}\"]`"),
+            );
+        }
+        if v.storage || !v.served {
+            diags.push(
+                v.loc.clone(),
+                "the shared version is neither stored nor served on its own: remove `#![storage]` and `#![served]`",
+            );
+        }
+        for s in v.kinds() {
+            if let Some(k) = &s.kind {
+                diags.push(
+                    k.loc.clone(),
+                    "the shared version has no kinds: define kinds in a group of their own",
+                );
+            }
+        }
+    }
+    if let Some(internal) = &group.internal {
+        diags.push(
+            internal.loc.clone(),
+            "the shared group has no internal hub: remove internal.rs",
+        );
+    }
+    for file in [&group.hooks, &group.strategy, &group.admission]
+        .into_iter()
+        .flatten()
+    {
+        diags.push(
+            Loc {
+                file: file.file.clone(),
+                line: 1,
+                column: 1,
+            },
+            "the shared group has no hooks, strategies or admission plugins: remove this file",
+        );
     }
 }
 
@@ -185,7 +250,7 @@ fn display_group(name: &str) -> &str {
 }
 
 /// Per-file rules: names, types, markers that fit their field types, paths of kinds.
-fn check_version(v: &VersionModel, diags: &mut Diagnostics) {
+fn check_version(v: &VersionModel, shared: Option<&VersionModel>, diags: &mut Diagnostics) {
     if !v.is_internal && !valid_version_name(&v.version) {
         diags.push(
             v.loc.clone(),
@@ -203,7 +268,7 @@ fn check_version(v: &VersionModel, diags: &mut Diagnostics) {
                 format!("struct `{}` is defined twice in this file", s.name),
             );
         }
-        check_struct(v, s, &names, diags);
+        check_struct(v, s, &names, shared, diags);
     }
 }
 
@@ -247,14 +312,26 @@ fn check_rules(rules: &[crate::model::CelRule], diags: &mut Diagnostics) {
 }
 
 /// Checks one struct and its fields.
-fn check_struct(v: &VersionModel, s: &StructModel, names: &[&str], diags: &mut Diagnostics) {
+fn check_struct(
+    v: &VersionModel,
+    s: &StructModel,
+    names: &[&str],
+    shared: Option<&VersionModel>,
+    diags: &mut Diagnostics,
+) {
     check_rules(&s.rules, diags);
+    if let (Some(_), Some(k)) = (&s.gvk, &s.kind) {
+        diags.push(
+            k.loc.clone(),
+            "a kind has its group, version and kind already: remove `#[gvk]`",
+        );
+    }
     for f in &s.fields {
         check_rules(&f.rules, diags);
     }
     if let Some(k) = &s.kind {
         match s.field("metadata") {
-            Some(f) if f.ty == TypeRef::Meta(crate::model::MetaType::ObjectMeta) => {}
+            Some(f) if f.ty == TypeRef::Meta("ObjectMeta".into()) => {}
             Some(f) => diags.push(
                 f.loc.clone(),
                 "the `metadata` of a kind is `ObjectMeta`: write `pub metadata: ObjectMeta`",
@@ -323,7 +400,7 @@ fn check_struct(v: &VersionModel, s: &StructModel, names: &[&str], diags: &mut D
                 ),
             );
         }
-        check_field(v, s, f, names, diags);
+        check_field(v, s, f, names, shared, diags);
     }
 }
 
@@ -373,9 +450,29 @@ fn check_field(
     s: &StructModel,
     f: &FieldModel,
     names: &[&str],
+    shared: Option<&VersionModel>,
     diags: &mut Diagnostics,
 ) {
-    check_type_refs(&f.ty, f, names, diags);
+    let shared_names: Vec<&str> = shared
+        .map(|sv| sv.structs.iter().map(|s| s.name.as_str()).collect())
+        .unwrap_or_default();
+    check_type_refs(&f.ty, f, names, &shared_names, diags);
+    if f.proto_by_value
+        && !matches!(&f.ty, TypeRef::Option(inner) if matches!(inner.as_ref(),
+            TypeRef::String | TypeRef::Bool | TypeRef::I32 | TypeRef::I64 | TypeRef::F64
+                | TypeRef::Time | TypeRef::MicroTime))
+    {
+        diags.push(
+            f.loc.clone(),
+            format!("`by_value` applies to an `Option` of a string, number, boolean or time, not to `{}`; remove it", type_display(&f.ty)),
+        );
+    }
+    if f.json_keep_zero && !f.proto_by_value {
+        diags.push(
+            f.loc.clone(),
+            "`#[json(keep_zero)]` applies to `#[proto(N, by_value)]` fields: add `by_value` or remove it",
+        );
+    }
     let base = f.ty.unwrap_option();
     let leaf = match base {
         TypeRef::Vec(i) | TypeRef::Map(i) => i.as_ref(),
@@ -441,10 +538,14 @@ fn check_field(
     if let Some(l) = &f.list
         && l.type_ == ListType::Map
     {
+        let item_of = |n: &str| match leaf {
+            TypeRef::Meta(_) => shared.and_then(|sv| sv.struct_named(n).map(|st| (sv, st))),
+            _ => v.struct_named(n).map(|st| (v, st)),
+        };
         match leaf {
-            TypeRef::Struct(n) => {
-                if let Some(item) = v.struct_named(n) {
-                    let keys: Vec<&str> = v
+            TypeRef::Struct(n) | TypeRef::Meta(n) => {
+                if let Some((iv, item)) = item_of(n) {
+                    let keys: Vec<&str> = iv
                         .json_fields(item)
                         .iter()
                         .map(|f| f.json_name.as_str())
@@ -480,13 +581,19 @@ fn check_field(
 }
 
 /// Reports struct names that do not exist in the file.
-fn check_type_refs(t: &TypeRef, f: &FieldModel, names: &[&str], diags: &mut Diagnostics) {
+fn check_type_refs(
+    t: &TypeRef,
+    f: &FieldModel,
+    names: &[&str],
+    shared: &[&str],
+    diags: &mut Diagnostics,
+) {
     match t {
         TypeRef::Struct(n) if !names.contains(&n.as_str()) => {
             let candidates = names
                 .iter()
                 .copied()
-                .chain(crate::model::MetaType::ALL.iter().map(|(_, n)| *n))
+                .chain(shared.iter().copied())
                 .chain(crate::model::SCALAR_TYPE_NAMES);
             diags.push(
                 f.loc.clone(),
@@ -494,7 +601,7 @@ fn check_type_refs(t: &TypeRef, f: &FieldModel, names: &[&str], diags: &mut Diag
             );
         }
         TypeRef::Option(i) | TypeRef::Vec(i) | TypeRef::Map(i) => {
-            check_type_refs(i, f, names, diags)
+            check_type_refs(i, f, names, shared, diags)
         }
         _ => {}
     }
@@ -507,7 +614,11 @@ fn default_fits(d: &serde_json::Value, t: &TypeRef) -> bool {
         (TypeRef::I32 | TypeRef::I64, serde_json::Value::Number(n)) => n.is_i64() || n.is_u64(),
         (TypeRef::F64, serde_json::Value::Number(_)) => true,
         (
-            TypeRef::String | TypeRef::Quantity | TypeRef::Time | TypeRef::MicroTime,
+            TypeRef::String
+            | TypeRef::Quantity
+            | TypeRef::Time
+            | TypeRef::MicroTime
+            | TypeRef::Duration,
             serde_json::Value::String(_),
         ) => true,
         (TypeRef::IntOrString, serde_json::Value::String(_) | serde_json::Value::Number(_)) => true,
@@ -547,8 +658,10 @@ fn type_display(t: &TypeRef) -> String {
         TypeRef::Quantity => "Quantity".into(),
         TypeRef::IntOrString => "IntOrString".into(),
         TypeRef::RawExtension => "RawExtension".into(),
+        TypeRef::Duration => "Duration".into(),
+        TypeRef::FieldsV1 => "FieldsV1".into(),
         TypeRef::Json => "Value".into(),
-        TypeRef::Meta(m) => m.name().into(),
+        TypeRef::Meta(m) => m.clone(),
         TypeRef::Struct(n) => n.clone(),
         TypeRef::Option(i) => format!("Option<{}>", type_display(i)),
         TypeRef::Vec(i) => format!("Vec<{}>", type_display(i)),

@@ -160,6 +160,10 @@ impl Generator {
         let g = model
             .group(&group)
             .ok_or_else(|| Error::UnknownGroupVersion(group_version.to_string(), known()))?;
+        if let Some(shared) = g.versions.iter().find(|v| v.shared) {
+            // `apimachinery::meta`'s generated items.
+            return Ok(emit::rust::shared_file(g, shared));
+        }
         match version {
             None => Ok(emit::rust::group_file(g)),
             Some(v) => {
@@ -174,17 +178,89 @@ impl Generator {
         }
     }
 
-    /// The model of one group version, for the proto and OpenAPI views of `codegen show`.
-    pub fn group_version(&self, group_version: &str) -> Result<(GroupModel, VersionModel), Error> {
+    /// The model with one group version picked out, for the proto and OpenAPI views of
+    /// `codegen show`.
+    pub fn group_version(
+        &self,
+        group_version: &str,
+    ) -> Result<(ApiModel, GroupModel, VersionModel), Error> {
         let model = self.load()?;
         let (group, version) = split_group_version(group_version);
         let not_found = || Error::UnknownGroupVersion(group_version.to_string(), String::new());
-        let g = model.group(&group).ok_or_else(not_found)?;
+        let g = model.group(&group).ok_or_else(not_found)?.clone();
         let v = g
             .version(version.as_deref().unwrap_or("v1"))
             .ok_or_else(not_found)?
             .clone();
-        Ok((g.clone(), v))
+        Ok((model, g, v))
+    }
+
+    /// Generates the Rust of the shared version (`#![shared]`, `meta.k8s.io/v1`) from the one
+    /// group directory `group_dir` into `out_dir/<group module>_<version>.rs` (for
+    /// apimachinery's build script, which includes it into `apimachinery::meta`), and returns
+    /// the file's path. Only that directory is read, so other definitions do not rebuild
+    /// apimachinery. The file is not rewritten when its contents did not change.
+    pub fn generate_shared(group_dir: &Path, out_dir: &Path) -> Result<PathBuf, Error> {
+        let mut diags = Diagnostics::default();
+        let mut sources = Vec::new();
+        let files = parse::discover_files(group_dir)?;
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|source| parse::ReadError::Io {
+                path: f.clone(),
+                source,
+            })?;
+            sources.push((f, text));
+        }
+        let mut model = ApiModel::default();
+        model
+            .groups
+            .extend(parse::parse_group(group_dir, &sources, &mut diags));
+        check::check(&model, &mut diags);
+        let (group, version) = model
+            .groups
+            .iter()
+            .find_map(|g| g.versions.iter().find(|v| v.shared).map(|v| (g, v)))
+            .ok_or_else(|| {
+                diags.push(
+                    model::Loc {
+                        file: group_dir.to_path_buf(),
+                        line: 1,
+                        column: 1,
+                    },
+                    "no version file here is `#![shared]`",
+                );
+                Error::Definitions(diags.clone())
+            })?;
+        diags.into_result().map_err(Error::Definitions)?;
+        let path = out_dir.join(format!("{}_{}.rs", group.module_name(), version.version));
+        let contents = emit::rust::shared_file(group, version);
+        let unchanged = std::fs::read_to_string(&path).is_ok_and(|old| old == contents);
+        if !unchanged {
+            std::fs::write(&path, contents).map_err(|source| Error::Write {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(path)
+    }
+
+    /// Runs [`Generator::generate_shared`] for a build script: prints
+    /// `cargo::rerun-if-changed` for the directory and its files, and on failure prints every
+    /// error and exits the build script with status 1.
+    pub fn generate_shared_for_build_script(group_dir: &Path, out_dir: &Path) {
+        println!("cargo::rerun-if-changed={}", group_dir.display());
+        if let Ok(files) = parse::discover_files(group_dir) {
+            for f in files {
+                println!("cargo::rerun-if-changed={}", f.display());
+            }
+        }
+        if let Err(e) = Self::generate_shared(group_dir, out_dir) {
+            eprintln!("{e}");
+            for line in e.to_string().lines() {
+                println!("cargo::warning={line}");
+            }
+            std::process::exit(1);
+        }
     }
 }
 

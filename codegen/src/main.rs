@@ -59,19 +59,19 @@ fn run(args: &[String]) -> Result<String, String> {
     match view {
         View::Rust => generator.show_rust(&target).map_err(|e| e.to_string()),
         View::Proto => {
-            let (g, v) = generator
+            let (_, g, v) = generator
                 .group_version(&target)
                 .map_err(|e| e.to_string())?;
             Ok(codegen::emit::proto::emit_proto(&g, &v))
         }
         View::OpenApiV3 | View::OpenApiV2 => {
-            let (g, v) = generator
+            let (model, g, v) = generator
                 .group_version(&target)
                 .map_err(|e| e.to_string())?;
             let doc = if matches!(view, View::OpenApiV3) {
-                codegen::emit::openapi::emit_openapi_v3(&g, &v)
+                codegen::emit::openapi::emit_openapi_v3(&model, &g, &v)
             } else {
-                codegen::emit::openapi::emit_openapi_v2(&g, &v)
+                codegen::emit::openapi::emit_openapi_v2(&model, &g, &v)
             };
             serde_json::to_string_pretty(&doc)
                 .map(|s| s + "\n")

@@ -50,6 +50,21 @@ impl ApiModel {
     pub fn group(&self, name: &str) -> Option<&GroupModel> {
         self.groups.iter().find(|g| g.name == name)
     }
+
+    /// The shared version (`#![shared]`: `meta.k8s.io/v1`), whose structs every other
+    /// definition may use by name ([`TypeRef::Meta`]).
+    pub fn shared(&self) -> Option<&VersionModel> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.versions.iter())
+            .find(|v| v.shared)
+    }
+
+    /// The groups whose code goes into the generated crate: every group but the shared one,
+    /// whose Rust lives in `apimachinery::meta`.
+    pub fn api_groups(&self) -> impl Iterator<Item = &GroupModel> {
+        self.groups.iter().filter(|g| !g.is_shared())
+    }
 }
 
 /// One API group: its versions, its hub and its hand-written hooks.
@@ -74,6 +89,11 @@ pub struct GroupModel {
 }
 
 impl GroupModel {
+    /// Whether this is the shared group (its version file has `#![shared]`).
+    pub fn is_shared(&self) -> bool {
+        self.versions.iter().any(|v| v.shared)
+    }
+
     /// The Rust module name of the group: the group name with `.`/`-` as `_`, `core` for `""`.
     pub fn module_name(&self) -> String {
         module_name_of_group(&self.name)
@@ -142,6 +162,11 @@ pub struct VersionModel {
     pub priority: i32,
     /// `#![proto_package = "…"]`: the protobuf package, if given.
     pub proto_package: Option<String>,
+    /// `#![shared]`: the version's structs are shared by every group (`meta.k8s.io/v1`):
+    /// their Rust is compiled into `apimachinery::meta` rather than the generated crate, other
+    /// definitions use them by name, and the version has no kinds, routes or OpenAPI document
+    /// of its own.
+    pub shared: bool,
     /// Whether this is the internal hub file.
     pub is_internal: bool,
     /// Every struct of the file, in file order (kinds included).
@@ -224,6 +249,10 @@ pub struct StructModel {
     /// `#[map(type = "atomic")]` on a struct (Kubernetes' `+structType=atomic`): the struct's
     /// `x-kubernetes-map-type`, so that server-side apply and merges replace it as a whole.
     pub map: Option<MapMarker>,
+    /// `#[gvk(group = "…", version = "…", kind = "…")]` on a struct that is not a kind of its
+    /// own group but is sent as an object (meta's `Status`, which Kubernetes documents as
+    /// `v1` `Status`): its OpenAPI `x-kubernetes-group-version-kind`.
+    pub gvk: Option<GvkMarker>,
     /// Where the struct is declared.
     pub loc: Loc,
 }
@@ -238,6 +267,17 @@ impl StructModel {
     pub fn field(&self, name: &str) -> Option<&FieldModel> {
         self.fields.iter().find(|f| f.name == name)
     }
+}
+
+/// `#[gvk(group = "…", version = "…", kind = "…")]` of a non-kind struct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GvkMarker {
+    /// The group (`""` for core).
+    pub group: String,
+    /// The version.
+    pub version: String,
+    /// The kind (default: the struct name).
+    pub kind: String,
 }
 
 /// Whether objects of a kind live in a namespace.
@@ -364,6 +404,9 @@ pub struct FieldModel {
     pub ty: TypeRef,
     /// `#[proto(N)]`.
     pub proto: Option<u32>,
+    /// `#[proto(skip)]`: the field is not part of the protobuf message (a `Status`'s
+    /// `apiVersion` and `kind`, which travel in the envelope), and gets no number.
+    pub proto_skip: bool,
     /// `#[proto(N, by_value)]`: Go holds this field by value (a non-pointer string, number or
     /// bool tagged `omitempty`), which the definition writes as `Option<T>` so that JSON omits
     /// it when empty. Kubernetes' marshaller always writes such a field, so the protobuf codec
@@ -372,6 +415,10 @@ pub struct FieldModel {
     pub proto_by_value: bool,
     /// `#[json(always)]`: emitted even when empty.
     pub json_always: bool,
+    /// `#[json(keep_zero)]` on a `#[proto(N, by_value)]` field: JSON still writes `Some` of the
+    /// zero value (only `None` is left out), so that `"name": ""` reads back as written; the
+    /// protobuf codec is unchanged (the zero value is written for `None` and read as `None`).
+    pub json_keep_zero: bool,
     /// `#[json(inline)]`: the struct's fields are flattened into the parent.
     pub json_inline: bool,
     /// `#[default(…)]`: the JSON form of the default.
@@ -432,10 +479,15 @@ pub enum TypeRef {
     IntOrString,
     /// `RawExtension`: any embedded JSON object.
     RawExtension,
+    /// `Duration`: a Go duration string such as `1h0m0s` (nanoseconds in protobuf).
+    Duration,
+    /// `FieldsV1`: a managed field set, kept as raw JSON text.
+    FieldsV1,
     /// `Value`: arbitrary JSON (`x-kubernetes-preserve-unknown-fields`).
     Json,
-    /// A `meta.k8s.io/v1` type, such as `ObjectMeta`.
-    Meta(MetaType),
+    /// A struct of the shared version (`meta.k8s.io/v1`), such as `ObjectMeta`, used from
+    /// another group (`apimachinery::meta::ObjectMeta` in Rust).
+    Meta(String),
     /// A struct of the same file.
     Struct(String),
     /// `Option<T>`.
@@ -467,7 +519,7 @@ impl TypeRef {
         )
     }
 
-    /// The names of local structs referenced anywhere in this type.
+    /// The name of the local struct referenced in this type, if any.
     pub fn struct_name(&self) -> Option<&str> {
         match self {
             TypeRef::Struct(n) => Some(n),
@@ -477,63 +529,8 @@ impl TypeRef {
     }
 }
 
-/// The `meta.k8s.io/v1` types a definition may use, from `apimachinery::meta`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MetaType {
-    /// `ObjectMeta`.
-    ObjectMeta,
-    /// `ListMeta`.
-    ListMeta,
-    /// `LabelSelector`.
-    LabelSelector,
-    /// `LabelSelectorRequirement`.
-    LabelSelectorRequirement,
-    /// `Condition`.
-    Condition,
-    /// `OwnerReference`.
-    OwnerReference,
-    /// `ManagedFieldsEntry`.
-    ManagedFieldsEntry,
-    /// `Duration` (a Go duration string such as `1h0m0s`).
-    Duration,
-    /// `TypeMeta`.
-    TypeMeta,
-}
-
-impl MetaType {
-    /// Every meta type, with its Rust name.
-    pub const ALL: [(MetaType, &'static str); 9] = [
-        (MetaType::ObjectMeta, "ObjectMeta"),
-        (MetaType::ListMeta, "ListMeta"),
-        (MetaType::LabelSelector, "LabelSelector"),
-        (
-            MetaType::LabelSelectorRequirement,
-            "LabelSelectorRequirement",
-        ),
-        (MetaType::Condition, "Condition"),
-        (MetaType::OwnerReference, "OwnerReference"),
-        (MetaType::ManagedFieldsEntry, "ManagedFieldsEntry"),
-        (MetaType::Duration, "Duration"),
-        (MetaType::TypeMeta, "TypeMeta"),
-    ];
-
-    /// The Rust (and Kubernetes) type name.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(t, _)| *t == self)
-            .map(|(_, n)| *n)
-            .unwrap_or("ObjectMeta")
-    }
-
-    /// Looks a meta type up by name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(_, n)| *n == name).map(|(t, _)| *t)
-    }
-}
-
 /// The scalar type names a definition may use, for "did you mean" suggestions.
-pub const SCALAR_TYPE_NAMES: [&str; 12] = [
+pub const SCALAR_TYPE_NAMES: [&str; 14] = [
     "bool",
     "i32",
     "i64",
@@ -545,6 +542,8 @@ pub const SCALAR_TYPE_NAMES: [&str; 12] = [
     "Quantity",
     "IntOrString",
     "RawExtension",
+    "Duration",
+    "FieldsV1",
     "Value",
 ];
 

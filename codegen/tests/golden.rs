@@ -74,7 +74,9 @@ fn example_dev_v1_openapi_v3() {
     let (model, i) = example_v1();
     let group = &model.groups[i];
     let version = group.version("v1").expect("v1");
-    let text = serde_json::to_string_pretty(&emit_openapi_v3(group, version)).expect("json") + "\n";
+    let text = serde_json::to_string_pretty(&emit_openapi_v3(&model, group, version))
+        .expect("json")
+        + "\n";
     check_golden("example.dev_v1.openapi_v3.json", &text);
 }
 
@@ -83,7 +85,9 @@ fn example_dev_v1_openapi_v2() {
     let (model, i) = example_v1();
     let group = &model.groups[i];
     let version = group.version("v1").expect("v1");
-    let text = serde_json::to_string_pretty(&emit_openapi_v2(group, version)).expect("json") + "\n";
+    let text = serde_json::to_string_pretty(&emit_openapi_v2(&model, group, version))
+        .expect("json")
+        + "\n";
     check_golden("example.dev_v1.openapi_v2.json", &text);
 }
 
@@ -95,7 +99,7 @@ fn emission_is_deterministic() {
     let (va, vb) = (ga.version("v1").expect("v1"), gb.version("v1").expect("v1"));
     assert_eq!(emit_proto(ga, va), emit_proto(gb, vb));
     assert_eq!(
-        serde_json::to_string(&emit_openapi_v3(ga, va)).expect("json"),
-        serde_json::to_string(&emit_openapi_v3(gb, vb)).expect("json")
+        serde_json::to_string(&emit_openapi_v3(&a, ga, va)).expect("json"),
+        serde_json::to_string(&emit_openapi_v3(&b, gb, vb)).expect("json")
     );
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use codegen::Generator;
-use codegen::emit::proto::{check_with_protoc, emit_proto, support_files};
+use codegen::emit::proto::{check_with_protoc, emit_proto, proto_path, support_files};
 
 fn api_defs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs")
@@ -24,8 +24,10 @@ fn every_group_version_compiles_with_protoc() {
         for version in &group.versions {
             let text = emit_proto(group, version);
             assert!(!text.is_empty(), "{} has no .proto", version.api_version());
-            let name = PathBuf::from(format!("{}.proto", version.proto_package_or_default()));
-            std::fs::write(dir.path().join(&name), text).expect("write");
+            let name = PathBuf::from(proto_path(version));
+            let file = dir.path().join(&name);
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+            std::fs::write(file, text).expect("write");
             files.push(name);
         }
     }
@@ -87,7 +89,7 @@ pub struct Thing {
 "#;
     std::fs::write(group.join("v1.rs"), good).expect("write");
     let model = Generator::new(dir.path()).load().expect("loads");
-    let thing = model.groups[0].versions[0]
+    let thing = model.group("things.example.dev").expect("group").versions[0]
         .struct_named("Thing")
         .expect("Thing");
     assert!(thing.field("note").expect("note").proto_by_value);

@@ -1,9 +1,13 @@
-//! Protobuf codecs of the `meta.k8s.io/v1` types (and `Quantity`, `IntOrString`,
-//! `RawExtension`, `Bytes`), with the field numbers of Kubernetes' `generated.proto` files.
+//! Protobuf codecs of the hand-written `meta.k8s.io/v1` scalars (`Time`, `MicroTime`,
+//! `Duration`, `FieldsV1`) and of `Quantity`, `IntOrString`, `RawExtension`, `Bytes` and free
+//! JSON, with the field numbers of Kubernetes' `generated.proto` files; the helpers the
+//! generated codecs call; and the encodings of a `Status` and of `PartialObjectMetadata` from
+//! their JSON form.
 //!
-//! Which fields are written when empty follows the Go types: a field Go declares by value
-//! (`Name string`, `CreationTimestamp Time`) is always written even though the Rust type may
-//! hold it as an `Option`; a Go pointer or slice is written only when set.
+//! The codecs of the meta structs (`ObjectMeta`, `Status`, …) are generated with them from
+//! `api-defs/meta.k8s.io/v1.rs`: a field Go declares by value (`Name string`,
+//! `CreationTimestamp Time`) is always written even though the Rust type may hold it as an
+//! `Option` (`#[proto(N, by_value)]`); a Go pointer or slice is written only when set.
 
 use chrono::DateTime;
 
@@ -14,15 +18,9 @@ use super::wire::{
     put_empty_message, put_len_delimited, put_message,
 };
 use crate::meta::{
-    Bytes, Condition, Duration, IntOrString, LabelSelector, LabelSelectorRequirement, ListMeta,
-    ManagedFieldsEntry, MicroTime, ObjectMeta, OwnerReference, Quantity, RawExtension, Status,
-    StatusCause, StatusDetails, Time, TypeMeta,
+    Bytes, Duration, FieldsV1, IntOrString, ListMeta, MicroTime, ObjectMeta, Quantity,
+    RawExtension, Status, Time,
 };
-
-/// Writes an optional string the way Go writes a by-value string: always, empty when `None`.
-fn put_str(buf: &mut Vec<u8>, field: u32, value: &Option<String>) {
-    put_len_delimited(buf, field, value.as_deref().unwrap_or("").as_bytes());
-}
 
 /// Reads a string field into an `Option`, leaving it `None` when the string is empty (a Go
 /// by-value string that was empty: the JSON form omits it), as `ObjectMeta` merges its
@@ -370,140 +368,6 @@ impl ProtoMessage for Duration {
     }
 }
 
-/// `metav1.TypeMeta { kind = 1, apiVersion = 2 }`.
-impl ProtoMessage for TypeMeta {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        put_str(buf, 1, &self.kind);
-        put_str(buf, 2, &self.api_version);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => merge_str_nonempty(&mut self.kind, field, wire, dec),
-            2 => merge_str_nonempty(&mut self.api_version, field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-/// `ObjectMeta`: fields 1–8 are Go values, always written; the rest when set.
-impl ProtoMessage for ObjectMeta {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        put_str(buf, 1, &self.name);
-        put_str(buf, 2, &self.generate_name);
-        put_str(buf, 3, &self.namespace);
-        put_str(buf, 4, &self.self_link);
-        put_str(buf, 5, &self.uid);
-        put_str(buf, 6, &self.resource_version);
-        self.generation.unwrap_or(0).encode_field(7, buf);
-        put_value_time(buf, 8, &self.creation_timestamp);
-        self.deletion_timestamp.encode_field(9, buf);
-        self.deletion_grace_period_seconds.encode_field(10, buf);
-        self.labels.encode_field(11, buf);
-        self.annotations.encode_field(12, buf);
-        self.owner_references.encode_field(13, buf);
-        self.finalizers.encode_field(14, buf);
-        self.managed_fields.encode_field(17, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => merge_str_nonempty(&mut self.name, field, wire, dec),
-            2 => merge_str_nonempty(&mut self.generate_name, field, wire, dec),
-            3 => merge_str_nonempty(&mut self.namespace, field, wire, dec),
-            4 => merge_str_nonempty(&mut self.self_link, field, wire, dec),
-            5 => merge_str_nonempty(&mut self.uid, field, wire, dec),
-            6 => merge_str_nonempty(&mut self.resource_version, field, wire, dec),
-            7 => {
-                let mut g = 0i64;
-                g.merge_field_value(field, wire, dec)?;
-                self.generation = (g != 0).then_some(g);
-                Ok(())
-            }
-            8 => self.creation_timestamp.merge_field_value(field, wire, dec),
-            9 => self.deletion_timestamp.merge_field_value(field, wire, dec),
-            10 => self
-                .deletion_grace_period_seconds
-                .merge_field_value(field, wire, dec),
-            11 => self.labels.merge_field_value(field, wire, dec),
-            12 => self.annotations.merge_field_value(field, wire, dec),
-            13 => self.owner_references.merge_field_value(field, wire, dec),
-            14 => self.finalizers.merge_field_value(field, wire, dec),
-            17 => self.managed_fields.merge_field_value(field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-/// `ListMeta`: selfLink, resourceVersion and continue always; remainingItemCount when set.
-impl ProtoMessage for ListMeta {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        put_str(buf, 1, &self.self_link);
-        put_str(buf, 2, &self.resource_version);
-        put_str(buf, 3, &self.continue_);
-        self.remaining_item_count.encode_field(4, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => merge_str_nonempty(&mut self.self_link, field, wire, dec),
-            2 => merge_str_nonempty(&mut self.resource_version, field, wire, dec),
-            3 => merge_str_nonempty(&mut self.continue_, field, wire, dec),
-            4 => self
-                .remaining_item_count
-                .merge_field_value(field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-/// `OwnerReference { kind = 1, name = 3, uid = 4, apiVersion = 5, controller = 6,
-/// blockOwnerDeletion = 7 }`.
-impl ProtoMessage for OwnerReference {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        self.kind.encode_field(1, buf);
-        self.name.encode_field(3, buf);
-        self.uid.encode_field(4, buf);
-        self.api_version.encode_field(5, buf);
-        self.controller.encode_field(6, buf);
-        self.block_owner_deletion.encode_field(7, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => self.kind.merge_field_value(field, wire, dec),
-            3 => self.name.merge_field_value(field, wire, dec),
-            4 => self.uid.merge_field_value(field, wire, dec),
-            5 => self.api_version.merge_field_value(field, wire, dec),
-            6 => self.controller.merge_field_value(field, wire, dec),
-            7 => self
-                .block_owner_deletion
-                .merge_field_value(field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
 /// `FieldsV1 { Raw = 1 }`: the field set's JSON bytes, read without parsing them.
 #[derive(Default)]
 struct FieldsRaw(Vec<u8>);
@@ -530,245 +394,60 @@ impl ProtoMessage for FieldsRaw {
     }
 }
 
-/// `ManagedFieldsEntry`; `fieldsV1` is `FieldsV1 { Raw = 1 }` holding the JSON bytes.
-impl ProtoMessage for ManagedFieldsEntry {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        put_str(buf, 1, &self.manager);
-        put_str(buf, 2, &self.operation);
-        put_str(buf, 3, &self.api_version);
-        self.time.encode_field(4, buf);
-        put_str(buf, 6, &self.fields_type);
-        if let Some(fields) = &self.fields_v1 {
-            // `FieldsV1 { Raw = 1 }`: the JSON text as kept.
-            let raw = fields.as_str().as_bytes();
-            let mut inner = Vec::with_capacity(raw.len() + 11);
-            put_len_delimited(&mut inner, 1, raw);
-            put_len_delimited(buf, 7, &inner);
-        }
-        put_str(buf, 8, &self.subresource);
+/// Reads a `FieldsV1 { Raw = 1 }` message: `None` when it holds no bytes, an error when they
+/// are not JSON.
+fn read_fields_v1(
+    field: u32,
+    wire: WireType,
+    dec: &mut Decoder<'_>,
+) -> Result<Option<FieldsV1>, ProtoError> {
+    let mut raw = FieldsRaw::default();
+    dec.merge_message(field, wire, &mut raw)?;
+    if raw.0.is_empty() {
+        return Ok(None);
+    }
+    let text = String::from_utf8(raw.0).map_err(|_| ProtoError::Utf8(field))?;
+    FieldsV1::from_json(text)
+        .map(Some)
+        .map_err(|e| ProtoError::Invalid(format!("fieldsV1: {e}")))
+}
+
+/// `FieldsV1 { Raw = 1 }` holding the JSON text as kept; a message without bytes leaves the
+/// field as it was (unset).
+impl ProtoField for FieldsV1 {
+    fn encode_field(&self, field: u32, buf: &mut Vec<u8>) {
+        let raw = self.as_str().as_bytes();
+        let mut inner = Vec::with_capacity(raw.len() + 11);
+        put_len_delimited(&mut inner, 1, raw);
+        put_len_delimited(buf, field, &inner);
     }
 
-    fn merge_field(
+    fn merge_field_value(
         &mut self,
         field: u32,
         wire: WireType,
         dec: &mut Decoder<'_>,
     ) -> Result<(), ProtoError> {
-        match field {
-            1 => merge_str_nonempty(&mut self.manager, field, wire, dec),
-            2 => merge_str_nonempty(&mut self.operation, field, wire, dec),
-            3 => merge_str_nonempty(&mut self.api_version, field, wire, dec),
-            4 => self.time.merge_field_value(field, wire, dec),
-            6 => merge_str_nonempty(&mut self.fields_type, field, wire, dec),
-            7 => {
-                let mut raw = FieldsRaw::default();
-                dec.merge_message(field, wire, &mut raw)?;
-                if raw.0.is_empty() {
-                    return Ok(());
-                }
-                let text = String::from_utf8(raw.0).map_err(|_| ProtoError::Utf8(field))?;
-                self.fields_v1 = Some(
-                    crate::meta::FieldsV1::from_json(text)
-                        .map_err(|e| ProtoError::Invalid(format!("fieldsV1: {e}")))?,
-                );
-                Ok(())
-            }
-            8 => merge_str_nonempty(&mut self.subresource, field, wire, dec),
-            _ => dec.skip(wire),
+        if let Some(fields) = read_fields_v1(field, wire, dec)? {
+            *self = fields;
         }
-    }
-}
-
-/// `LabelSelector { matchLabels = 1, matchExpressions = 2 }`.
-impl ProtoMessage for LabelSelector {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        self.match_labels.encode_field(1, buf);
-        self.match_expressions.encode_field(2, buf);
+        Ok(())
     }
 
-    fn merge_field(
-        &mut self,
+    fn merge_optional(
+        slot: &mut Option<Self>,
         field: u32,
         wire: WireType,
         dec: &mut Decoder<'_>,
     ) -> Result<(), ProtoError> {
-        match field {
-            1 => self.match_labels.merge_field_value(field, wire, dec),
-            2 => self.match_expressions.merge_field_value(field, wire, dec),
-            _ => dec.skip(wire),
+        if let Some(fields) = read_fields_v1(field, wire, dec)? {
+            *slot = Some(fields);
         }
+        Ok(())
     }
 }
 
-/// `LabelSelectorRequirement { key = 1, operator = 2, values = 3 }`.
-impl ProtoMessage for LabelSelectorRequirement {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        self.key.encode_field(1, buf);
-        self.operator.encode_field(2, buf);
-        self.values.encode_field(3, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => self.key.merge_field_value(field, wire, dec),
-            2 => self.operator.merge_field_value(field, wire, dec),
-            3 => self.values.merge_field_value(field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-/// `Condition { type = 1, status = 2, observedGeneration = 3, lastTransitionTime = 4,
-/// reason = 5, message = 6 }`, all Go values, always written.
-impl ProtoMessage for Condition {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        self.type_.encode_field(1, buf);
-        self.status.encode_field(2, buf);
-        self.observed_generation.unwrap_or(0).encode_field(3, buf);
-        self.last_transition_time.encode_field(4, buf);
-        self.reason.encode_field(5, buf);
-        self.message.encode_field(6, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => self.type_.merge_field_value(field, wire, dec),
-            2 => self.status.merge_field_value(field, wire, dec),
-            3 => {
-                let mut g = 0i64;
-                g.merge_field_value(field, wire, dec)?;
-                self.observed_generation = (g != 0).then_some(g);
-                Ok(())
-            }
-            4 => self
-                .last_transition_time
-                .merge_field_value(field, wire, dec),
-            5 => self.reason.merge_field_value(field, wire, dec),
-            6 => self.message.merge_field_value(field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-/// `Status { metadata = 1, status = 2, message = 3, reason = 4, details = 5, code = 6 }`.
-impl ProtoMessage for Status {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        put_message(buf, 1, &self.metadata);
-        put_str(buf, 2, &self.status);
-        put_str(buf, 3, &self.message);
-        put_str(buf, 4, &self.reason);
-        self.details.encode_field(5, buf);
-        self.code.unwrap_or(0).encode_field(6, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => dec.merge_message(field, wire, &mut self.metadata),
-            2 => merge_str_nonempty(&mut self.status, field, wire, dec),
-            3 => merge_str_nonempty(&mut self.message, field, wire, dec),
-            4 => merge_str_nonempty(&mut self.reason, field, wire, dec),
-            5 => self.details.merge_field_value(field, wire, dec),
-            6 => {
-                let mut code = 0i32;
-                code.merge_field_value(field, wire, dec)?;
-                self.code = Some(code);
-                Ok(())
-            }
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-/// `StatusDetails { name = 1, group = 2, kind = 3, causes = 4, retryAfterSeconds = 5,
-/// uid = 6 }`.
-impl ProtoMessage for StatusDetails {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        put_str(buf, 1, &self.name);
-        put_str(buf, 2, &self.group);
-        put_str(buf, 3, &self.kind);
-        self.causes.encode_field(4, buf);
-        self.retry_after_seconds.unwrap_or(0).encode_field(5, buf);
-        put_str(buf, 6, &self.uid);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => merge_str_nonempty(&mut self.name, field, wire, dec),
-            2 => merge_str_nonempty(&mut self.group, field, wire, dec),
-            3 => merge_str_nonempty(&mut self.kind, field, wire, dec),
-            4 => self.causes.merge_field_value(field, wire, dec),
-            5 => {
-                let mut secs = 0i32;
-                secs.merge_field_value(field, wire, dec)?;
-                self.retry_after_seconds = (secs != 0).then_some(secs);
-                Ok(())
-            }
-            6 => merge_str_nonempty(&mut self.uid, field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-/// `StatusCause { reason = 1, message = 2, field = 3 }`.
-impl ProtoMessage for StatusCause {
-    fn encode_raw(&self, buf: &mut Vec<u8>) {
-        put_str(buf, 1, &self.reason);
-        put_str(buf, 2, &self.message);
-        put_str(buf, 3, &self.field);
-    }
-
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        dec: &mut Decoder<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => merge_str_nonempty(&mut self.reason, field, wire, dec),
-            2 => merge_str_nonempty(&mut self.message, field, wire, dec),
-            3 => merge_str_nonempty(&mut self.field, field, wire, dec),
-            _ => dec.skip(wire),
-        }
-    }
-}
-
-crate::proto_message_field!(
-    Quantity,
-    IntOrString,
-    RawExtension,
-    Duration,
-    TypeMeta,
-    ObjectMeta,
-    ListMeta,
-    OwnerReference,
-    ManagedFieldsEntry,
-    LabelSelector,
-    LabelSelectorRequirement,
-    Condition,
-    Status,
-    StatusDetails,
-    StatusCause,
-);
+crate::proto_message_field!(Quantity, IntOrString, RawExtension, Duration);
 
 /// Encodes a `Status` given in its JSON form (as `ApiError::to_status_json` renders it) as an
 /// enveloped protobuf object (`k8s\0` + `Unknown{v1, Status, raw}`), the body of an error

@@ -50,25 +50,33 @@ pub fn openapi_path(group: &GroupModel, version: &VersionModel, which: &str) -> 
 }
 
 /// Emits every file for the model: one Rust file per group, the crate root file, the `.proto`
-/// files and the OpenAPI documents.
+/// files and the OpenAPI documents. The shared group (`meta.k8s.io`) has only its `.proto`
+/// file here: its Rust is apimachinery's ([`rust::shared_file`]) and its schemas are part of
+/// every document that references them.
 pub fn emit(model: &ApiModel) -> Output {
     let mut out = Output::default();
     for group in &model.groups {
-        out.files.push(OutputFile {
-            path: format!("{}.rs", group.module_name()),
-            contents: rust::group_file(group),
-        });
+        let shared = group.is_shared();
+        if !shared {
+            out.files.push(OutputFile {
+                path: format!("{}.rs", group.module_name()),
+                contents: rust::group_file(group),
+            });
+        }
         for version in &group.versions {
             let proto = proto::emit_proto(group, version);
             if !proto.is_empty() {
                 out.files.push(OutputFile {
-                    path: format!("proto/{}.proto", version.proto_package_or_default()),
+                    path: format!("proto/{}", proto::proto_path(version)),
                     contents: proto,
                 });
             }
+            if shared {
+                continue;
+            }
             for (which, value) in [
-                ("v3", openapi::emit_openapi_v3(group, version)),
-                ("v2", openapi::emit_openapi_v2(group, version)),
+                ("v3", openapi::emit_openapi_v3(model, group, version)),
+                ("v2", openapi::emit_openapi_v2(model, group, version)),
             ] {
                 let text = if value.is_null() {
                     "{}".to_string()

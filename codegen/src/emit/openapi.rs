@@ -8,7 +8,8 @@
 //!   `x-kubernetes-group-version-kind` and the PATCH operation's `fieldValidation` parameter and
 //!   patch media types) and `components.schemas` keyed by Kubernetes-style definition names
 //!   (`io.k8s.api.core.v1.ConfigMap`, `dev.example.v1.Widget`), including every shared schema
-//!   (`io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`, …) the document references.
+//!   (`io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`, …) the document references: those of
+//!   the shared definitions (`meta.k8s.io/v1`) and of the hand-written types.
 //! - [`emit_openapi_v2`] returns an object `{"definitions": {…}, "paths": {…}}` for this group
 //!   version, which the server merges into `/openapi/v2`.
 //!
@@ -28,7 +29,7 @@ pub use meta::definition_name as meta_definition_name;
 pub use paths::api_root;
 pub use schema::{definition_name, definition_prefix};
 
-use crate::model::{GroupModel, VersionModel};
+use crate::model::{ApiModel, GroupModel, VersionModel};
 
 /// The two OpenAPI dialects: they differ in where definitions live and how bodies and
 /// parameters are described.
@@ -69,15 +70,28 @@ fn collect_refs(value: &Value, prefix: &str, out: &mut BTreeSet<String>) {
     }
 }
 
+/// Every shared schema documents may reference, keyed by definition name: those of the shared
+/// version's structs (`ObjectMeta`, `Status`, …, from `api-defs/meta.k8s.io/v1.rs`) and those
+/// of the types written by hand (`meta::shared_schemas`: `Time`, `Quantity`, `DeleteOptions`,
+/// …).
+pub fn shared_schemas(dialect: Dialect, shared: Option<&VersionModel>) -> Map<String, Value> {
+    let mut out = meta::shared_schemas(dialect);
+    if let Some(v) = shared {
+        out.extend(schema::version_schemas(dialect, v));
+    }
+    out
+}
+
 /// The version's schemas plus every shared schema they (or the paths) reference,
 /// transitively, sorted by name.
 fn schemas_and_paths(
     dialect: Dialect,
+    model: &ApiModel,
     version: &VersionModel,
 ) -> (Map<String, Value>, Map<String, Value>) {
     let mut schemas = schema::version_schemas(dialect, version);
     let paths = paths::version_paths(dialect, version);
-    let shared = meta::shared_schemas(dialect);
+    let shared = shared_schemas(dialect, model.shared());
     let prefix = dialect.ref_prefix();
     let mut pending = BTreeSet::new();
     collect_refs(&Value::Object(schemas.clone()), prefix, &mut pending);
@@ -96,13 +110,14 @@ fn schemas_and_paths(
     (sorted.into_iter().collect(), paths)
 }
 
-/// Returns the OpenAPI v3 document of one group version (`Null` for the internal version).
-pub fn emit_openapi_v3(group: &GroupModel, version: &VersionModel) -> Value {
+/// Returns the OpenAPI v3 document of one group version (`Null` for the internal version and
+/// the shared one). `model` provides the shared version's schemas.
+pub fn emit_openapi_v3(model: &ApiModel, group: &GroupModel, version: &VersionModel) -> Value {
     let _ = group;
-    if version.is_internal {
+    if version.is_internal || version.shared {
         return Value::Null;
     }
-    let (schemas, paths) = schemas_and_paths(Dialect::V3, version);
+    let (schemas, paths) = schemas_and_paths(Dialect::V3, model, version);
     json!({
         "openapi": "3.0.0",
         "info": {"title": "apiary", "version": version.api_version()},
@@ -123,12 +138,12 @@ pub fn emit_openapi_v3(group: &GroupModel, version: &VersionModel) -> Value {
 }
 
 /// Returns the OpenAPI v2 `{definitions, paths}` of one group version (`Null` for the internal
-/// version).
-pub fn emit_openapi_v2(group: &GroupModel, version: &VersionModel) -> Value {
+/// version and the shared one). `model` provides the shared version's schemas.
+pub fn emit_openapi_v2(model: &ApiModel, group: &GroupModel, version: &VersionModel) -> Value {
     let _ = group;
-    if version.is_internal {
+    if version.is_internal || version.shared {
         return Value::Null;
     }
-    let (definitions, paths) = schemas_and_paths(Dialect::V2, version);
+    let (definitions, paths) = schemas_and_paths(Dialect::V2, model, version);
     json!({ "definitions": definitions, "paths": paths })
 }

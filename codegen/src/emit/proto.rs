@@ -5,7 +5,7 @@
 //! - [`emit_proto`] returns the text of the `.proto` file of `version` (package
 //!   [`VersionModel::proto_package_or_default`], Kubernetes' field numbers from `#[proto(N)]`;
 //!   a field without a number gets the next one after the largest of its struct). The
-//!   generator writes it to `OUT_DIR/proto/<package>.proto`; an empty string writes no file.
+//!   generator writes it to `OUT_DIR/proto/` + [`proto_path`]; an empty string writes no file.
 //!   [`support_files`] are the apimachinery `.proto` files it imports, to be written under
 //!   `OUT_DIR/proto/` at their import paths; [`check_with_protoc`] runs the vendored `protoc`
 //!   over the result.
@@ -34,6 +34,17 @@ use proc_macro2::TokenStream;
 pub use support::{ProtocError, check_with_protoc, support_files};
 
 use crate::model::{GroupModel, VersionModel};
+
+/// The path of a group version's `.proto` file under `OUT_DIR/proto/`: `<package>.proto`, or,
+/// for the shared version, the meta package's import path, where the other files import it
+/// from.
+pub fn proto_path(version: &VersionModel) -> String {
+    if version.shared {
+        schema::META_IMPORT.to_string()
+    } else {
+        format!("{}.proto", version.proto_package_or_default())
+    }
+}
 
 /// Returns the `.proto` file text of one group version (empty for the internal hub version,
 /// which is never sent over the wire).

@@ -16,7 +16,8 @@ use crate::model::{
 };
 
 /// Markers allowed on a struct.
-pub const STRUCT_MARKERS: [&str; 6] = ["kind", "scale", "print_column", "rule", "doc", "map"];
+pub const STRUCT_MARKERS: [&str; 7] =
+    ["kind", "scale", "print_column", "rule", "doc", "map", "gvk"];
 /// Markers allowed on a field.
 pub const FIELD_MARKERS: [&str; 9] = [
     "proto", "json", "default", "validate", "rule", "list", "map", "patch", "doc",
@@ -544,9 +545,16 @@ pub fn parse_rule(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<CelRule> {
 
 /// Parses `#[proto(N)]` or `#[proto(N, by_value)]` into the field number and whether Go
 /// holds the field by value (see [`crate::model::FieldModel::proto_by_value`]).
-pub fn parse_proto(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<(u32, bool)> {
-    const HINT: &str = "`#[proto]` takes a field number and optionally `by_value`, such as `#[proto(1)]` or `#[proto(1, by_value)]`";
+pub fn parse_proto(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<ProtoMarker> {
+    const HINT: &str = "`#[proto]` takes a field number and optionally `by_value`, such as `#[proto(1)]` or `#[proto(1, by_value)]`, or `skip` for a field outside the message: `#[proto(skip)]`";
     let parsed = attr.parse_args_with(|input: syn::parse::ParseStream<'_>| {
+        if input.peek(syn::Ident) {
+            let flag: syn::Ident = input.parse()?;
+            if flag != "skip" || !input.is_empty() {
+                return Err(syn::Error::new(flag.span(), HINT));
+            }
+            return Ok(ProtoMarker::Skip);
+        }
         let number: syn::LitInt = input.parse()?;
         let mut by_value = false;
         if input.parse::<Option<syn::Token![,]>>()?.is_some() {
@@ -556,10 +564,10 @@ pub fn parse_proto(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<(u32, bool
             }
             by_value = true;
         }
-        Ok((number.base10_parse::<u32>()?, by_value))
+        Ok(ProtoMarker::Number(number.base10_parse::<u32>()?, by_value))
     });
     match parsed {
-        Ok((0, _)) => {
+        Ok(ProtoMarker::Number(0, _)) => {
             cx.error(
                 attr.span(),
                 "protobuf field numbers start at 1: write `#[proto(1)]` or higher",
@@ -574,6 +582,53 @@ pub fn parse_proto(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<(u32, bool
     }
 }
 
+/// A parsed `#[proto(…)]` marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtoMarker {
+    /// `#[proto(N)]` or `#[proto(N, by_value)]`.
+    Number(u32, bool),
+    /// `#[proto(skip)]`.
+    Skip,
+}
+
+/// Parses `#[gvk(group = "…", version = "…", kind = "…")]` (`kind` defaults to the struct's
+/// name).
+pub fn parse_gvk(
+    cx: &mut MarkerCx<'_>,
+    attr: &Attribute,
+    struct_name: &str,
+) -> Option<crate::model::GvkMarker> {
+    const KEYS: [&str; 3] = ["group", "version", "kind"];
+    let (mut group, mut version, mut kind) = (None, None, None);
+    let result = attr.parse_nested_meta(|meta| {
+        match path_name(&meta.path).as_str() {
+            "group" => group = Some(string_value(&meta)?),
+            "version" => version = Some(string_value(&meta)?),
+            "kind" => kind = Some(string_value(&meta)?),
+            _ => unknown_key(cx, &meta, "gvk", &KEYS)?,
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+        return None;
+    }
+    match (group, version) {
+        (Some(group), Some(version)) => Some(crate::model::GvkMarker {
+            group,
+            version,
+            kind: kind.unwrap_or_else(|| struct_name.to_string()),
+        }),
+        _ => {
+            cx.error(
+                attr.span(),
+                "`#[gvk]` needs a group and a version, such as `#[gvk(group = \"\", version = \"v1\")]`",
+            );
+            None
+        }
+    }
+}
+
 /// Parsed `#[json(…)]` keys.
 #[derive(Default, Debug)]
 pub struct JsonKeys {
@@ -583,16 +638,19 @@ pub struct JsonKeys {
     pub always: bool,
     /// `inline`.
     pub inline: bool,
+    /// `keep_zero`.
+    pub keep_zero: bool,
 }
 
-/// Parses `#[json(name = "…", always, inline)]` into `keys`.
+/// Parses `#[json(name = "…", always, inline, keep_zero)]` into `keys`.
 pub fn parse_json(cx: &mut MarkerCx<'_>, attr: &Attribute, keys: &mut JsonKeys) {
-    const KEYS: [&str; 3] = ["name", "always", "inline"];
+    const KEYS: [&str; 4] = ["name", "always", "inline", "keep_zero"];
     let result = attr.parse_nested_meta(|meta| {
         match path_name(&meta.path).as_str() {
             "name" => keys.name = Some(string_value(&meta)?),
             "always" => keys.always = true,
             "inline" => keys.inline = true,
+            "keep_zero" => keys.keep_zero = true,
             _ => unknown_key(cx, &meta, "json", &KEYS)?,
         }
         Ok(())

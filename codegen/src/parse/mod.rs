@@ -15,7 +15,7 @@ use syn::{Expr, ExprLit, Fields, Item, Lit, Meta};
 
 use crate::diagnostics::{Diagnostics, suggestion};
 use crate::model::{
-    ApiModel, FieldModel, GroupModel, HooksModel, KindModel, Loc, StructModel, Validation,
+    ApiModel, FieldModel, GroupModel, HooksModel, KindModel, Loc, StructModel, TypeRef, Validation,
     VersionModel,
 };
 use markers::{FIELD_MARKERS, JsonKeys, KindKeys, MarkerCx, STRUCT_MARKERS};
@@ -31,6 +31,23 @@ pub enum ReadError {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// Lists the `.rs` files of one group directory (sorted).
+pub fn discover_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    let io = |source| ReadError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut files = Vec::new();
+    for f in std::fs::read_dir(dir).map_err(io)? {
+        let f = f.map_err(io)?.path();
+        if f.extension().is_some_and(|e| e == "rs") && f.is_file() {
+            files.push(f);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// Lists the group directories under `dir` (sorted), and in each the `.rs` files (sorted).
@@ -60,9 +77,68 @@ pub fn discover(dir: &Path) -> Result<Vec<(PathBuf, Vec<PathBuf>)>, ReadError> {
     Ok(groups)
 }
 
-/// Reads and parses every definition under `dir`. Returns the model (possibly incomplete) and
-/// every problem found while parsing.
+/// The directory name of the shared group, and the source of its definition as this generator
+/// was built with (`api-defs/meta.k8s.io/v1.rs`), used when a definitions directory has no
+/// shared group of its own: the types of `apimachinery::meta` come from the same file.
+pub const BUILTIN_SHARED: (&str, &str, &str) = (
+    "meta.k8s.io",
+    "v1.rs",
+    include_str!("../../../api-defs/meta.k8s.io/v1.rs"),
+);
+
+/// Reads and parses every definition under `dir`, plus the built-in shared version
+/// ([`BUILTIN_SHARED`]) when no group of the directory is shared, and links the references to
+/// shared structs ([`link_shared`]). Returns the model (possibly incomplete) and every problem
+/// found while parsing.
 pub fn parse_api_dir(dir: &Path) -> Result<(ApiModel, Diagnostics), ReadError> {
+    let (mut model, mut diags) = parse_groups(dir)?;
+    if !model.groups.iter().any(GroupModel::is_shared) {
+        let (name, file, text) = BUILTIN_SHARED;
+        let group_dir = dir.join(name);
+        let sources = [(group_dir.join(file), text.to_string())];
+        if let Some(g) = parse_group(&group_dir, &sources, &mut diags) {
+            model.groups.push(g);
+            model.groups.sort_by(|a, b| a.dir.cmp(&b.dir));
+        }
+    }
+    link_shared(&mut model);
+    Ok((model, diags))
+}
+
+/// Turns every [`TypeRef::Struct`] of a non-shared version that names no struct of its own
+/// file but a struct of the shared version into [`TypeRef::Meta`] (a file's own structs
+/// shadow shared ones).
+pub fn link_shared(model: &mut ApiModel) {
+    let shared: Vec<String> = model
+        .shared()
+        .map(|v| v.structs.iter().map(|s| s.name.clone()).collect())
+        .unwrap_or_default();
+    fn link(t: &mut TypeRef, local: &[String], shared: &[String]) {
+        match t {
+            TypeRef::Struct(n) if !local.contains(n) && shared.contains(n) => {
+                *t = TypeRef::Meta(std::mem::take(n));
+            }
+            TypeRef::Option(i) | TypeRef::Vec(i) | TypeRef::Map(i) => link(i, local, shared),
+            _ => {}
+        }
+    }
+    for group in &mut model.groups {
+        for v in group.versions.iter_mut().chain(group.internal.iter_mut()) {
+            if v.shared {
+                continue;
+            }
+            let local: Vec<String> = v.structs.iter().map(|s| s.name.clone()).collect();
+            for s in &mut v.structs {
+                for f in &mut s.fields {
+                    link(&mut f.ty, &local, &shared);
+                }
+            }
+        }
+    }
+}
+
+/// Parses every group directory under `dir`.
+fn parse_groups(dir: &Path) -> Result<(ApiModel, Diagnostics), ReadError> {
     let mut diags = Diagnostics::default();
     let mut model = ApiModel::default();
     for (group_dir, files) in discover(dir)? {
@@ -235,6 +311,7 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
         served: true,
         priority: 10,
         proto_package: None,
+        shared: false,
         is_internal: path.file_stem().is_some_and(|s| s == "internal"),
         structs: Vec::new(),
         loc: Loc {
@@ -245,13 +322,14 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
     };
     let mut saw_group = false;
     let mut saw_version = false;
-    const FILE_MARKERS: [&str; 7] = [
+    const FILE_MARKERS: [&str; 8] = [
         "group",
         "version",
         "storage",
         "served",
         "priority",
         "proto_package",
+        "shared",
         "doc",
     ];
     for attr in &file.attrs {
@@ -276,6 +354,7 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
                 }
             }
             ("storage", Meta::Path(_)) => v.storage = true,
+            ("shared", Meta::Path(_)) => v.shared = true,
             ("served", Meta::NameValue(nv)) => match &nv.value {
                 Expr::Lit(ExprLit {
                     lit: Lit::Bool(b), ..
@@ -307,11 +386,13 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
             ("group" | "version" | "priority" | "proto_package" | "served", _) => {
                 cx.error(attr.span(), format!("write `#![{name} = …]`"));
             }
-            ("storage", _) => cx.error(attr.span(), "write `#![storage]` without arguments"),
+            ("storage" | "shared", _) => {
+                cx.error(attr.span(), format!("write `#![{name}]` without arguments"))
+            }
             _ => {
                 let hint = suggestion(&name, FILE_MARKERS);
                 let fix = if hint.is_empty() {
-                    "; file markers are `group`, `version`, `storage`, `served`, `priority`, `proto_package`"
+                    "; file markers are `group`, `version`, `storage`, `served`, `priority`, `proto_package`, `shared`"
                         .to_string()
                 } else {
                     hint
@@ -377,9 +458,11 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
     let mut print_columns = Vec::new();
     let mut rules = Vec::new();
     let mut map = None;
+    let mut gvk = None;
     for attr in &s.attrs {
         match markers::attr_name(attr).as_str() {
             "doc" => {}
+            "gvk" => gvk = markers::parse_gvk(cx, attr, &name),
             "kind" => {
                 kind_span.get_or_insert(attr.span());
                 markers::parse_kind(cx, attr, &mut kind_keys);
@@ -470,6 +553,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
         rules,
         kind,
         map,
+        gvk,
         loc,
     })
 }
@@ -534,9 +618,14 @@ fn parse_field(cx: &mut MarkerCx<'_>, f: &syn::Field) -> Option<FieldModel> {
         name,
         docs: markers::docs(&f.attrs),
         ty,
-        proto: proto.map(|(number, _)| number),
-        proto_by_value: proto.is_some_and(|(_, by_value)| by_value),
+        proto: match proto {
+            Some(markers::ProtoMarker::Number(n, _)) => Some(n),
+            _ => None,
+        },
+        proto_skip: proto == Some(markers::ProtoMarker::Skip),
+        proto_by_value: matches!(proto, Some(markers::ProtoMarker::Number(_, true))),
         json_always: json.always,
+        json_keep_zero: json.keep_zero,
         json_inline: json.inline,
         default,
         validation,

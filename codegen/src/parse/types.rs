@@ -4,11 +4,12 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type};
 
 use crate::diagnostics::suggestion;
-use crate::model::{MetaType, SCALAR_TYPE_NAMES, TypeRef};
+use crate::model::{SCALAR_TYPE_NAMES, TypeRef};
 use crate::parse::markers::MarkerCx;
 
-/// Parses a field type. Unknown names become [`TypeRef::Struct`]; the checks verify that such a
-/// struct exists in the file.
+/// Parses a field type. Other names become [`TypeRef::Struct`]; linking
+/// ([`crate::parse::link_shared`]) turns those naming a struct of the shared version into
+/// [`TypeRef::Meta`], and the checks verify that the others exist in the file.
 pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
     let Type::Path(tp) = ty else {
         cx.error(ty.span(), "field types are paths such as `String`, `Option<T>`, `Vec<T>` or `BTreeMap<String, T>`");
@@ -62,6 +63,8 @@ pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
         "Quantity" => scalar(TypeRef::Quantity),
         "IntOrString" => scalar(TypeRef::IntOrString),
         "RawExtension" => scalar(TypeRef::RawExtension),
+        "Duration" => scalar(TypeRef::Duration),
+        "FieldsV1" => scalar(TypeRef::FieldsV1),
         "Value" => scalar(TypeRef::Json),
         "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "usize" | "isize" | "u128" | "i128" => {
             cx.error(
@@ -126,13 +129,7 @@ pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
             return None;
         }
         other => {
-            if let Some(meta) = MetaType::from_name(other) {
-                if args.is_empty() {
-                    Some(TypeRef::Meta(meta))
-                } else {
-                    None
-                }
-            } else if args.is_empty() {
+            if args.is_empty() {
                 if other.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
                     let known = SCALAR_TYPE_NAMES.iter().copied();
                     cx.error(

@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(spec.field("args").list_type(), "atomic");
         assert!(!spec.field("nope").is_known());
         assert_eq!(root.property_names().unwrap(), vec!["spec".to_string()]);
-        let meta = SchemaNode::of(&apimachinery::structure::OBJECT_META);
+        let meta = SchemaNode::of(&apimachinery::meta::SHAPE_OBJECT_META);
         let owners = meta.field("ownerReferences");
         assert_eq!(owners.merge_key().as_deref(), Some("uid"));
         assert_eq!(owners.patch_strategies(), ["merge"]);

@@ -64,7 +64,9 @@ pub fn type_schema(dialect: Dialect, version: &VersionModel, ty: &TypeRef) -> Va
         TypeRef::Quantity => reference(dialect, &meta_definition_name("Quantity")),
         TypeRef::IntOrString => reference(dialect, &meta_definition_name("IntOrString")),
         TypeRef::RawExtension => reference(dialect, &meta_definition_name("RawExtension")),
-        TypeRef::Meta(m) => reference(dialect, &meta_definition_name(m.name())),
+        TypeRef::Duration => reference(dialect, &meta_definition_name("Duration")),
+        TypeRef::FieldsV1 => reference(dialect, &meta_definition_name("FieldsV1")),
+        TypeRef::Meta(m) => reference(dialect, &meta_definition_name(m)),
         TypeRef::Struct(name) => reference(dialect, &definition_name(version, name)),
         TypeRef::Option(inner) => type_schema(dialect, version, inner),
         TypeRef::Vec(inner) => {
@@ -287,6 +289,12 @@ pub fn struct_schema(dialect: Dialect, version: &VersionModel, s: &StructModel) 
         schema.insert(
             "x-kubernetes-group-version-kind".into(),
             gvk_list(version, &kind.name),
+        );
+    }
+    if let Some(gvk) = &s.gvk {
+        schema.insert(
+            "x-kubernetes-group-version-kind".into(),
+            json!([{ "group": gvk.group, "kind": gvk.kind, "version": gvk.version }]),
         );
     }
     Value::Object(schema)

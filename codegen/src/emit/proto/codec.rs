@@ -4,11 +4,11 @@
 //!
 //! Field encoding is delegated to `apimachinery::protobuf::ProtoField`, whose impls carry the
 //! Go rules: plain values are always written, `Option`s when set, `Vec`s and maps per element.
-//! Two cases need the model: an `Option<Time>` or `Option<MicroTime>` with `#[json(always)]`
-//! is a Go `metav1.Time` held by value (JSON `null` when zero), which gogo always writes,
-//! as an empty message when zero; and an `Option` of a scalar marked `#[proto(N, by_value)]`
+//! Three cases need the model: an `Option<Time>` or `Option<MicroTime>` with `#[json(always)]`
+//! or `#[proto(N, by_value)]` is a Go `metav1.Time` held by value, which gogo always writes,
+//! as an empty message when zero; an `Option` of a scalar marked `#[proto(N, by_value)]`
 //! is a Go by-value `omitempty` field, always written (the zero value for `None`) and read
-//! back as `None` when zero.
+//! back as `None` when zero; and a `#[proto(skip)]` field is not in the message at all.
 
 use heck::ToSnakeCase;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -34,9 +34,10 @@ fn ident(name: &str) -> Ident {
     }
 }
 
-/// Whether a field is a Go `metav1.Time`/`MicroTime` held by value.
+/// Whether a field is a Go `metav1.Time`/`MicroTime` held by value (`#[json(always)]`, JSON
+/// `null` when unset, or `#[proto(N, by_value)]`, left out of JSON when unset).
 fn value_time(f: &FieldModel) -> Option<&'static str> {
-    if !f.json_always {
+    if !f.json_always && !f.proto_by_value {
         return None;
     }
     match &f.ty {
@@ -70,8 +71,11 @@ fn by_value_type(f: &FieldModel) -> Option<TokenStream> {
 /// The `ProtoMessage` impl of one struct.
 fn message_impl(s: &StructModel) -> TokenStream {
     let name = ident(&s.name);
-    let mut numbered: Vec<(u32, &FieldModel)> =
-        field_numbers(s).into_iter().zip(&s.fields).collect();
+    let mut numbered: Vec<(u32, &FieldModel)> = field_numbers(s)
+        .into_iter()
+        .zip(&s.fields)
+        .filter_map(|(n, f)| n.map(|n| (n, f)))
+        .collect();
     numbered.sort_by_key(|(n, _)| *n);
     let encodes = numbered.iter().map(|(number, f)| {
         let fname = ident(&f.name);

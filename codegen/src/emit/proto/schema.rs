@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::model::{FieldModel, MetaType, StructModel, TypeRef, VersionModel};
+use crate::model::{FieldModel, StructModel, TypeRef, VersionModel};
 
 /// The import path and package of `k8s.io/apimachinery/pkg/apis/meta/v1`.
 pub const META_IMPORT: &str = "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto";
@@ -22,15 +22,18 @@ pub const INTSTR_IMPORT: &str = "k8s.io/apimachinery/pkg/util/intstr/generated.p
 const META_PKG: &str = ".k8s.io.apimachinery.pkg.apis.meta.v1";
 
 /// The protobuf field number of every field of `s`: the `#[proto(N)]` number, or, for a field
-/// without one, the next number after the largest used so far (in declaration order).
-pub fn field_numbers(s: &StructModel) -> Vec<u32> {
+/// without one, the next number after the largest used so far (in declaration order); `None`
+/// for a `#[proto(skip)]` field, which is not part of the message.
+pub fn field_numbers(s: &StructModel) -> Vec<Option<u32>> {
     let mut next = s.fields.iter().filter_map(|f| f.proto).max().unwrap_or(0);
     s.fields
         .iter()
         .map(|f| {
-            f.proto.unwrap_or_else(|| {
-                next += 1;
-                next
+            (!f.proto_skip).then(|| {
+                f.proto.unwrap_or_else(|| {
+                    next += 1;
+                    next
+                })
             })
         })
         .collect()
@@ -65,9 +68,17 @@ fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<&'static str>) -> String {
             imports.insert(RUNTIME_IMPORT);
             ".k8s.io.apimachinery.pkg.runtime.RawExtension".into()
         }
+        TypeRef::Duration => {
+            imports.insert(META_IMPORT);
+            format!("{META_PKG}.Duration")
+        }
+        TypeRef::FieldsV1 => {
+            imports.insert(META_IMPORT);
+            format!("{META_PKG}.FieldsV1")
+        }
         TypeRef::Meta(m) => {
             imports.insert(META_IMPORT);
-            format!("{META_PKG}.{}", meta_message_name(*m))
+            format!("{META_PKG}.{m}")
         }
         TypeRef::Struct(name) => name.clone(),
         TypeRef::Option(inner) => scalar_type(inner, imports),
@@ -75,11 +86,6 @@ fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<&'static str>) -> String {
         // in Kubernetes, as `ExtraValue`.
         TypeRef::Vec(_) | TypeRef::Map(_) => "ExtraValue".into(),
     }
-}
-
-/// The message name of a meta type.
-pub fn meta_message_name(m: MetaType) -> &'static str {
-    m.name()
 }
 
 /// One field declaration line (without the doc comment).
@@ -130,7 +136,9 @@ fn uses_extra_value(ty: &TypeRef) -> bool {
     }
 }
 
-/// Renders the `.proto` file of a served version.
+/// Renders the `.proto` file of a served version (or of the shared version, which is
+/// Kubernetes' meta package: it imports nothing of itself and adds the messages of the
+/// hand-written meta types, [`super::support::SHARED_MESSAGES`]).
 pub fn render(version: &VersionModel) -> String {
     let mut imports = BTreeSet::new();
     let mut messages: Vec<(String, String)> = Vec::new();
@@ -139,13 +147,24 @@ pub fn render(version: &VersionModel) -> String {
         let mut body = String::new();
         write_docs(&mut body, &s.docs, "");
         let _ = writeln!(body, "message {} {{", s.name);
-        for (i, (f, number)) in s.fields.iter().zip(field_numbers(s)).enumerate() {
+        let numbered = s
+            .fields
+            .iter()
+            .zip(field_numbers(s))
+            .filter_map(|(f, n)| n.map(|n| (f, n)));
+        for (i, (f, number)) in numbered.enumerate() {
             if i > 0 {
                 body.push('\n');
             }
             extra_value |= uses_extra_value(&f.ty);
             write_docs(&mut body, &f.docs, "  ");
-            let _ = writeln!(body, "  {}", field_line(f, number, &mut imports));
+            let mut line = field_line(f, number, &mut imports);
+            if version.shared {
+                // The meta package's own messages by their relative names, as Kubernetes'
+                // generated.proto writes them.
+                line = line.replace(&format!("{META_PKG}."), "");
+            }
+            let _ = writeln!(body, "  {line}");
         }
         body.push_str("}\n");
         messages.push((s.name.clone(), body));
@@ -169,6 +188,13 @@ pub fn render(version: &VersionModel) -> String {
                     // The strings.\n  repeated string items = 1;\n}\n"
                 .to_string();
         messages.push(("ExtraValue".into(), body));
+    }
+    if version.shared {
+        imports.remove(META_IMPORT);
+        for (name, body, import) in super::support::SHARED_MESSAGES {
+            messages.push((name.to_string(), body.to_string()));
+            imports.extend(import);
+        }
     }
     messages.sort_by(|a, b| a.0.cmp(&b.0));
 

@@ -11,8 +11,8 @@ use quote::{format_ident, quote};
 use super::convert::{from_hub_fn, to_hub_fn};
 use super::util::{const_ident, ident};
 use crate::model::{
-    ADMISSION_PLUGINS_FN, GroupModel, KindModel, MetaType, Scope, StructModel, TypeRef,
-    VersionModel, default_hook_name, strategy_type_name, validate_hook_name,
+    ADMISSION_PLUGINS_FN, GroupModel, KindModel, Scope, StructModel, TypeRef, VersionModel,
+    default_hook_name, strategy_type_name, validate_hook_name,
 };
 
 /// The name of a kind's `ResourceInfo` constant in its version module: `WIDGET_RESOURCE`.
@@ -512,7 +512,6 @@ fn field_value_expr(version: &VersionModel, root: &StructModel, path: &str) -> O
             (TypeRef::Bool | TypeRef::I32 | TypeRef::I64 | TypeRef::F64, true) => {
                 return Some(quote!(#expr.map(|v| v.to_string()).unwrap_or_default()));
             }
-            (TypeRef::Meta(MetaType::ObjectMeta), false) => return None,
             _ => return None,
         }
     }

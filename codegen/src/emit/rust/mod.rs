@@ -48,6 +48,23 @@ pub fn version_items(group: &GroupModel, version: &VersionModel) -> TokenStream 
     out
 }
 
+/// The items of the shared version (`meta.k8s.io/v1`), which apimachinery's build script
+/// includes into `apimachinery::meta`: per struct, the struct with its serde, `Validate`,
+/// `MarkerValue`, `SHAPE_<STRUCT>`, `Sample` and `ProtoMessage`. The shared version has no
+/// kinds, hub, conversions or registration.
+pub fn shared_items(group: &GroupModel, version: &VersionModel) -> TokenStream {
+    let mut out = types::emit_types(version);
+    out.extend(schema::emit_schemas(version));
+    out.extend(sample::emit_samples(version));
+    out.extend(crate::emit::proto::emit_proto_impls(group, version));
+    out
+}
+
+/// The Rust source of the shared version (see [`shared_items`]).
+pub fn shared_file(group: &GroupModel, version: &VersionModel) -> String {
+    format_file(shared_items(group, version))
+}
+
 /// One version's module item.
 fn version_module(group: &GroupModel, version: &VersionModel) -> TokenStream {
     let name = ident(&version.version);
@@ -127,9 +144,10 @@ pub fn version_file(group: &GroupModel, version: &VersionModel) -> String {
     format_file(version_items(group, version))
 }
 
-/// The crate-level file that includes every group and registers them (core first).
+/// The crate-level file that includes every group and registers them (core first); the shared
+/// group is not among them (its Rust is `apimachinery::meta`).
 pub fn root_file(model: &ApiModel) -> String {
-    let mut groups: Vec<&GroupModel> = model.groups.iter().collect();
+    let mut groups: Vec<&GroupModel> = model.api_groups().collect();
     groups.sort_by_key(|g| (!g.name.is_empty(), g.name.clone()));
     let mods = groups.iter().map(|g| {
         let m = ident(&g.module_name());

@@ -8,8 +8,7 @@ use quote::{format_ident, quote};
 
 use super::util::{const_ident, ident};
 use crate::model::{
-    CelRule, FieldModel, ListType, MapType, MetaType, StructModel, TypeRef, Validation,
-    VersionModel,
+    CelRule, FieldModel, ListType, MapType, StructModel, TypeRef, Validation, VersionModel,
 };
 
 /// Emits the validation walk, `MarkerValue` and shape of every struct of a served version.
@@ -258,20 +257,9 @@ fn shape_of(t: &TypeRef) -> TokenStream {
             let s = shape_ident(n);
             quote!(::apimachinery::structure::Shape::Struct(&#s))
         }
-        TypeRef::Meta(m) => {
-            let name = match m {
-                MetaType::ObjectMeta => "OBJECT_META",
-                MetaType::ListMeta => "LIST_META",
-                MetaType::LabelSelector => "LABEL_SELECTOR",
-                MetaType::LabelSelectorRequirement => "LABEL_SELECTOR_REQUIREMENT",
-                MetaType::Condition => "CONDITION",
-                MetaType::OwnerReference => "OWNER_REFERENCE",
-                MetaType::ManagedFieldsEntry => "MANAGED_FIELDS_ENTRY",
-                MetaType::TypeMeta => "TYPE_META",
-                MetaType::Duration => return quote!(::apimachinery::structure::Shape::Scalar),
-            };
-            let s = format_ident!("{}", name);
-            quote!(::apimachinery::structure::Shape::Struct(&::apimachinery::structure::#s))
+        TypeRef::Meta(n) => {
+            let s = shape_ident(n);
+            quote!(::apimachinery::structure::Shape::Struct(&::apimachinery::meta::#s))
         }
         TypeRef::Option(i) => shape_of(i),
         TypeRef::Vec(i) => {
@@ -282,7 +270,9 @@ fn shape_of(t: &TypeRef) -> TokenStream {
             let values = shape_of(i);
             quote!(::apimachinery::structure::Shape::Map(&::apimachinery::structure::MapShape { values: #values }))
         }
-        TypeRef::Json | TypeRef::RawExtension => quote!(::apimachinery::structure::Shape::Unknown),
+        TypeRef::Json | TypeRef::RawExtension | TypeRef::FieldsV1 => {
+            quote!(::apimachinery::structure::Shape::Unknown)
+        }
         _ => quote!(::apimachinery::structure::Shape::Scalar),
     }
 }

@@ -214,8 +214,13 @@ fn serialize_entry(f: &FieldModel) -> TokenStream {
         return quote! { map.serialize_entry(#json, &self.#fname)?; };
     }
     match &f.ty {
-        // A Go by-value `omitempty` scalar: its zero value is left out too, as Go leaves it out.
-        TypeRef::Option(inner) if f.proto_by_value => {
+        // A Go by-value `omitempty` scalar: its zero value is left out too, as Go leaves it out
+        // (unless `#[json(keep_zero)]`; a time's zero is Go's zero time, never held as `Some`).
+        TypeRef::Option(inner)
+            if f.proto_by_value
+                && !f.json_keep_zero
+                && !matches!(inner.as_ref(), TypeRef::Time | TypeRef::MicroTime) =>
+        {
             let inner = rust_type(inner);
             quote! {
                 if let ::std::option::Option::Some(v) = &self.#fname

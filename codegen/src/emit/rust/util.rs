@@ -4,7 +4,7 @@ use heck::ToShoutySnakeCase;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::model::{MetaType, TypeRef};
+use crate::model::TypeRef;
 
 /// Rust keywords that need a raw identifier as field names.
 const KEYWORDS: [&str; 38] = [
@@ -51,8 +51,10 @@ pub fn rust_type(t: &TypeRef) -> TokenStream {
         TypeRef::Quantity => quote!(::apimachinery::meta::Quantity),
         TypeRef::IntOrString => quote!(::apimachinery::meta::IntOrString),
         TypeRef::RawExtension => quote!(::apimachinery::meta::RawExtension),
+        TypeRef::Duration => quote!(::apimachinery::meta::Duration),
+        TypeRef::FieldsV1 => quote!(::apimachinery::meta::FieldsV1),
         TypeRef::Json => quote!(::serde_json::Value),
-        TypeRef::Meta(m) => meta_type(*m),
+        TypeRef::Meta(m) => meta_type(m),
         TypeRef::Struct(n) => {
             let i = ident(n);
             quote!(#i)
@@ -72,9 +74,10 @@ pub fn rust_type(t: &TypeRef) -> TokenStream {
     }
 }
 
-/// The path of a `meta.k8s.io/v1` type.
-pub fn meta_type(m: MetaType) -> TokenStream {
-    let i = ident(m.name());
+/// The path of a struct of the shared version (`meta.k8s.io/v1`), which apimachinery's build
+/// script generates into `apimachinery::meta`.
+pub fn meta_type(name: &str) -> TokenStream {
+    let i = ident(name);
     quote!(::apimachinery::meta::#i)
 }
 
