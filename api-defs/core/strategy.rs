@@ -357,6 +357,98 @@ fn event_cells(event: &v1::Event, now: DateTime<Utc>) -> Vec<Value> {
     ]
 }
 
+
+/// A ResourceQuota's limits are non-negative quantities, whole numbers for object counts; its
+/// status is the server's (kept by the quota controller and the admission plugin).
+pub struct ResourceQuotaStrategy;
+
+impl ResourceQuotaStrategy {
+    fn validate_hard(quota: &v1::ResourceQuota) -> Vec<::apimachinery::errors::FieldError> {
+        use ::apimachinery::errors::FieldError;
+        let mut errors = Vec::new();
+        for (name, quantity) in &quota.spec.hard {
+            let path = format!("spec.hard[{name}]");
+            let bad = ::serde_json::Value::from(quantity.0.as_str());
+            match quantity.value() {
+                Err(e) => errors.push(FieldError::invalid(path, &bad, e.to_string())),
+                Ok(v) if v < 0 => errors.push(FieldError::invalid(
+                    path,
+                    &bad,
+                    "must be greater than or equal to 0",
+                )),
+                Ok(v) if name.starts_with("count/") && quantity.0.trim() != v.to_string() => {
+                    errors.push(FieldError::invalid(path, &bad, "must be an integer"))
+                }
+                Ok(_) => {}
+            }
+        }
+        errors
+    }
+}
+
+impl Strategy for ResourceQuotaStrategy {
+    fn validate(&self, object: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
+        object
+            .downcast_ref::<v1::ResourceQuota>()
+            .map(Self::validate_hard)
+            .unwrap_or_default()
+    }
+
+    fn validate_update(
+        &self,
+        object: &dyn Object,
+        _old: &dyn Object,
+    ) -> Vec<::apimachinery::errors::FieldError> {
+        self.validate(object)
+    }
+
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&RESOURCE_QUOTA_TABLE)
+    }
+}
+
+static RESOURCE_QUOTA_TABLE: TypedTable<v1::ResourceQuota> = TypedTable::new(
+    &[
+        NAME_COLUMN,
+        AGE_COLUMN,
+        column(
+            "Request",
+            "string",
+            0,
+            "Request represents a minimum amount of cpu/memory that a container may consume.",
+        ),
+        column(
+            "Limit",
+            "string",
+            0,
+            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+        ),
+    ],
+    resource_quota_cells,
+);
+
+/// A quota's row: each enforced resource as `name: used/hard`, in name order, the `limits.*`
+/// resources in the `Limit` cell and the rest in `Request` (kube-apiserver's
+/// `printResourceQuota`).
+fn resource_quota_cells(quota: &v1::ResourceQuota, now: DateTime<Utc>) -> Vec<Value> {
+    let mut request = Vec::new();
+    let mut limit = Vec::new();
+    for (resource, hard) in &quota.status.hard {
+        let used = quota.status.used.get(resource).map_or("0", |q| q.0.as_str());
+        let cell = format!("{resource}: {used}/{}", hard.0);
+        match resource.split_once('.') {
+            Some(("limits", _)) => limit.push(cell),
+            _ => request.push(cell),
+        }
+    }
+    vec![
+        table::name(&quota.metadata),
+        table::age(&quota.metadata, now),
+        Value::from(request.join(", ")),
+        Value::from(limit.join(", ")),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,95 +678,4 @@ mod tests {
             vec![json!("c"), Value::Null, Value::Null, Value::Null]
         );
     }
-}
-
-/// A ResourceQuota's limits are non-negative quantities, whole numbers for object counts; its
-/// status is the server's (kept by the quota controller and the admission plugin).
-pub struct ResourceQuotaStrategy;
-
-impl ResourceQuotaStrategy {
-    fn validate_hard(quota: &v1::ResourceQuota) -> Vec<::apimachinery::errors::FieldError> {
-        use ::apimachinery::errors::FieldError;
-        let mut errors = Vec::new();
-        for (name, quantity) in &quota.spec.hard {
-            let path = format!("spec.hard[{name}]");
-            let bad = ::serde_json::Value::from(quantity.0.as_str());
-            match quantity.value() {
-                Err(e) => errors.push(FieldError::invalid(path, &bad, e.to_string())),
-                Ok(v) if v < 0 => errors.push(FieldError::invalid(
-                    path,
-                    &bad,
-                    "must be greater than or equal to 0",
-                )),
-                Ok(v) if name.starts_with("count/") && quantity.0.trim() != v.to_string() => {
-                    errors.push(FieldError::invalid(path, &bad, "must be an integer"))
-                }
-                Ok(_) => {}
-            }
-        }
-        errors
-    }
-}
-
-impl Strategy for ResourceQuotaStrategy {
-    fn validate(&self, object: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
-        object
-            .downcast_ref::<v1::ResourceQuota>()
-            .map(Self::validate_hard)
-            .unwrap_or_default()
-    }
-
-    fn validate_update(
-        &self,
-        object: &dyn Object,
-        _old: &dyn Object,
-    ) -> Vec<::apimachinery::errors::FieldError> {
-        self.validate(object)
-    }
-
-    fn table(&self) -> Option<&dyn TableConvertor> {
-        Some(&RESOURCE_QUOTA_TABLE)
-    }
-}
-
-static RESOURCE_QUOTA_TABLE: TypedTable<v1::ResourceQuota> = TypedTable::new(
-    &[
-        NAME_COLUMN,
-        AGE_COLUMN,
-        column(
-            "Request",
-            "string",
-            0,
-            "Request represents a minimum amount of cpu/memory that a container may consume.",
-        ),
-        column(
-            "Limit",
-            "string",
-            0,
-            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
-        ),
-    ],
-    resource_quota_cells,
-);
-
-/// A quota's row: each enforced resource as `name: used/hard`, in name order, the `limits.*`
-/// resources in the `Limit` cell and the rest in `Request` (kube-apiserver's
-/// `printResourceQuota`).
-fn resource_quota_cells(quota: &v1::ResourceQuota, now: DateTime<Utc>) -> Vec<Value> {
-    let mut request = Vec::new();
-    let mut limit = Vec::new();
-    for (resource, hard) in &quota.status.hard {
-        let used = quota.status.used.get(resource).map_or("0", |q| q.0.as_str());
-        let cell = format!("{resource}: {used}/{}", hard.0);
-        match resource.split_once('.') {
-            Some(("limits", _)) => limit.push(cell),
-            _ => request.push(cell),
-        }
-    }
-    vec![
-        table::name(&quota.metadata),
-        table::age(&quota.metadata, now),
-        Value::from(request.join(", ")),
-        Value::from(limit.join(", ")),
-    ]
 }
