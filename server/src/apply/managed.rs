@@ -1,6 +1,7 @@
 //! `metadata.managedFields`: who owns which fields, updated on every write, and the apply
 //! operation with its conflict detection.
 
+use apimachinery::meta::{FieldsV1, ManagedFieldsEntry, Time};
 use apimachinery::status::{ApiError, StatusCause};
 use serde_json::{Map, Value, json};
 
@@ -84,6 +85,22 @@ impl ManagedEntry {
             m.insert("subresource".into(), Value::from(self.subresource));
         }
         Value::Object(m)
+    }
+
+    /// The typed entry (`fieldsType` `FieldsV1`; an empty time or subresource is absent).
+    pub fn into_typed(self) -> ManagedFieldsEntry {
+        let time = chrono::DateTime::parse_from_rfc3339(&self.time)
+            .ok()
+            .map(|t| Time(t.with_timezone(&chrono::Utc)));
+        ManagedFieldsEntry {
+            manager: Some(self.manager),
+            operation: Some(self.operation),
+            api_version: Some(self.api_version),
+            time,
+            fields_type: Some("FieldsV1".to_string()),
+            fields_v1: Some(FieldsV1::from_value(&self.fields.to_fields_v1())),
+            subresource: Some(self.subresource).filter(|s| !s.is_empty()),
+        }
     }
 
     fn is(&self, manager: &str, operation: &str, subresource: &str) -> bool {
@@ -199,6 +216,29 @@ pub fn record_update(
     status_subresource: bool,
     schema: &SchemaNode,
 ) {
+    let list = updated_entries(
+        old,
+        new,
+        manager,
+        api_version,
+        subresource,
+        status_subresource,
+        schema,
+    );
+    store_entries(new, list);
+}
+
+/// The managedFields entries after a non-apply write by `manager`, as [`record_update`]
+/// computes them (entries left without fields are still in the list).
+pub fn updated_entries(
+    old: Option<&Value>,
+    new: &Value,
+    manager: &str,
+    api_version: &str,
+    subresource: &str,
+    status_subresource: bool,
+    schema: &SchemaNode,
+) -> Vec<ManagedEntry> {
     let mut list = if meta_get(new, "managedFields").is_some() {
         entries(new)
     } else {
@@ -255,7 +295,7 @@ pub fn record_update(
         list[idx].fields.0.extend(changed);
         list[idx].time = now_rfc3339();
     }
-    store_entries(new, list);
+    list
 }
 
 /// One apply request.

@@ -9,10 +9,9 @@ pub mod merge;
 pub use fieldset::{FieldSet, Path};
 pub use managed::{
     ApplyRequest, ManagedEntry, apply, manager_from_user_agent, record_update,
-    requested_managed_fields,
+    requested_managed_fields, updated_entries,
 };
 
-use apimachinery::meta::ManagedFieldsEntry;
 use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use serde_json::Value;
@@ -22,18 +21,6 @@ use crate::patch::SchemaNode;
 /// The object's JSON tree for the field manager.
 fn tree(object: &dyn Object) -> Result<Value, ApiError> {
     object.to_value().map_err(ApiError::internal)
-}
-
-/// Sets the typed `metadata.managedFields` from the entries of a JSON tree.
-fn store_managed_fields(object: &mut dyn Object, tree: &Value) -> Result<(), ApiError> {
-    let entries = tree
-        .get("metadata")
-        .and_then(|m| m.get("managedFields"))
-        .cloned()
-        .unwrap_or(Value::Array(Vec::new()));
-    object.metadata_mut().managed_fields =
-        serde_json::from_value::<Vec<ManagedFieldsEntry>>(entries).map_err(ApiError::internal)?;
-    Ok(())
 }
 
 /// Records a non-apply write by `manager` in the typed object's `managedFields` (Kubernetes'
@@ -69,16 +56,22 @@ pub fn update_managed_fields(
             }
         }
     }
-    record_update(
+    let entries = updated_entries(
         old_tree.as_ref(),
-        &mut new_tree,
+        &new_tree,
         manager,
         &info.api_version(),
         subresource,
         info.status_subresource,
         &schema,
     );
-    store_managed_fields(new, &new_tree)
+    // Straight to the typed entries: no JSON tree of them is built and decoded again.
+    new.metadata_mut().managed_fields = entries
+        .into_iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(ManagedEntry::into_typed)
+        .collect();
+    Ok(())
 }
 
 /// Server-side apply of `applied` (a JSON tree of the requested version) to `live` (typed, of
