@@ -216,16 +216,41 @@ impl Cacher {
         }
     }
 
+    /// [`Self::ready_for`] for a watch: a watch from the latest revision waits for the initial
+    /// list, and one that the storage cannot confirm at once (no progress requests) still waits
+    /// up to the timeout for the cache, since a watch delegated to the storage costs a storage
+    /// watch for its lifetime.
+    async fn ready_for_watch(&self, freshness: &Freshness) -> Result<bool> {
+        let timeout = self.shared.config.consistent_read_timeout;
+        if matches!(freshness, Freshness::Latest)
+            && self.revision().is_none()
+            && !self.wait_for(0, timeout).await
+        {
+            return Ok(false);
+        }
+        if self.ready_for(freshness).await? {
+            return Ok(true);
+        }
+        match freshness {
+            Freshness::Latest if !self.shared.storage.request_watch_progress() => {
+                let target = self.shared.consistent.current().await?;
+                Ok(self.wait_for(target, timeout).await)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Waits until the cache holds every write acknowledged before this call (see
     /// [`consistent`]): it reads the storage's current revision `R` (one read shared by every
     /// consistent read waiting for it) and is ready once the cache has reached `R`. When it has
     /// not, the cache's upstream watch is asked for a progress report (again every
     /// [`PROGRESS_REQUEST_PERIOD`] while waiting), so an idle resource catches up without
     /// waiting for its next bookmark; a storage that cannot be asked delegates at once, and so
-    /// does a cache still behind after `timeout`.
+    /// does a cache still behind after `timeout` or still loading its initial list.
     async fn ready_for_consistent_read(&self, timeout: Duration) -> Result<bool> {
         let started = tokio::time::Instant::now();
-        if self.revision().is_none() && !self.wait_for(0, timeout).await {
+        if self.revision().is_none() {
+            // Still loading: the storage answers (kube-apiserver delegates too).
             return Ok(false);
         }
         let target = self.shared.consistent.current().await?;
@@ -266,7 +291,7 @@ impl Cacher {
         opts: ListOptions,
     ) -> Result<BoxStream<'static, MemoizedEvent>> {
         let freshness = Freshness::parse(&opts.resource_version)?;
-        if !self.ready_for(&freshness).await? {
+        if !self.ready_for_watch(&freshness).await? {
             let delegated = self.shared.storage.watch(key, opts).await?;
             return Ok(delegated
                 .map(|event| MemoizedEvent { event, memo: None })
