@@ -9,8 +9,9 @@
 //! all the requests that arrived before it was sent:
 //!
 //! - a request registers for the *next* round trip to start (generation `started + 1`);
-//! - one driver task runs round trips back to back while requests are registered, each
-//!   answering every request registered before it started;
+//! - with no round trip in flight the request makes one itself; requests that arrive while one
+//!   is in flight get one driver task, which runs round trips back to back while requests are
+//!   registered, each answering every request registered before it started;
 //! - a request arriving while a round trip is in flight waits for the following one, because
 //!   the one in flight may have read the revision before that request's preceding writes.
 //!
@@ -33,8 +34,18 @@ struct Registry {
     started: u64,
     /// True when a request is registered for the next round trip.
     wanted: bool,
-    /// True while the driver task runs.
+    /// True while a round trip is in flight or the driver task runs.
     running: bool,
+}
+
+/// Hands off to the next round trip when a leading request's round trip ends, also when the
+/// request is cancelled in the middle of it.
+struct Handoff<'a>(&'a Arc<RevisionBatcher>);
+
+impl Drop for Handoff<'_> {
+    fn drop(&mut self) {
+        self.0.hand_off();
+    }
 }
 
 /// The answer of one round trip.
@@ -61,14 +72,28 @@ impl RevisionBatcher {
     /// Must be called inside a Tokio runtime.
     pub(crate) async fn current(self: &Arc<Self>) -> Result<Revision> {
         let mut answers = self.answers.subscribe();
-        let target = {
+        let lead = {
             let mut registry = self.registry.lock();
-            registry.wanted = true;
-            if !registry.running {
+            if registry.running {
+                registry.wanted = true;
+                Err(registry.started + 1)
+            } else {
+                // No round trip in flight: this request makes one itself, without a task.
                 registry.running = true;
-                tokio::spawn(Arc::clone(self).drive());
+                registry.started += 1;
+                Ok(registry.started)
             }
-            registry.started + 1
+        };
+        let target = match lead {
+            Ok(generation) => {
+                let handoff = Handoff(self);
+                let result = self.storage.current_resource_version().await;
+                self.answers
+                    .send_replace(Some((generation, result.clone())));
+                drop(handoff);
+                return result;
+            }
+            Err(target) => target,
         };
         let answer = answers
             .wait_for(|answer| answer.as_ref().is_some_and(|(g, _)| *g >= target))
@@ -77,6 +102,17 @@ impl RevisionBatcher {
         match answer.as_ref() {
             Some((_, result)) => result.clone(),
             None => Err(StorageError::internal("revision batcher answered nothing")),
+        }
+    }
+
+    /// After a request's own round trip (or its cancellation): the requests that registered
+    /// meanwhile get a driver task, else the batcher is idle again.
+    fn hand_off(self: &Arc<Self>) {
+        let mut registry = self.registry.lock();
+        if registry.wanted {
+            tokio::spawn(Arc::clone(self).drive());
+        } else {
+            registry.running = false;
         }
     }
 
@@ -249,6 +285,41 @@ mod tests {
             assert_eq!(request.await.expect("join").expect("rv"), 11);
         }
         assert_eq!(batcher.round_trips(), 2, "one round trip per batch");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_leading_request_hands_off_to_the_waiting_ones() {
+        let storage = fake(3, Mode::Gated(Semaphore::new(0)));
+        let Mode::Gated(gate) = &storage.mode else {
+            unreachable!()
+        };
+        let batcher = RevisionBatcher::new(storage.clone());
+        let leader = tokio::spawn({
+            let b = Arc::clone(&batcher);
+            async move { b.current().await }
+        });
+        until("round trip 1 started", || {
+            storage.reads.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        storage.revision.store(4, Ordering::SeqCst);
+        let follower = tokio::spawn({
+            let b = Arc::clone(&batcher);
+            async move { b.current().await }
+        });
+        until("follower registered", || batcher.registry.lock().wanted).await;
+        // The client of the leading request goes away in the middle of its round trip.
+        leader.abort();
+        assert!(leader.await.expect_err("aborted").is_cancelled());
+        gate.add_permits(1);
+        let answer = tokio::time::timeout(Duration::from_secs(10), follower)
+            .await
+            .expect("the follower is answered")
+            .expect("join")
+            .expect("rv");
+        assert_eq!(answer, 4, "by a round trip started after it registered");
+        assert_eq!(batcher.round_trips(), 2);
+        until("idle again", || !batcher.registry.lock().running).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
