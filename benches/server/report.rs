@@ -386,6 +386,19 @@ pub fn print_watches(w: &Watches) {
     );
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|");
     for row in &w.rows {
+        if row.closed == row.watchers {
+            println!(
+                "| {} | {} | {} | {:.0} | - | {:.2} | - | - | - | MISSED | {:.2} | - | - | - | MISSED | - | {} |",
+                row.watchers,
+                row.layout.label(),
+                row.rate,
+                row.creates_per_s,
+                row.server_cores,
+                row.client_cores,
+                row.closed,
+            );
+            continue;
+        }
         let per_core = row.deliveries_per_s / row.server_cores.max(1e-9);
         println!(
             "| {} | {} | {} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.0} | {} | {:.2} | {} | {} | {} | {} | {} | {} |",
