@@ -182,6 +182,32 @@ pub enum Conn {
 }
 
 impl Conn {
+    /// Another handle on the same HTTP/2 connection (its requests are further streams of it);
+    /// `None` for HTTP/1.1, which serves one request at a time.
+    pub fn share(&self) -> Option<Conn> {
+        match self {
+            Conn::H1(_) => None,
+            Conn::H2(s) => Some(Conn::H2(s.clone())),
+        }
+    }
+
+    /// Sends one request and returns the response with its body still to be read.
+    pub async fn open(
+        &mut self,
+        req: Request<Full<Bytes>>,
+    ) -> anyhow::Result<http::Response<hyper::body::Incoming>> {
+        Ok(match self {
+            Conn::H1(s) => {
+                s.ready().await?;
+                s.send_request(req).await?
+            }
+            Conn::H2(s) => {
+                s.ready().await?;
+                s.send_request(req).await?
+            }
+        })
+    }
+
     /// Sends one request and reads the whole response body.
     pub async fn send(&mut self, req: Request<Full<Bytes>>) -> anyhow::Result<(StatusCode, Bytes)> {
         let resp = match self {

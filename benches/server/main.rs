@@ -8,13 +8,19 @@
 //!    same TLS setup, over HTTP/1.1 and HTTP/2, at 1, 16 and 64 connections.
 //! 3. Lists of 10,000 ConfigMaps: full (`resourceVersion` unset and `0`) and `limit=500` pages.
 //! 4. Server RSS idle and with 100,000 ConfigMaps stored, against the stored value bytes.
+//! 5. Watch fan-out: 1,000 watchers over HTTP/1.1 and HTTP/2 while ConfigMaps are created at
+//!    1,000/s: deliveries/s, server CPU per delivery, delivery lag (`watch_case`).
+//! 6. With `APIARY_BENCH_ETCD=1`: consistent GETs over etcd against the embedded store
+//!    (`reads_case`) and creates over etcd (`etcd_case`).
 //!
 //! Run: `cargo bench -p apiary --bench server -- [seconds per throughput case]` (default 4).
 //! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
 //! (100k ConfigMaps) is kept and its path printed, for profiling a server over it. With
-//! `APIARY_BENCH_ONLY=creates` only the create case runs; `APIARY_BENCH_BIN=<path>` benchmarks
-//! another build of the `apiary` binary (for A/B comparisons of two trees); `APIARY_BENCH_ETCD=1`
-//! adds the create case over a fresh etcd (etcd on PATH) against apiary's etcd backend.
+//! `APIARY_BENCH_ONLY=creates` only the create case runs (`reads`: only consistent GETs over
+//! etcd and embedded; `watch`: only the watch fan-out); `APIARY_BENCH_BIN=<path>` benchmarks
+//! another build of the `apiary` binary (for A/B comparisons of two trees), and
+//! `APIARY_BENCH_AB_BIN=<path>` runs another build beside this one in the reads case;
+//! `APIARY_BENCH_ETCD=1` adds the etcd cases (a fresh etcd, etcd on PATH).
 
 mod baseline;
 mod client;
@@ -22,7 +28,9 @@ mod etcd_case;
 mod load;
 mod process;
 mod raw;
+mod reads_case;
 mod report;
+mod watch_case;
 mod workload;
 
 use std::process::ExitCode;

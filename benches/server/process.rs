@@ -136,11 +136,24 @@ fn status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
 /// Starts the `apiary` binary of this build on a free loopback port with the embedded store in
 /// `data_dir`. Returns the process and the path of the admin kubeconfig it wrote.
 pub fn start_apiary(data_dir: &Path, extra_args: &[String]) -> anyhow::Result<(Process, PathBuf)> {
-    // APIARY_BENCH_BIN runs another build of apiary (an A/B comparison of two trees).
-    let bin = std::env::var_os("APIARY_BENCH_BIN").map_or_else(
+    start_apiary_bin(&apiary_bin(), data_dir, extra_args)
+}
+
+/// The `apiary` binary the bench runs: this build's, or `APIARY_BENCH_BIN` (another build, for
+/// an A/B comparison of two trees).
+pub fn apiary_bin() -> PathBuf {
+    std::env::var_os("APIARY_BENCH_BIN").map_or_else(
         || PathBuf::from(env!("CARGO_BIN_EXE_apiary")),
         PathBuf::from,
-    );
+    )
+}
+
+/// Like [`start_apiary`] with the binary `bin`.
+pub fn start_apiary_bin(
+    bin: &Path,
+    data_dir: &Path,
+    extra_args: &[String],
+) -> anyhow::Result<(Process, PathBuf)> {
     let mut cmd = Command::new(bin);
     cmd.arg("--data-dir")
         .arg(data_dir)

@@ -6,6 +6,8 @@ use crate::client::Proto;
 use crate::etcd_case::EtcdCreateRow;
 use crate::load::{Outcome, quantile};
 use crate::raw::Census;
+use crate::reads_case::Reads;
+use crate::watch_case::{LAG_TARGET, PER_CORE_TARGET, Watches};
 use crate::workload::median;
 
 /// Creates must reach this fraction of raw storage at 64 connections.
@@ -144,18 +146,23 @@ fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "MISSED" }
 }
 
+/// Prints the machine line: CPUs, load before and after, the run's duration.
+pub fn print_machine(before: &Machine, after: &Machine, total: Duration, case: Duration) {
+    println!(
+        "Machine: {} CPUs, {}; load average before {} / after {}; run took {:.0} s, {} s per throughput case.\n",
+        before.cpus,
+        before.cpu_model,
+        before.loadavg,
+        after.loadavg,
+        total.as_secs_f64(),
+        case.as_secs()
+    );
+}
+
 /// Prints the report as Markdown.
 pub fn print(r: &Report) {
     println!("# apiary server benchmarks\n");
-    println!(
-        "Machine: {} CPUs, {}; load average before {} / after {}; run took {:.0} s, {} s per throughput case.\n",
-        r.machine.cpus,
-        r.machine.cpu_model,
-        r.machine.loadavg,
-        r.machine_after.loadavg,
-        r.total.as_secs_f64(),
-        r.case.as_secs()
-    );
+    print_machine(&r.machine, &r.machine_after, r.total, r.case);
 
     print_creates(&r.creates, r.value_size);
 
@@ -300,5 +307,127 @@ pub fn print_etcd_creates(rows: &[EtcdCreateRow], value_size: usize) {
             row.raw.cpu_per_op(),
             per_op(row.raw_etcd_cpu, row.raw.ops),
         );
+    }
+}
+
+/// Prints the table of consistent GETs over etcd and on the embedded store.
+pub fn print_reads(reads: &Reads) {
+    println!(
+        "\n## Consistent GETs/s (no resourceVersion) of one ConfigMap: apiary over etcd vs on its embedded store ({} bytes)\n",
+        reads.body_size
+    );
+    let other = reads
+        .other_bin
+        .as_ref()
+        .map(|bin| bin.display().to_string());
+    if let Some(bin) = &other {
+        println!("The other build over etcd: `{bin}`.\n");
+    }
+    let mut header = "| protocol | connections | over etcd GET/s | p50 ms | p99 ms | apiary CPU µs/op | etcd CPU µs/op | embedded GET/s | p50 ms | p99 ms | apiary CPU µs/op | etcd / embedded |".to_string();
+    let mut rule = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|".to_string();
+    if other.is_some() {
+        header.push_str(" other build over etcd GET/s | p50 ms | p99 ms | apiary CPU µs/op | etcd CPU µs/op | this / other | other build embedded GET/s | apiary CPU µs/op | this / other |");
+        rule.push_str("---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    }
+    println!("{header}\n{rule}");
+    for row in &reads.rows {
+        let (e, m) = (&row.etcd.outcome, &row.embedded.outcome);
+        let mut line = format!(
+            "| {} | {} | {:.0} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {:.0} | {:.2}× |",
+            row.proto.label(),
+            row.connections,
+            e.rate(),
+            ms(e.quantile(0.5)),
+            ms(e.quantile(0.99)),
+            e.cpu_per_op(),
+            row.etcd.etcd_cpu_per_op(),
+            m.rate(),
+            ms(m.quantile(0.5)),
+            ms(m.quantile(0.99)),
+            m.cpu_per_op(),
+            e.rate() / m.rate().max(1e-9),
+        );
+        if let Some(o) = &row.other {
+            line.push_str(&format!(
+                " {:.0} | {} | {} | {:.0} | {:.0} | {:.2}× |",
+                o.outcome.rate(),
+                ms(o.outcome.quantile(0.5)),
+                ms(o.outcome.quantile(0.99)),
+                o.outcome.cpu_per_op(),
+                o.etcd_cpu_per_op(),
+                e.rate() / o.outcome.rate().max(1e-9),
+            ));
+        }
+        if let Some(o) = &row.other_embedded {
+            line.push_str(&format!(
+                " {:.0} | {:.0} | {:.2}× |",
+                o.outcome.rate(),
+                o.outcome.cpu_per_op(),
+                m.rate() / o.outcome.rate().max(1e-9),
+            ));
+        }
+        println!("{line}");
+    }
+}
+
+/// Prints the watch fan-out table.
+pub fn print_watches(w: &Watches) {
+    println!(
+        "\n## Watch fan-out: watchers of one namespace's ConfigMaps while ConfigMaps are created at a fixed rate (JSON, embedded store)\n"
+    );
+    println!(
+        "Server CPU per create with no watcher: {:.0} µs (subtracted in the net column).\n",
+        w.create_cpu_us
+    );
+    println!(
+        "| watchers | layout | creates/s asked | achieved | deliveries/s | server cores busy | server CPU µs/delivery | net of creates | deliveries/s per server core | target ≥ {:.0}k | load generator cores | lag p50 ms | p99 ms | max ms | target p99 ≤ {} ms | arrived before the create's response | watches closed by the server |",
+        PER_CORE_TARGET / 1000.0,
+        LAG_TARGET.as_millis()
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|");
+    for row in &w.rows {
+        if row.closed == row.watchers {
+            println!(
+                "| {} | {} | {} | {:.0} | - | {:.2} | - | - | - | MISSED | {:.2} | - | - | - | MISSED | - | {} |",
+                row.watchers,
+                row.layout.label(),
+                row.rate,
+                row.creates_per_s,
+                row.server_cores,
+                row.client_cores,
+                row.closed,
+            );
+            continue;
+        }
+        let per_core = row.deliveries_per_s / row.server_cores.max(1e-9);
+        println!(
+            "| {} | {} | {} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.0} | {} | {:.2} | {} | {} | {} | {} | {} | {} |",
+            row.watchers,
+            row.layout.label(),
+            row.rate,
+            row.creates_per_s,
+            row.deliveries_per_s,
+            row.server_cores,
+            row.cpu_per_delivery_us,
+            row.net_cpu_per_delivery_us,
+            per_core,
+            verdict(per_core >= PER_CORE_TARGET),
+            row.client_cores,
+            ms(row.lag_p50),
+            ms(row.lag_p99),
+            ms(row.lag_max),
+            verdict(row.lag_p99 <= LAG_TARGET),
+            row.early,
+            row.closed,
+        );
+    }
+    for row in &w.rows {
+        if let Some(reason) = &row.closed_reason {
+            println!(
+                "\n{} watches of the {} row were closed: {reason}",
+                row.closed,
+                row.layout.label()
+            );
+        }
     }
 }

@@ -15,6 +15,7 @@ use crate::load::{Limit, Outcome, drive, quantile};
 use crate::process::{start_apiary, start_baseline};
 use crate::raw;
 use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
+use crate::{reads_case, watch_case};
 
 /// Connection counts of the throughput cases.
 pub(crate) const CONNECTIONS: [usize; 3] = [1, 16, 64];
@@ -28,7 +29,8 @@ const PAYLOAD: usize = 256;
 /// profiling a server over it) instead of being deleted.
 const KEEP_ENV: &str = "APIARY_BENCH_KEEP";
 /// When this environment variable is `creates`, only the create case runs (for profiling and
-/// quick A/B comparisons); its table is printed and the run ends.
+/// quick A/B comparisons); its table is printed and the run ends. `reads` runs only the
+/// consistent reads over etcd, `watch` only the watch fan-out.
 const ONLY_ENV: &str = "APIARY_BENCH_ONLY";
 /// Upper bound of any bulk-loading phase.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
@@ -82,7 +84,7 @@ pub(crate) async fn http_creates(
 }
 
 /// GETs `path` over `conns` connections to server `pid`; every answer must be `want`.
-async fn http_gets(
+pub(crate) async fn http_gets(
     pid: u32,
     ep: &Arc<Endpoint>,
     path: &str,
@@ -210,6 +212,21 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
     let tmp = tempfile::Builder::new()
         .prefix("apiary-bench-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
+    match std::env::var(ONLY_ENV).as_deref() {
+        Ok("reads") => {
+            let reads = reads_case::run(tmp.path(), case).await?;
+            report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
+            report::print_reads(&reads);
+            return Ok(());
+        }
+        Ok("watch") => {
+            let watches = watch_case::run(tmp.path(), case).await?;
+            report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
+            report::print_watches(&watches);
+            return Ok(());
+        }
+        _ => {}
+    }
     let data_dir = tmp.path().join("apiary");
     let (apiary, kubeconfig) = start_apiary(&data_dir, &[])?;
     let creds = Kubeconfig::read(&kubeconfig)?;
@@ -388,6 +405,13 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         ListRow::new("all 20 limit=500 pages, summed", walks, false),
     ];
 
+    let watches = watch_case::run(tmp.path(), case).await?;
+    let reads = if reads_case::wanted() {
+        Some(reads_case::run(tmp.path(), case).await?)
+    } else {
+        None
+    };
+
     // 4. Memory with 100k objects stored.
     let remaining = STORED_OBJECTS.saturating_sub(stored);
     eprintln!("loading {remaining} more objects for the memory figure");
@@ -441,6 +465,10 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         total: started.elapsed(),
         case,
     });
+    report::print_watches(&watches);
+    if let Some(reads) = &reads {
+        report::print_reads(reads);
+    }
     if let Some((rows, size)) = &over_etcd {
         report::print_etcd_creates(rows, *size);
     }

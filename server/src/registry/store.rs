@@ -307,30 +307,11 @@ impl Store {
             ignore_not_found: true,
             resource_version: resource_version.to_string(),
         };
-        // A consistent get (resourceVersion "") is served by the watch cache only when the
-        // cache has provably reached the storage's current revision (so it holds every write
-        // acknowledged before this read); otherwise it reads the storage, as kube-apiserver
-        // does. Other gets are served by the watch cache.
-        let (storage, opts) = match (&self.cacher, resource_version) {
-            (Some(c), "") => {
-                let current = c
-                    .storage()
-                    .current_resource_version()
-                    .await
-                    .map_err(|e| self.err(e, name))?;
-                if c.revision().is_some_and(|cached| cached >= current) {
-                    let any = GetOptions {
-                        resource_version: "0".to_string(),
-                        ..opts
-                    };
-                    (self.storage.clone(), any)
-                } else {
-                    (c.storage().clone(), opts)
-                }
-            }
-            _ => (self.storage.clone(), opts),
-        };
-        match storage
+        // A consistent get (resourceVersion "") is served by the watch cache once it has
+        // reached a storage revision read after the request started (one read shared by
+        // concurrent gets); otherwise the cache reads the storage.
+        match self
+            .storage
             .get(&key, opts)
             .await
             .map_err(|e| self.err(e, name))?

@@ -7,6 +7,7 @@
 //! history older than a revision. Both the embedded engine and etcd implement [`Backend`]; the
 //! Kubernetes-semantics [`Store`](crate::store::Store) is written once against it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -142,7 +143,7 @@ pub enum WatchItem {
 }
 
 /// Parameters of a backend watch.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct WatchRequest {
     /// Only keys with this prefix are watched (the empty string watches everything).
     pub prefix: String,
@@ -151,6 +152,64 @@ pub struct WatchRequest {
     pub start_revision: Revision,
     /// When set, the stream yields [`WatchItem::Progress`] at roughly this interval while idle.
     pub progress_interval: Option<Duration>,
+    /// Requests for a progress report out of turn (see [`ProgressRequester`]); honoured only by
+    /// backends whose [`Backend::supports_progress_requests`] is true and on watches with a
+    /// `progress_interval`.
+    pub progress_requests: Option<ProgressRequests>,
+}
+
+/// The sending side of out-of-turn progress requests: [`ProgressRequester::request`] asks
+/// every watch opened with one of its [`ProgressRequests`] to report its progress soon. A
+/// backend that supports them answers each request with a [`WatchItem::Progress`] (or events)
+/// reaching at least the revision that was current when the request was made, ordered after
+/// every event up to it, as etcd answers a watch progress request. Requests made while one is
+/// being answered may be answered together.
+#[derive(Debug, Clone)]
+pub struct ProgressRequester(Arc<tokio::sync::watch::Sender<u64>>);
+
+impl Default for ProgressRequester {
+    fn default() -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(0)))
+    }
+}
+
+impl ProgressRequester {
+    /// A requester with no watch subscribed yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The handle a watch listens on.
+    pub fn subscribe(&self) -> ProgressRequests {
+        ProgressRequests(self.0.subscribe())
+    }
+
+    /// Asks every subscribed watch for a progress report.
+    pub fn request(&self) {
+        self.0.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// The watch side of [`ProgressRequester`].
+#[derive(Debug, Clone)]
+pub struct ProgressRequests(tokio::sync::watch::Receiver<u64>);
+
+impl ProgressRequests {
+    /// Waits for the next request (requests made since the last call count as one). Never
+    /// returns once the requester is gone.
+    pub async fn requested(&mut self) {
+        if self.0.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Waits for the next request on `requests`, or forever when there is none.
+pub(crate) async fn next_progress_request(requests: Option<&mut ProgressRequests>) {
+    match requests {
+        Some(requests) => requests.requested().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// A backend watch: ordered by revision, gap-free, duplicate-free. It ends with
@@ -199,4 +258,10 @@ pub trait Backend: Send + Sync + 'static {
     /// The oldest revision still readable (the compaction point; 0 or 1 when nothing was
     /// compacted).
     async fn compacted_revision(&self) -> Result<Revision>;
+
+    /// True when watches answer [`WatchRequest::progress_requests`] as [`ProgressRequester`]
+    /// describes.
+    fn supports_progress_requests(&self) -> bool {
+        false
+    }
 }

@@ -284,8 +284,17 @@ pub trait Interface: Send + Sync {
     /// Counts the objects under the collection `key`.
     async fn count(&self, key: &str) -> Result<i64>;
 
-    /// The current revision of the underlying storage.
+    /// The current revision of the underlying storage: a linearizable read, at least the
+    /// revision of every write acknowledged before the call.
     async fn current_resource_version(&self) -> Result<Revision>;
+
+    /// Asks the watches of this storage that allow bookmarks to report their progress soon (a
+    /// bookmark at least at the revision current now, after every event up to it), as
+    /// Kubernetes' `RequestWatchProgress`. Returns false when the storage cannot (then
+    /// bookmarks come only at their interval).
+    fn request_watch_progress(&self) -> bool {
+        false
+    }
 }
 
 /// Parses a resourceVersion string: `""` and `"0"` are 0, otherwise a positive decimal.

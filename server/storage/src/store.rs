@@ -11,7 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::backend::{Backend, Condition, KeyValue, RangeRequest, TxnOutcome};
+use crate::backend::{Backend, Condition, KeyValue, ProgressRequester, RangeRequest, TxnOutcome};
 use crate::continue_token;
 use crate::errors::{Result, Revision, StorageError};
 use crate::interface::{
@@ -71,6 +71,8 @@ impl StoreConfig {
 pub struct Store {
     backend: Arc<dyn Backend>,
     config: StoreConfig,
+    /// Reaches the watches of this store that allow bookmarks (the watch cache's upstream).
+    progress: ProgressRequester,
 }
 
 /// The state of an object as the update and delete loops see it.
@@ -83,7 +85,11 @@ struct State {
 impl Store {
     /// Creates a store for one resource.
     pub fn new(backend: Arc<dyn Backend>, config: StoreConfig) -> Self {
-        Self { backend, config }
+        Self {
+            backend,
+            config,
+            progress: ProgressRequester::new(),
+        }
     }
 
     /// The backend underneath.
@@ -551,5 +557,13 @@ impl Interface for Store {
 
     async fn current_resource_version(&self) -> Result<Revision> {
         self.backend.current_revision().await
+    }
+
+    fn request_watch_progress(&self) -> bool {
+        if !self.backend.supports_progress_requests() {
+            return false;
+        }
+        self.progress.request();
+        true
     }
 }

@@ -1,18 +1,25 @@
 //! Behaviour specific to the watch cache (over a Store on the embedded backend): slow watchers
 //! are closed without affecting others, each event is encoded once per encoding, consistent
-//! reads are served from memory once the cache catches up (and from the storage when it cannot),
-//! and watches older than the ring get 410 Expired.
+//! reads are served from memory once the cache catches up (by a progress request when the
+//! resource is idle; from the storage when it cannot), concurrent consistent reads share their
+//! storage revision reads, and watches older than the ring get 410 Expired.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
+use storage::Result;
 use storage::backend::Backend;
 use storage::cacher::{Cacher, CacherConfig, EncodingKey};
 use storage::embedded::{EmbeddedBackend, EmbeddedOptions};
-use storage::interface::{Interface, ListOptions, Predicate, WatchEvent};
+use storage::errors::Revision;
+use storage::interface::{
+    GetOptions, Interface, ListOptions, ListResult, Preconditions, Predicate, StoredObject,
+    UpdateFn, ValidateDeletionFn, WatchEvent, WatchEventStream,
+};
 use storage::keys::ResourceKeys;
 use storage::store::{Store, StoreConfig};
 use storage::testing::{JsonTestCodec, object};
@@ -258,49 +265,287 @@ async fn filtered_lists_and_watches_use_cached_attributes() {
     assert_eq!(names, ["a", "c"]);
 }
 
+/// A storage in front of a [`Store`] that counts the reads the cache sends it, can slow down
+/// revision reads, and can refuse (or swallow) progress requests.
+struct Counting {
+    inner: Store,
+    gets: AtomicUsize,
+    lists: AtomicUsize,
+    revision_reads: AtomicUsize,
+    revision_delay: Duration,
+    /// When false, `request_watch_progress` says the storage cannot be asked.
+    progress_supported: bool,
+    /// When true, progress requests are accepted but never passed on.
+    swallow_progress: AtomicBool,
+}
+
+impl Counting {
+    fn new(inner: Store) -> Self {
+        Self {
+            inner,
+            gets: AtomicUsize::new(0),
+            lists: AtomicUsize::new(0),
+            revision_reads: AtomicUsize::new(0),
+            revision_delay: Duration::ZERO,
+            progress_supported: true,
+            swallow_progress: AtomicBool::new(false),
+        }
+    }
+}
+
+#[async_trait]
+impl Interface for Counting {
+    async fn create(&self, key: &str, data: Bytes, ttl: Option<u64>) -> Result<StoredObject> {
+        self.inner.create(key, data, ttl).await
+    }
+    async fn delete(
+        &self,
+        key: &str,
+        preconditions: Option<Preconditions>,
+        validate: Option<ValidateDeletionFn<'_>>,
+        cached: Option<StoredObject>,
+    ) -> Result<StoredObject> {
+        self.inner
+            .delete(key, preconditions, validate, cached)
+            .await
+    }
+    async fn watch(&self, key: &str, opts: ListOptions) -> Result<WatchEventStream> {
+        self.inner.watch(key, opts).await
+    }
+    async fn get(&self, key: &str, opts: GetOptions) -> Result<Option<StoredObject>> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        self.inner.get(key, opts).await
+    }
+    async fn get_list(&self, key: &str, opts: ListOptions) -> Result<ListResult> {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        self.inner.get_list(key, opts).await
+    }
+    async fn guaranteed_update(
+        &self,
+        key: &str,
+        ignore_not_found: bool,
+        preconditions: Option<Preconditions>,
+        try_update: UpdateFn<'_>,
+        cached: Option<StoredObject>,
+    ) -> Result<StoredObject> {
+        self.inner
+            .guaranteed_update(key, ignore_not_found, preconditions, try_update, cached)
+            .await
+    }
+    async fn count(&self, key: &str) -> Result<i64> {
+        self.inner.count(key).await
+    }
+    async fn current_resource_version(&self) -> Result<Revision> {
+        self.revision_reads.fetch_add(1, Ordering::SeqCst);
+        let revision = self.inner.current_resource_version().await;
+        tokio::time::sleep(self.revision_delay).await;
+        revision
+    }
+    fn request_watch_progress(&self) -> bool {
+        if !self.progress_supported {
+            return false;
+        }
+        if !self.swallow_progress.load(Ordering::SeqCst) {
+            self.inner.request_watch_progress();
+        }
+        true
+    }
+}
+
+impl Fixture {
+    /// A cache over a [`Counting`] storage whose upstream gets no periodic bookmarks within a
+    /// test, so only events and progress requests advance the cache.
+    async fn counted(
+        &self,
+        tune: impl FnOnce(&mut Counting),
+        timeout: Duration,
+    ) -> (Cacher, Arc<Counting>, ResourceKeys) {
+        let keys = ResourceKeys::new("/registry", "test.dev", "widgets").expect("keys");
+        let store = Store::new(
+            Arc::clone(&self.backend),
+            StoreConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec))
+                .with_bookmark_interval(Duration::from_secs(3600)),
+        );
+        let mut counting = Counting::new(store);
+        tune(&mut counting);
+        let counting = Arc::new(counting);
+        let mut config = CacherConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec));
+        config.consistent_read_timeout = timeout;
+        let cacher = Cacher::new(counting.clone(), config);
+        assert!(cacher.wait_ready(Duration::from_secs(10)).await);
+        (cacher, counting, keys)
+    }
+
+    /// Writes to another resource, so the storage revision moves past the cache's.
+    async fn write_elsewhere(&self, name: &str) -> Revision {
+        let (other, other_keys) = self.store("gadgets");
+        other
+            .create(
+                &other_keys.object_key(Some("ns"), name).expect("key"),
+                object("ns", name, &[], "g"),
+                None,
+            )
+            .await
+            .expect("create other")
+            .resource_version
+    }
+}
+
+fn consistent_list() -> ListOptions {
+    ListOptions {
+        recursive: true,
+        ..ListOptions::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reads_fall_back_to_storage_when_the_cache_cannot_catch_up() {
+async fn an_idle_resource_catches_up_by_a_progress_request() {
     let fixture = Fixture::new();
-    let keys = ResourceKeys::new("/registry", "test.dev", "widgets").expect("keys");
-    // No upstream bookmarks within the test: the cache cannot learn that the revision moved.
-    let store = Store::new(
-        Arc::clone(&fixture.backend),
-        StoreConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec))
-            .with_bookmark_interval(Duration::from_secs(3600)),
-    );
-    let mut config = CacherConfig::new(keys.resource_prefix(), Arc::new(JsonTestCodec));
-    config.consistent_read_timeout = Duration::from_millis(200);
-    let cacher = Cacher::new(Arc::new(store), config);
-    assert!(cacher.wait_ready(Duration::from_secs(10)).await);
+    let (cacher, counting, keys) = fixture.counted(|_| {}, Duration::from_secs(5)).await;
+    let lists_at_start = counting.lists.load(Ordering::SeqCst);
     create(&cacher, &keys, "a").await;
-    let (other, other_keys) = fixture.store("gadgets");
-    other
-        .create(
-            &other_keys.object_key(Some("ns"), "g").expect("key"),
-            object("ns", "g", &[], "g"),
-            None,
-        )
-        .await
-        .expect("create other");
-    let current = cacher.current_resource_version().await.expect("rv");
+    let current = fixture.write_elsewhere("g").await;
     let started = Instant::now();
     let list = cacher
-        .get_list(
-            keys.resource_prefix(),
-            ListOptions {
-                recursive: true,
-                ..ListOptions::default()
-            },
+        .get_list(keys.resource_prefix(), consistent_list())
+        .await
+        .expect("list");
+    let got = cacher
+        .get(
+            &keys.object_key(Some("ns"), "a").expect("key"),
+            GetOptions::default(),
         )
+        .await
+        .expect("get")
+        .expect("present");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered after {:?}, not at the 5 s timeout",
+        started.elapsed()
+    );
+    assert!(list.resource_version >= current, "the list is consistent");
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(got.key, list.items[0].key);
+    assert_eq!(
+        counting.lists.load(Ordering::SeqCst),
+        lists_at_start,
+        "served from the cache"
+    );
+    assert_eq!(
+        counting.gets.load(Ordering::SeqCst),
+        0,
+        "served from the cache"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_progress_requests_a_behind_cache_delegates_at_once() {
+    let fixture = Fixture::new();
+    let (cacher, counting, keys) = fixture
+        .counted(|c| c.progress_supported = false, Duration::from_secs(5))
+        .await;
+    create(&cacher, &keys, "a").await;
+    let current = fixture.write_elsewhere("g").await;
+    let started = Instant::now();
+    let got = cacher
+        .get(
+            &keys.object_key(Some("ns"), "a").expect("key"),
+            GetOptions::default(),
+        )
+        .await
+        .expect("get")
+        .expect("present");
+    let list = cacher
+        .get_list(keys.resource_prefix(), consistent_list())
         .await
         .expect("list");
     assert!(
-        started.elapsed() >= Duration::from_millis(200),
+        started.elapsed() < Duration::from_secs(2),
+        "delegated without waiting ({:?})",
+        started.elapsed()
+    );
+    assert_eq!(
+        counting.gets.load(Ordering::SeqCst),
+        1,
+        "the get was delegated"
+    );
+    assert!(
+        list.resource_version >= current,
+        "the delegated list is consistent"
+    );
+    assert_eq!(got.key, list.items[0].key);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_fall_back_to_storage_when_the_cache_cannot_catch_up() {
+    let fixture = Fixture::new();
+    let (cacher, counting, keys) = fixture.counted(|_| {}, Duration::from_millis(300)).await;
+    // The upstream watch never hears of the requests: the cache cannot learn that the revision
+    // moved.
+    counting.swallow_progress.store(true, Ordering::SeqCst);
+    create(&cacher, &keys, "a").await;
+    let current = fixture.write_elsewhere("g").await;
+    let lists_before = counting.lists.load(Ordering::SeqCst);
+    let started = Instant::now();
+    let list = cacher
+        .get_list(keys.resource_prefix(), consistent_list())
+        .await
+        .expect("list");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
         "waited for the cache first"
+    );
+    assert_eq!(
+        counting.lists.load(Ordering::SeqCst),
+        lists_before + 1,
+        "delegated"
     );
     assert!(
         list.resource_version >= current,
         "the fallback read is consistent"
     );
     assert_eq!(list.items.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_consistent_reads_share_storage_revision_reads() {
+    let fixture = Fixture::new();
+    let (cacher, counting, keys) = fixture
+        .counted(
+            |c| c.revision_delay = Duration::from_millis(5),
+            Duration::from_secs(5),
+        )
+        .await;
+    let written = create(&cacher, &keys, "a").await;
+    let key = keys.object_key(Some("ns"), "a").expect("key");
+    let reads_before = counting.revision_reads.load(Ordering::SeqCst);
+    let (tasks, per_task) = (32, 10);
+    let mut handles = Vec::new();
+    for _ in 0..tasks {
+        let (cacher, key) = (cacher.clone(), key.clone());
+        handles.push(tokio::spawn(async move {
+            for _ in 0..per_task {
+                let got = cacher
+                    .get(&key, GetOptions::default())
+                    .await
+                    .expect("get")
+                    .expect("present");
+                assert!(got.resource_version >= written);
+            }
+        }));
+    }
+    for handle in handles {
+        handle.await.expect("reader");
+    }
+    let reads = counting.revision_reads.load(Ordering::SeqCst) - reads_before;
+    let requests = tasks * per_task;
+    assert!(
+        reads * 4 <= requests,
+        "{reads} storage revision reads for {requests} consistent gets"
+    );
+    assert_eq!(
+        counting.gets.load(Ordering::SeqCst),
+        0,
+        "all served from the cache"
+    );
 }

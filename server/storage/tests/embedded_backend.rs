@@ -203,6 +203,7 @@ async fn automatic_compaction_bounds_history() {
             prefix: "/".into(),
             start_revision: first,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("watch");
@@ -226,6 +227,7 @@ async fn ttl_expiry_is_a_watched_delete() {
             prefix: "/e/".into(),
             start_revision: 0,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("watch");
@@ -300,6 +302,7 @@ async fn revisions_and_data_survive_restart() {
             prefix: "/r/".into(),
             start_revision: last,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("watch");
@@ -321,6 +324,7 @@ async fn slow_watcher_catches_up_from_history() {
             prefix: "/s/".into(),
             start_revision: start,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("watch");
@@ -377,6 +381,7 @@ async fn progress_notifications_while_idle() {
             prefix: "/y/".into(),
             start_revision: 0,
             progress_interval: Some(Duration::from_millis(100)),
+            progress_requests: None,
         })
         .await
         .expect("watch");

@@ -215,6 +215,7 @@ async fn compaction_expires_old_reads_and_watches() {
             prefix: prefix.clone(),
             start_revision: first,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .unwrap();
@@ -243,6 +244,7 @@ async fn watch_replays_history_then_follows() {
             prefix: prefix.clone(),
             start_revision: created,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .unwrap();
@@ -293,6 +295,7 @@ async fn ttl_keys_expire_and_report_ttl() {
             prefix: prefix.clone(),
             start_revision: start,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .unwrap();

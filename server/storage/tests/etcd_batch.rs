@@ -355,6 +355,7 @@ async fn watch_delivers_every_event_of_a_shared_revision_once() {
             prefix: prefix.clone(),
             start_revision: start,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("watch");
@@ -392,6 +393,7 @@ async fn watch_delivers_every_event_of_a_shared_revision_once() {
             prefix: prefix.clone(),
             start_revision: shared,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("watch");
@@ -407,6 +409,7 @@ async fn watch_delivers_every_event_of_a_shared_revision_once() {
             prefix: prefix.clone(),
             start_revision: shared + 1,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("watch");

@@ -100,6 +100,7 @@ async fn watches_survive_etcd_restarts_without_gaps_or_duplicates() {
             prefix: PREFIX.to_string(),
             start_revision: start + 1,
             progress_interval: None,
+            progress_requests: None,
         })
         .await
         .expect("backend watch");

@@ -5,11 +5,14 @@
 //! ring of recent events.
 //!
 //! - **Reads.** `get` and unpaginated lists are served from memory. A consistent read
-//!   (resourceVersion `""`) first asks the storage for its current revision and waits until the
-//!   cache has caught up with it (the upstream watch's bookmarks advance the cache revision even
-//!   when this resource is idle); a read with a minimum resourceVersion waits for that revision.
-//!   If the cache does not get there within `consistent_read_timeout`, the read is delegated to
-//!   the storage underneath. `"0"` is served from whatever the cache holds.
+//!   (resourceVersion `""`) first reads the storage's current revision — one linearizable read
+//!   shared by all the consistent reads that were waiting when it was sent (`consistent`) — and
+//!   is served once the cache has caught up with it; if the cache is behind, the upstream watch
+//!   is asked for a progress report (so an idle resource catches up at once), or, on a storage
+//!   that cannot be asked, the read is delegated. A read with a minimum resourceVersion waits
+//!   for that revision. A cache that does not get there within `consistent_read_timeout`
+//!   delegates the read to the storage underneath. `"0"` is served from whatever the cache
+//!   holds.
 //! - **Delegated lists.** As kube-apiserver does when it cannot serve a list from the cache,
 //!   paginated lists (`limit > 0`), continuations and `resourceVersionMatch=Exact` lists go to
 //!   the storage, which owns continue tokens and historical reads.
@@ -24,6 +27,7 @@
 //!   initial events with a bookmark flagged `initial_events_end`.
 
 mod attrs;
+mod consistent;
 mod memo;
 mod reflector;
 mod state;
@@ -49,6 +53,7 @@ use crate::interface::{
     parse_resource_version,
 };
 use crate::keys::collection_prefix;
+use consistent::RevisionBatcher;
 use state::CacheState;
 use watcher::{Item, WatchFilter, WatcherEntry, new_watcher};
 
@@ -84,6 +89,10 @@ impl CacherConfig {
     }
 }
 
+/// While a consistent read waits for the cache to catch up, the upstream watch is asked for a
+/// progress report this often (kube-apiserver's progress requester period).
+const PROGRESS_REQUEST_PERIOD: Duration = Duration::from_millis(100);
+
 /// State shared by the cacher handle and its reflector task.
 pub(crate) struct Shared {
     storage: Arc<dyn Interface>,
@@ -92,6 +101,8 @@ pub(crate) struct Shared {
     watchers: Mutex<Vec<WatcherEntry>>,
     /// The cache revision, `-1` until the initial list is loaded.
     revision: tokio::sync::watch::Sender<Revision>,
+    /// Shares the storage revision reads of concurrent consistent reads.
+    consistent: Arc<RevisionBatcher>,
 }
 
 /// Aborts the reflector when the last [`Cacher`] handle goes away.
@@ -145,6 +156,7 @@ impl Cacher {
     pub fn new(storage: Arc<dyn Interface>, config: CacherConfig) -> Self {
         let (revision, _) = tokio::sync::watch::channel(-1);
         let shared = Arc::new(Shared {
+            consistent: RevisionBatcher::new(Arc::clone(&storage)),
             storage,
             config,
             state: RwLock::new(CacheState::default()),
@@ -197,12 +209,69 @@ impl Cacher {
     /// Waits until the cache can serve a read of the given freshness; false means "delegate".
     async fn ready_for(&self, freshness: &Freshness) -> Result<bool> {
         let timeout = self.shared.config.consistent_read_timeout;
-        let target = match freshness {
-            Freshness::Any => 0,
-            Freshness::AtLeast(rv) => *rv,
-            Freshness::Latest => self.shared.storage.current_resource_version().await?,
-        };
-        Ok(self.wait_for(target, timeout).await)
+        match freshness {
+            Freshness::Any => Ok(self.wait_for(0, timeout).await),
+            Freshness::AtLeast(rv) => Ok(self.wait_for(*rv, timeout).await),
+            Freshness::Latest => self.ready_for_consistent_read(timeout).await,
+        }
+    }
+
+    /// [`Self::ready_for`] for a watch: a watch from the latest revision waits for the initial
+    /// list, and one that the storage cannot confirm at once (no progress requests) still waits
+    /// up to the timeout for the cache, since a watch delegated to the storage costs a storage
+    /// watch for its lifetime.
+    async fn ready_for_watch(&self, freshness: &Freshness) -> Result<bool> {
+        let timeout = self.shared.config.consistent_read_timeout;
+        if matches!(freshness, Freshness::Latest)
+            && self.revision().is_none()
+            && !self.wait_for(0, timeout).await
+        {
+            return Ok(false);
+        }
+        if self.ready_for(freshness).await? {
+            return Ok(true);
+        }
+        match freshness {
+            Freshness::Latest if !self.shared.storage.request_watch_progress() => {
+                let target = self.shared.consistent.current().await?;
+                Ok(self.wait_for(target, timeout).await)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Waits until the cache holds every write acknowledged before this call (see
+    /// [`consistent`]): it reads the storage's current revision `R` (one read shared by every
+    /// consistent read waiting for it) and is ready once the cache has reached `R`. When it has
+    /// not, the cache's upstream watch is asked for a progress report (again every
+    /// [`PROGRESS_REQUEST_PERIOD`] while waiting), so an idle resource catches up without
+    /// waiting for its next bookmark; a storage that cannot be asked delegates at once, and so
+    /// does a cache still behind after `timeout` or still loading its initial list.
+    async fn ready_for_consistent_read(&self, timeout: Duration) -> Result<bool> {
+        let started = tokio::time::Instant::now();
+        if self.revision().is_none() {
+            // Still loading: the storage answers (kube-apiserver delegates too).
+            return Ok(false);
+        }
+        let target = self.shared.consistent.current().await?;
+        if self.revision().is_some_and(|cached| cached >= target) {
+            return Ok(true);
+        }
+        if !self.shared.storage.request_watch_progress() {
+            return Ok(false);
+        }
+        let deadline = started + timeout;
+        let mut revision = self.shared.revision.subscribe();
+        loop {
+            let wake = deadline.min(tokio::time::Instant::now() + PROGRESS_REQUEST_PERIOD);
+            match tokio::time::timeout_at(wake, revision.wait_for(|r| *r >= target)).await {
+                Ok(reached) => return Ok(reached.is_ok()),
+                Err(_) if wake >= deadline => return Ok(false),
+                Err(_) => {
+                    self.shared.storage.request_watch_progress();
+                }
+            }
+        }
     }
 
     fn cached_object(&self, key: &str) -> Option<StoredObject> {
@@ -222,7 +291,7 @@ impl Cacher {
         opts: ListOptions,
     ) -> Result<BoxStream<'static, MemoizedEvent>> {
         let freshness = Freshness::parse(&opts.resource_version)?;
-        if !self.ready_for(&freshness).await? {
+        if !self.ready_for_watch(&freshness).await? {
             let delegated = self.shared.storage.watch(key, opts).await?;
             return Ok(delegated
                 .map(|event| MemoizedEvent { event, memo: None })
@@ -410,5 +479,9 @@ impl Interface for Cacher {
 
     async fn current_resource_version(&self) -> Result<Revision> {
         self.shared.storage.current_resource_version().await
+    }
+
+    fn request_watch_progress(&self) -> bool {
+        self.shared.storage.request_watch_progress()
     }
 }

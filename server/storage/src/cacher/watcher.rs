@@ -154,6 +154,20 @@ impl WatcherEntry {
     /// stream), so a consumer never ends its stream in the middle of a revision and resumes
     /// from that revision without the rest of it.
     pub(crate) fn offer_revision(&self, events: &[Arc<CachedEvent>]) -> Dispatch {
+        if let [event] = events {
+            // The common case, without collecting the deliveries first.
+            let Some(delivery) = self.filter.delivery(event) else {
+                return Dispatch::Keep;
+            };
+            return match self.tx.try_send(Item::Event(Arc::clone(event), delivery)) {
+                Ok(()) => Dispatch::Keep,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    self.overflowed.store(true, Ordering::Release);
+                    Dispatch::Remove
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => Dispatch::Remove,
+            };
+        }
         let deliveries: Vec<_> = events
             .iter()
             .filter_map(|event| Some((event, self.filter.delivery(event)?)))

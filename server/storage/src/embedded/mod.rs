@@ -292,4 +292,8 @@ impl Backend for EmbeddedBackend {
     async fn compacted_revision(&self) -> Result<Revision> {
         Ok(self.shared.compacted.load(Ordering::Acquire))
     }
+
+    fn supports_progress_requests(&self) -> bool {
+        true
+    }
 }

@@ -19,7 +19,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::records::LogRecord;
 use super::tables::{LOG, db_err};
 use super::{EventBatch, Shared, reads};
-use crate::backend::{Event, WatchItem, WatchRequest, WatchStream};
+use crate::backend::{
+    Event, ProgressRequests, WatchItem, WatchRequest, WatchStream, next_progress_request,
+};
 use crate::errors::{Result, Revision, StorageError};
 
 /// Items buffered between a watcher task and its consumer.
@@ -38,7 +40,8 @@ pub(super) async fn open(shared: Arc<Shared>, request: WatchRequest) -> Result<W
         delivered: 0,
         tx,
     };
-    tokio::spawn(watcher.run(subscription, request.progress_interval));
+    let requests = request.progress_interval.and(request.progress_requests);
+    tokio::spawn(watcher.run(subscription, request.progress_interval, requests));
     Ok(ReceiverStream::new(rx).boxed())
 }
 
@@ -65,6 +68,7 @@ impl Watcher {
         mut self,
         mut subscription: broadcast::Receiver<EventBatch>,
         progress: Option<Duration>,
+        mut requests: Option<ProgressRequests>,
     ) {
         let current = self.shared.current.load(Ordering::Acquire);
         if self.start <= 0 {
@@ -80,7 +84,21 @@ impl Watcher {
             t
         });
         let mut active = false;
+        // A requested progress report is due once every revision up to this one is processed.
+        let mut requested: Option<Revision> = None;
         loop {
+            if let Some(target) = requested
+                && self.delivered >= target
+            {
+                requested = None;
+                if self
+                    .send(WatchItem::Progress(self.delivered))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
             let tick = async {
                 match ticker.as_mut() {
                     Some(t) => {
@@ -112,6 +130,12 @@ impl Watcher {
                     if outcome.is_err() {
                         return;
                     }
+                }
+                () = next_progress_request(requests.as_mut()) => {
+                    // Every revision up to the current one is committed, so its events are in
+                    // the broadcast (or the history) and reach this watcher in order.
+                    let current = self.shared.current.load(Ordering::Acquire);
+                    requested = Some(requested.map_or(current, |r| r.max(current)));
                 }
                 () = tick => {
                     if !active && self.delivered > 0 && self.tx.send(Ok(WatchItem::Progress(self.delivered))).await.is_err() {

@@ -457,6 +457,10 @@ impl Backend for EtcdBackend {
         self.inner.compacted.fetch_max(high, Ordering::Relaxed);
         Ok(high)
     }
+
+    fn supports_progress_requests(&self) -> bool {
+        self.inner.progress_requests
+    }
 }
 
 impl EtcdBackend {

@@ -19,11 +19,16 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use super::backend::Inner;
 use super::error::{Backoff, classify};
-use crate::backend::{Event, EventKind, WatchItem, WatchRequest, WatchStream};
+use crate::backend::{
+    Event, EventKind, ProgressRequests, WatchItem, WatchRequest, WatchStream, next_progress_request,
+};
 use crate::errors::{Result, Revision, StorageError};
 
 /// How many items a watch buffers ahead of its consumer before etcd is back-pressured.
 const BUFFER: usize = 256;
+
+/// A consumer's progress request that etcd has not answered within this time is sent again.
+const REQUEST_RETRY: Duration = Duration::from_millis(100);
 
 /// True for etcd versions whose progress-request answers are ordered with watch events
 /// (3.4.25+, 3.5.8+, 3.6+). Older servers may announce a revision before its events were sent.
@@ -63,6 +68,11 @@ pub(crate) struct WatchTask {
     progress_interval: Option<Duration>,
     /// When the last progress item was delivered.
     last_progress: tokio::time::Instant,
+    /// Out-of-turn progress requests of the consumer (only with a `progress_interval`, and
+    /// only sent to etcd when it orders their answers with events).
+    requests: Option<ProgressRequests>,
+    /// When a progress request was sent to etcd and not yet answered.
+    requested_at: Option<tokio::time::Instant>,
     tx: mpsc::Sender<Result<WatchItem>>,
     /// Fired when etcd first answers the watch (created, or an error), then `None`.
     established: Option<oneshot::Sender<()>>,
@@ -85,12 +95,18 @@ impl WatchTask {
     ) -> WatchStream {
         let (tx, rx) = mpsc::channel(BUFFER);
         let (established, is_established) = oneshot::channel();
+        let requests = request
+            .progress_interval
+            .and(request.progress_requests)
+            .filter(|_| inner.progress_requests);
         let task = WatchTask {
             inner,
             prefix: request.prefix,
             next: start,
             progress_interval: request.progress_interval,
             last_progress: tokio::time::Instant::now(),
+            requests,
+            requested_at: None,
             tx,
             established: Some(established),
         };
@@ -177,6 +193,16 @@ impl WatchTask {
                     let _ = sender.request_progress().await;
                     continue;
                 }
+                () = next_progress_request(self.requests.as_mut()) => {
+                    // One request in flight at a time: later ones are answered by its answer
+                    // unless it took longer than this (then it is asked again).
+                    let now = tokio::time::Instant::now();
+                    if self.requested_at.is_none_or(|at| now - at >= REQUEST_RETRY) {
+                        self.requested_at = Some(now);
+                        let _ = sender.request_progress().await;
+                    }
+                    continue;
+                }
                 message = responses.message() => message,
             };
             let response = match message {
@@ -224,10 +250,12 @@ impl WatchTask {
                 return Ok(false);
             }
             self.next = revision + 1;
-            // etcd may notify more often than asked (its interval is a server setting).
-            let due = self
-                .progress_interval
-                .is_some_and(|interval| self.last_progress.elapsed() >= interval.mul_f32(0.8));
+            // etcd may notify more often than asked (its interval is a server setting); an
+            // answer to a request of the consumer is always delivered.
+            let due = self.requested_at.take().is_some()
+                || self
+                    .progress_interval
+                    .is_some_and(|interval| self.last_progress.elapsed() >= interval.mul_f32(0.8));
             if !due {
                 return Ok(false);
             }

@@ -133,6 +133,7 @@ pub(super) async fn open(store: &Store, key: &str, opts: ListOptions) -> Result<
     let progress_interval = opts
         .allow_bookmarks
         .then_some(store.config.bookmark_interval);
+    let progress_requests = opts.allow_bookmarks.then(|| store.progress.subscribe());
     let converter = Converter {
         store: store.clone(),
         exact_key,
@@ -190,6 +191,7 @@ pub(super) async fn open(store: &Store, key: &str, opts: ListOptions) -> Result<
             prefix,
             start_revision,
             progress_interval,
+            progress_requests,
         })
         .await
     {

@@ -948,3 +948,202 @@ pub async fn invalid_keys(factory: &Factory) {
         );
     }
 }
+
+/// Consistent reads are linearizable under concurrency: a get or list without resourceVersion
+/// observes every write acknowledged before the read started (creates, updates and deletes of
+/// the resource), while other readers and writers run, and while writes elsewhere in the
+/// storage move its revision past the resource's own.
+pub async fn consistent_reads_see_acknowledged_writes(factory: &Factory) {
+    use std::collections::BTreeMap;
+
+    use crate::backend::Condition;
+
+    const KEYS: usize = 4;
+    const READERS: usize = 8;
+    const READS: usize = 60;
+
+    /// What was acknowledged so far: the resourceVersion of each updated key's last write, and
+    /// the keys created then deleted.
+    #[derive(Default, Clone)]
+    struct Acked {
+        updated: BTreeMap<String, i64>,
+        deleted: Vec<String>,
+    }
+
+    let ctx = Arc::new(context(factory).await);
+    let acked = Arc::new(parking_lot::Mutex::new(Acked::default()));
+    for i in 0..KEYS {
+        let created = create_object(&ctx, "ns", &format!("k{i}"), "0").await;
+        acked
+            .lock()
+            .updated
+            .insert(created.key.clone(), created.resource_version);
+    }
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for i in 0..KEYS {
+        let (ctx, acked, done) = (Arc::clone(&ctx), Arc::clone(&acked), Arc::clone(&done));
+        writers.push(tokio::spawn(async move {
+            let key = key(&ctx, "ns", &format!("k{i}"));
+            let mut n = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                n += 1;
+                let spec = n.to_string();
+                let updated = ctx
+                    .store
+                    .guaranteed_update(
+                        &key,
+                        false,
+                        None,
+                        Box::new(move |current: Option<StoredObject>| {
+                            let spec = spec.clone();
+                            async move {
+                                let current = current.expect("the key is never deleted");
+                                let v: serde_json::Value =
+                                    serde_json::from_slice(&current.data).expect("test object");
+                                let name = v["metadata"]["name"].as_str().unwrap_or("");
+                                Ok(Update {
+                                    data: object("ns", name, &[], &spec),
+                                    ttl: None,
+                                })
+                            }
+                            .boxed()
+                        }),
+                        None,
+                    )
+                    .await
+                    .expect("update");
+                acked
+                    .lock()
+                    .updated
+                    .insert(key.clone(), updated.resource_version);
+            }
+        }));
+    }
+    {
+        // Creates then deletes of short-lived keys, and writes to another resource that move the
+        // storage revision without events for this one.
+        let (ctx, acked, done) = (Arc::clone(&ctx), Arc::clone(&acked), Arc::clone(&done));
+        writers.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                n += 1;
+                let name = format!("d{n}");
+                let key = key(&ctx, "ns", &name);
+                ctx.store
+                    .create(&key, object("ns", &name, &[], "d"), None)
+                    .await
+                    .expect("create");
+                ctx.store
+                    .delete(&key, None, None, None)
+                    .await
+                    .expect("delete");
+                acked.lock().deleted.push(key);
+                let elsewhere = format!("/conformance-elsewhere/{}", ctx.keys.resource_prefix());
+                ctx.backend
+                    .put(
+                        &elsewhere,
+                        Bytes::from_static(b"x"),
+                        Condition::Always,
+                        None,
+                    )
+                    .await
+                    .expect("write elsewhere");
+            }
+        }));
+    }
+    let mut readers = Vec::new();
+    for r in 0..READERS {
+        let (ctx, acked) = (Arc::clone(&ctx), Arc::clone(&acked));
+        readers.push(tokio::spawn(async move {
+            for i in 0..READS {
+                // Everything acknowledged before the read starts.
+                let before = acked.lock().clone();
+                if (r + i) % 2 == 0 {
+                    let (key, written) = before
+                        .updated
+                        .iter()
+                        .nth((r + i) % KEYS)
+                        .map(|(k, v)| (k.clone(), *v))
+                        .expect("keys");
+                    let got = ctx
+                        .store
+                        .get(&key, GetOptions::default())
+                        .await
+                        .expect("get")
+                        .expect("present");
+                    assert!(
+                        got.resource_version >= written,
+                        "reader {r} read {i}: get of {key} at {} misses the write at {written}",
+                        got.resource_version
+                    );
+                    let deleted = before.deleted.last().cloned();
+                    if let Some(deleted) = deleted {
+                        let got = ctx
+                            .store
+                            .get(
+                                &deleted,
+                                GetOptions {
+                                    ignore_not_found: true,
+                                    ..GetOptions::default()
+                                },
+                            )
+                            .await
+                            .expect("get deleted");
+                        assert!(
+                            got.is_none(),
+                            "reader {r} read {i}: {deleted} was deleted before the read"
+                        );
+                    }
+                } else {
+                    let list = ctx
+                        .store
+                        .get_list(ctx.keys.resource_prefix(), list_all(""))
+                        .await
+                        .expect("list");
+                    let seen: BTreeMap<&str, i64> = list
+                        .items
+                        .iter()
+                        .map(|o| (o.key.as_str(), o.resource_version))
+                        .collect();
+                    for (key, written) in &before.updated {
+                        let rv = seen.get(key.as_str()).copied().unwrap_or(0);
+                        assert!(
+                            rv >= *written,
+                            "reader {r} read {i}: list at {} has {key} at {rv}, written at \
+                             {written}",
+                            list.resource_version
+                        );
+                        assert!(list.resource_version >= *written);
+                    }
+                    for key in &before.deleted {
+                        assert!(
+                            !seen.contains_key(key.as_str()),
+                            "reader {r} read {i}: list at {} has {key}, deleted before",
+                            list.resource_version
+                        );
+                    }
+                }
+            }
+        }));
+    }
+    // A failed reader is reported after the writers stopped, so the failure ends the case.
+    let mut failure = None;
+    for reader in readers {
+        if let Err(error) = reader.await {
+            failure.get_or_insert(error);
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    for writer in writers {
+        writer.await.expect("writer");
+    }
+    if let Some(error) = failure {
+        std::panic::resume_unwind(error.into_panic());
+    }
+    let acked = acked.lock().clone();
+    assert!(
+        !acked.deleted.is_empty(),
+        "the deleting writer ran while readers read"
+    );
+}

@@ -155,6 +155,7 @@ macro_rules! conformance_tests {
             conformance::list_resource_version_match,
             conformance::count,
             conformance::invalid_keys,
+            conformance::consistent_reads_see_acknowledged_writes,
             watch_conformance::watch_from_zero,
             watch_conformance::watch_from_resource_version,
             watch_conformance::watch_delete,

@@ -62,4 +62,7 @@ impl Backend for CompactingBackend {
     async fn compacted_revision(&self) -> Result<Revision> {
         self.inner.compacted_revision().await
     }
+    fn supports_progress_requests(&self) -> bool {
+        self.inner.supports_progress_requests()
+    }
 }
