@@ -141,6 +141,60 @@ impl FieldSet {
         Value::Object(root)
     }
 
+    /// The text of [`Self::to_fields_v1`], written straight from the sorted paths (no tree of
+    /// maps is built: on a create this is the whole `fieldsV1` of the new entry).
+    pub fn fields_v1_text(&self) -> String {
+        let mut out = String::with_capacity(16 * self.0.len() + 2);
+        out.push('{');
+        // The elements of the open nodes; `written[d]` says whether the node at depth `d`
+        // (0 is the root) has a member written yet.
+        let mut open: Vec<&str> = Vec::new();
+        let mut written = vec![false];
+        // Whether the deepest open node is itself a path of the set (it gains `"."` before a
+        // first child).
+        let mut member = false;
+        for path in &self.0 {
+            let common = open
+                .iter()
+                .zip(path)
+                .take_while(|(a, b)| **a == b.as_str())
+                .count();
+            if common == path.len() && common == open.len() {
+                // The root path (the only one that can equal the open stack).
+                member = true;
+                continue;
+            }
+            while open.len() > common {
+                open.pop();
+                written.pop();
+                out.push('}');
+                member = false;
+            }
+            for el in &path[common..] {
+                let depth = open.len();
+                if member && !written[depth] {
+                    out.push_str("\".\":{}");
+                    written[depth] = true;
+                }
+                if written[depth] {
+                    out.push(',');
+                }
+                written[depth] = true;
+                write_json_string(&mut out, el);
+                out.push_str(":{");
+                open.push(el);
+                written.push(false);
+                member = false;
+            }
+            member = true;
+        }
+        for _ in 0..open.len() {
+            out.push('}');
+        }
+        out.push('}');
+        out
+    }
+
     /// Paths in both sets.
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
         FieldSet(self.0.intersection(&other.0).cloned().collect())
@@ -163,6 +217,17 @@ impl FieldSet {
             .range::<Path, _>(path..)
             .next()
             .is_some_and(|p| p.starts_with(path))
+    }
+}
+
+/// Appends `s` as a JSON string, escaped as serde_json escapes it.
+fn write_json_string(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).expect("a string always serializes"));
     }
 }
 
@@ -430,6 +495,39 @@ mod tests {
             r#"{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:ports":{"k:{\"name\":\"a\"}":{".":{},"f:name":{},"f:port":{}},"k:{\"name\":\"b\"}":{".":{},"f:port":{}}},"f:replicas":{}}}"#
         );
         assert_eq!(FieldSet::from_fields_v1(&set.to_fields_v1()), set);
+    }
+
+    /// The text written straight from the paths is the tree's serde_json text, for every
+    /// subset of paths that covers the root member, members with and without children, shared
+    /// prefixes and keys that need escaping.
+    #[test]
+    fn fields_v1_text_is_the_trees_text() {
+        let p = |els: &[&str]| els.iter().map(|e| e.to_string()).collect::<Path>();
+        let paths = [
+            p(&[]),
+            p(&["f:a"]),
+            p(&["f:a", "f:b"]),
+            p(&["f:a", "f:b", "f:c"]),
+            p(&["f:a", "f:d"]),
+            p(&["f:e"]),
+            p(&["f:e", "k:{\"name\":\"x\"}"]),
+            p(&["f:e", "k:{\"name\":\"x\"}", "f:port"]),
+            p(&["f:e", "v:\"tab\there\""]),
+            p(&["f:z\u{1}"]),
+            p(&["f:z\u{1}", "f:\\"]),
+        ];
+        for mask in 0u32..(1 << paths.len()) {
+            let set = FieldSet(
+                paths
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| mask & (1 << i) != 0)
+                    .map(|(_, p)| p.clone())
+                    .collect(),
+            );
+            let tree = serde_json::to_string(&set.to_fields_v1()).unwrap();
+            assert_eq!(set.fields_v1_text(), tree, "{set:?}");
+        }
     }
 
     #[test]

@@ -98,7 +98,10 @@ impl ManagedEntry {
             api_version: Some(self.api_version),
             time,
             fields_type: Some("FieldsV1".to_string()),
-            fields_v1: Some(FieldsV1::from_value(&self.fields.to_fields_v1())),
+            fields_v1: Some(
+                FieldsV1::from_json(self.fields.fields_v1_text())
+                    .expect("a field set is written as JSON"),
+            ),
             subresource: Some(self.subresource).filter(|s| !s.is_empty()),
         }
     }
