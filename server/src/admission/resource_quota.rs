@@ -102,9 +102,20 @@ impl ValidatingPlugin for QuotaAdmission {
     async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
         let quotas = self.registry.store(&RESOURCE_QUOTA_KIND)?;
         let names = count_names(attributes.kind.storage_info());
-        let (items, _) = quotas
-            .list(attributes.namespace, Default::default())
-            .await?;
+        // Which quotas exist comes from the watch cache as it is, as kube-apiserver reads its
+        // quota informer's lister; when the cache shows none in the namespace, a consistent
+        // read makes sure a quota created just before is not missed (kube-apiserver's live
+        // lookup). The charge itself is checked against the fresh quota.
+        let cached = storage::interface::ListOptions {
+            resource_version: "0".into(),
+            ..Default::default()
+        };
+        let (mut items, _) = quotas.list(attributes.namespace, cached).await?;
+        if items.is_empty() {
+            (items, _) = quotas
+                .list(attributes.namespace, Default::default())
+                .await?;
+        }
         let mut applicable: Vec<(String, Vec<String>)> = items
             .iter()
             .filter_map(|o| o.downcast_ref::<ResourceQuota>())

@@ -13,7 +13,9 @@ use apimachinery::status::ApiError;
 use serde_json::Value;
 
 use super::scope::RequestScope;
-use crate::negotiate::body::{BodyFormat, body_format};
+use crate::negotiate::body::{
+    BodyFormat, MAX_DEPTH, body_format, json_depth_message, json_too_deep,
+};
 
 /// The typed object a body decoded to (of the requested version), and the warnings.
 pub struct Body {
@@ -139,6 +141,13 @@ fn decode_json(
     bytes: &[u8],
     validation: FieldValidation,
 ) -> Result<Body, ApiError> {
+    // Nesting is bounded before any parsing, as for every other JSON the server reads.
+    if let Some(bracket) = json_too_deep(bytes, MAX_DEPTH) {
+        return Err(ApiError::bad_request(format!(
+            "couldn't get version/kind; json parse error: {}",
+            json_depth_message(bracket)
+        )));
+    }
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
             let e = serde_json::from_slice::<Value>(bytes).err();
