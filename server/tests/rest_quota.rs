@@ -121,15 +121,19 @@ async fn creates_over_the_limit_are_refused_and_deletes_release() {
 #[tokio::test]
 async fn a_new_quota_is_counted_and_enforced() {
     let h = Harness::new().await;
+    // A create before any quota exists: admission finds none (and remembers it).
+    assert_eq!(h.post(WIDGETS, &widget("before", 1)).await.status, 201);
     let q = quota("fresh", json!({"count/widgets.example.dev": "1"}));
     let r = h.post(QUOTAS, &q).await;
     assert_eq!(r.status, 201);
     // A create clears the status a client sends; the controller counts the quota.
     assert!(r.json()["status"].get("used").is_none_or(Value::is_null));
     let q = counted(&h, "fresh", "count/widgets.example.dev").await;
-    assert_eq!(used(&q, "count/widgets.example.dev"), "0");
-    assert_eq!(h.post(WIDGETS, &widget("one", 1)).await.status, 201);
+    assert_eq!(used(&q, "count/widgets.example.dev"), "1");
     assert_eq!(h.post(WIDGETS, &widget("two", 1)).await.status, 403);
+    assert_eq!(h.delete(&format!("{WIDGETS}/before")).await.status, 200);
+    assert_eq!(h.post(WIDGETS, &widget("one", 1)).await.status, 201);
+    assert_eq!(h.post(WIDGETS, &widget("three", 1)).await.status, 403);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

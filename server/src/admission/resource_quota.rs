@@ -11,8 +11,9 @@
 //! kube-apiserver's "status unknown for quota" does. The quota controller
 //! (`controllers::resource_quota`) keeps `status` current and repairs counts that drift.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use apimachinery::admission::{Attributes, Operation, Plugin, ValidatingPlugin};
 use apimachinery::meta::Quantity;
@@ -49,6 +50,7 @@ pub fn plugin(registry: &Arc<Registry>, scheme: &Scheme) -> Option<Plugin> {
         mutating: None,
         validating: Some(Arc::new(QuotaAdmission {
             registry: registry.clone(),
+            no_quota: Arc::new(NoQuota::default()),
         })),
     })
 }
@@ -87,6 +89,73 @@ fn quantity_value(q: Option<&Quantity>) -> i64 {
 /// The validating part of the plugin.
 struct QuotaAdmission {
     registry: Arc<Registry>,
+    no_quota: Arc<NoQuota>,
+}
+
+/// How long a consistent read that found no quota in a namespace is trusted, and how many
+/// namespaces are remembered (kube-apiserver's quota accessor keeps its live lookups 30 s in
+/// an LRU of 100).
+const LIVE_TTL: Duration = Duration::from_secs(30);
+const LIVE_ENTRIES: usize = 100;
+
+/// The namespaces a consistent read recently found without quotas, each with when that read
+/// stops being trusted. A quota created through this server forgets its namespace as soon as
+/// it is stored; one created through another replica is seen once this replica's watch cache
+/// has it (within the watch's delay, as with kube-apiserver's informer).
+#[derive(Default)]
+struct NoQuota(Mutex<NoQuotaState>);
+
+#[derive(Default)]
+struct NoQuotaState {
+    until: HashMap<String, Instant>,
+    /// Counts the quotas stored through this server, so that a read that began before one
+    /// was stored is not remembered.
+    epoch: u64,
+}
+
+impl NoQuota {
+    fn lock(&self) -> std::sync::MutexGuard<'_, NoQuotaState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a recent consistent read found no quota in `namespace`.
+    fn known(&self, namespace: &str) -> bool {
+        self.lock()
+            .until
+            .get(namespace)
+            .is_some_and(|until| *until > Instant::now())
+    }
+
+    /// Where a consistent read starts: its time and the epoch.
+    fn start(&self) -> (Instant, u64) {
+        (Instant::now(), self.lock().epoch)
+    }
+
+    /// Remembers that a consistent read begun at `start` found no quota in `namespace`,
+    /// unless a quota was stored through this server since.
+    fn remember(&self, namespace: &str, (read_at, epoch): (Instant, u64)) {
+        let mut state = self.lock();
+        if state.epoch != epoch {
+            return;
+        }
+        if state.until.len() >= LIVE_ENTRIES {
+            let now = Instant::now();
+            state.until.retain(|_, until| *until > now);
+            if state.until.len() >= LIVE_ENTRIES {
+                state.until.clear();
+            }
+        }
+        state
+            .until
+            .insert(namespace.to_string(), read_at + LIVE_TTL);
+    }
+
+    /// A quota was stored in `namespace`.
+    fn forget(&self, namespace: &str) {
+        let mut state = self.lock();
+        state.epoch += 1;
+        state.until.remove(namespace);
+    }
 }
 
 #[async_trait]
@@ -102,19 +171,42 @@ impl ValidatingPlugin for QuotaAdmission {
     async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
         let quotas = self.registry.store(&RESOURCE_QUOTA_KIND)?;
         let names = count_names(attributes.kind.storage_info());
+        if std::ptr::eq(attributes.kind, &RESOURCE_QUOTA_KIND)
+            && attributes.operation == Operation::Create
+            && !attributes.dry_run
+        {
+            // A new quota limits the next create in its namespace at once.
+            let no_quota = self.no_quota.clone();
+            let namespace = attributes.namespace.to_string();
+            attributes.on_outcome(Box::new(move |stored| {
+                Box::pin(async move {
+                    if stored {
+                        no_quota.forget(&namespace);
+                    }
+                })
+            }));
+        }
         // Which quotas exist comes from the watch cache as it is, as kube-apiserver reads its
-        // quota informer's lister; when the cache shows none in the namespace, a consistent
-        // read makes sure a quota created just before is not missed (kube-apiserver's live
-        // lookup). The charge itself is checked against the fresh quota.
+        // quota informer's lister. When the cache shows none in the namespace, a consistent
+        // read (kube-apiserver's live lookup) makes sure a quota created just before is not
+        // missed; its finding that there is none is trusted for `LIVE_TTL`. The charge
+        // itself is checked against the fresh quota.
         let cached = storage::interface::ListOptions {
             resource_version: "0".into(),
             ..Default::default()
         };
         let (mut items, _) = quotas.list(attributes.namespace, cached).await?;
         if items.is_empty() {
+            if self.no_quota.known(attributes.namespace) {
+                return Ok(());
+            }
+            let start = self.no_quota.start();
             (items, _) = quotas
                 .list(attributes.namespace, Default::default())
                 .await?;
+            if items.is_empty() {
+                self.no_quota.remember(attributes.namespace, start);
+            }
         }
         let mut applicable: Vec<(String, Vec<String>)> = items
             .iter()
@@ -319,4 +411,36 @@ fn check(
         pretty(&used),
         pretty(&limited)
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quota_stored_during_a_read_is_not_forgotten() {
+        let no_quota = NoQuota::default();
+        assert!(!no_quota.known("a"));
+        let start = no_quota.start();
+        no_quota.remember("a", start);
+        assert!(no_quota.known("a"));
+        assert!(!no_quota.known("b"));
+        // A quota stored in `a` forgets it at once.
+        no_quota.forget("a");
+        assert!(!no_quota.known("a"));
+        // A read that began before a quota was stored (anywhere) is not remembered.
+        let start = no_quota.start();
+        no_quota.forget("b");
+        no_quota.remember("a", start);
+        assert!(!no_quota.known("a"));
+        // Expired findings are not trusted, and the map stays bounded.
+        let (_, epoch) = no_quota.start();
+        no_quota.remember("old", (Instant::now() - LIVE_TTL, epoch));
+        assert!(!no_quota.known("old"));
+        for i in 0..3 * LIVE_ENTRIES {
+            no_quota.remember(&format!("ns{i}"), no_quota.start());
+        }
+        assert!(no_quota.lock().until.len() <= LIVE_ENTRIES);
+        assert!(no_quota.known(&format!("ns{}", 3 * LIVE_ENTRIES - 1)));
+    }
 }
