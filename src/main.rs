@@ -101,7 +101,13 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         cipher_suites: parse_cipher_suites(&opts.tls_cipher_suites)?,
     };
     let serving = ServingOptions {
-        http2_max_streams_per_connection: opts.http2_max_streams_per_connection,
+        // As kube-apiserver, zero or less means the default.
+        http2_max_streams_per_connection: u32::try_from(opts.http2_max_streams_per_connection)
+            .unwrap_or(if opts.http2_max_streams_per_connection < 0 {
+                0
+            } else {
+                u32::MAX
+            }),
         read_header_timeout: opts.read_header_timeout,
         idle_timeout: opts.idle_connection_timeout,
         max_open_connections: opts.max_open_connections,

@@ -45,9 +45,9 @@ pub struct ServerOptions {
     /// enabled); unset means every strong suite.
     #[arg(long, value_delimiter = ',')]
     pub tls_cipher_suites: Vec<String>,
-    /// The limit of concurrent streams the server gives HTTP/2 clients (0: 100).
-    #[arg(long, default_value_t = 0)]
-    pub http2_max_streams_per_connection: u32,
+    /// The limit of concurrent streams the server gives HTTP/2 clients (0 or less: 100).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub http2_max_streams_per_connection: i64,
     /// apiary-only: how long a request head may take from its first byte (kube-apiserver: 32s).
     #[arg(long, hide = true, default_value = "32s", value_parser = parse_duration)]
     pub read_header_timeout: Duration,
@@ -328,6 +328,10 @@ mod tests {
             "{errs:?}"
         );
         assert!(Cli::try_parse_from(["apiary", "--tls-sni-cert-key=only-one"]).is_err());
+        let streams = Cli::try_parse_from(["apiary", "--http2-max-streams-per-connection=-1"])
+            .map(|c| c.opts.http2_max_streams_per_connection)
+            .ok();
+        assert_eq!(streams, Some(-1));
     }
 
     #[test]

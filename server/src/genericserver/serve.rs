@@ -24,8 +24,9 @@ mod activity;
 
 use self::activity::{Activity, ActivityIo, Counter, TrackedBody};
 
-/// How long a TLS handshake may take (Go's `net/http` default for `ListenAndServeTLS` clients
-/// is 10 s; kube-apiserver's Go server has no separate bound).
+/// How long a TLS handshake may take. kube-apiserver's Go server has no bound of its own
+/// (its header read timeout starts after the handshake); 10 s is Go's client-side
+/// `TLSHandshakeTimeout`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long connections may take to close once no request is in flight (h2 waits for the
 /// client to acknowledge GOAWAY; an unresponsive client must not hold the process).
