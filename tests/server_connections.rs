@@ -1,0 +1,242 @@
+//! The secure port's connections from outside: header read and idle timeouts (HTTP/1.1 and
+//! h2), the bound on open connections, long request heads over h2 and HTTP/1.1, and a watch
+//! with a negative timeout, against the real binary.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::Server;
+use common::tls::*;
+use http_body_util::Empty;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls_pki_types::ServerName;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+
+/// Reads until the server closes the connection; returns whether it did within the patience.
+async fn closed_by_server(mut s: TlsStream<TcpStream>) -> bool {
+    let mut buf = [0u8; 1024];
+    let read = async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, read).await.is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_idle_connections_are_closed() {
+    let server = Server::start(&["--read-header-timeout=2s", "--idle-connection-timeout=3s"]);
+    // A partial request line, then a partial head.
+    for partial in [
+        "GET /healthz HT",
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: ",
+    ] {
+        let mut s = tls_connect(&server, any_version(), "localhost")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.write_all(partial.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.flush().await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(closed_by_server(s).await, "{partial:?} stayed open");
+    }
+    // Nothing at all.
+    let s = tls_connect(&server, any_version(), "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(closed_by_server(s).await, "a silent connection stayed open");
+
+    // An idle HTTP/1.1 keep-alive connection.
+    let s = tls_connect(&server, any_version(), "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut send, task) = http1(s).await;
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+    assert!(
+        tokio::time::timeout(PATIENCE, task).await.is_ok(),
+        "an idle keep-alive connection stayed open"
+    );
+
+    // An idle h2 connection: GOAWAY, then closed.
+    let h2 = client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
+    let s = tls_connect(&server, h2, "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(s))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let task = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let req = http::Request::get("https://127.0.0.1/healthz")
+        .body(Empty::<Bytes>::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let resp = send
+        .send_request(req)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+    drop(resp);
+    assert!(
+        tokio::time::timeout(PATIENCE, task).await.is_ok(),
+        "an idle h2 connection stayed open"
+    );
+
+    // A watch is a request in progress: over HTTP/1.1 (where a timed-out connection is closed
+    // outright) it outlives the idle and header timeouts and ends at its own timeout, with a
+    // clean end of its body.
+    let resp = admin_client(&server, true)
+        .get(server.url("/api/v1/namespaces?watch=true&timeoutSeconds=10"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.version(), reqwest::Version::HTTP_11);
+    assert_eq!(resp.status().as_u16(), 200);
+    let body = resp
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("the watch was cut: {e}"));
+    assert!(
+        String::from_utf8_lossy(&body).contains("\"ADDED\""),
+        "{body:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_bound_wait() {
+    let server = Server::start(&["--max-open-connections=3"]);
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        // The readiness check's connection may still be closing: a slot frees up then.
+        let s = tokio::time::timeout(PATIENCE, tls_connect(&server, any_version(), "localhost"))
+            .await
+            .unwrap_or_else(|_| panic!("no connection slot"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (mut send, task) = http1(s).await;
+        assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+        held.push((send, task));
+    }
+    // The fourth is not accepted while three are open...
+    let server_addr = addr(&server);
+    let fourth = tokio::spawn(async move {
+        let tcp = TcpStream::connect(server_addr).await?;
+        tokio_rustls::TlsConnector::from(any_version())
+            .connect(
+                ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}")),
+                tcp,
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !fourth.is_finished(),
+        "a connection over the bound was accepted"
+    );
+    // ...while the open ones are answered.
+    for (send, _) in &mut held {
+        assert_eq!(get1(send, "/healthz").await.0, 200);
+    }
+    // Once one closes, the waiting one is served.
+    let (send, task) = held.remove(0);
+    drop(send);
+    let _ = task.await;
+    let s = tokio::time::timeout(PATIENCE, fourth)
+        .await
+        .unwrap_or_else(|_| panic!("the waiting connection was not accepted"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut send, _task) = http1(s).await;
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+}
+
+/// A set-based label selector of about `len` bytes once URL-encoded.
+fn long_selector(len: usize) -> String {
+    let mut values = Vec::new();
+    let mut encoded = "app+in+%28%29".len();
+    let mut i = 0;
+    while encoded < len {
+        let v = format!("v{i:05}");
+        encoded += v.len() + 3;
+        values.push(v);
+        i += 1;
+    }
+    format!("app in ({})", values.join(","))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_label_selectors_over_h2_and_http11() {
+    let server = Server::start(&[]);
+    for (http1_only, version) in [
+        (false, reqwest::Version::HTTP_2),
+        (true, reqwest::Version::HTTP_11),
+    ] {
+        let client = admin_client(&server, http1_only);
+        for len in [20_000, 60_000] {
+            let selector = long_selector(len);
+            let resp = client
+                .get(server.url("/api/v1/configmaps"))
+                .query(&[("labelSelector", selector.as_str())])
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{version:?} {len}: {e}"));
+            assert_eq!(resp.version(), version);
+            let status = resp.status().as_u16();
+            let body: serde_json::Value = resp
+                .json()
+                .await
+                .unwrap_or_else(|e| panic!("{version:?} {len}: {e}"));
+            assert_eq!(status, 200, "{version:?} {len}: {body}");
+            assert_eq!(body["kind"], "ConfigMapList", "{version:?} {len}");
+        }
+        // Headers of most of a MiB are read too.
+        let resp = client
+            .get(server.url("/api/v1/namespaces/default"))
+            .header("x-padding", "p".repeat(900 * 1024))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{version:?} padding: {e}"));
+        assert_eq!(resp.status().as_u16(), 200, "{version:?} padding");
+    }
+    // kubectl, over h2.
+    let selector = long_selector(20_000);
+    let out = server.kubectl(
+        Path::new("kubectl"),
+        &["get", "configmaps", "-A", "-l", &selector],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("No resources found"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_with_negative_timeout_ends_at_once() {
+    let server = Server::start(&[]);
+    let admin = server.admin();
+    for path in [
+        "/api/v1/namespaces?watch=true&timeoutSeconds=-1",
+        "/api/v1/watch/namespaces?timeoutSeconds=-5",
+    ] {
+        let resp = admin
+            .get(server.url(path))
+            .timeout(Duration::from_secs(20))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(resp.status().as_u16(), 200, "{path}");
+        let body = resp
+            .bytes()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: the watch did not end: {e}"));
+        assert!(body.is_empty(), "{path}: {body:?}");
+    }
+}
