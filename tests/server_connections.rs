@@ -240,3 +240,69 @@ async fn watch_with_negative_timeout_ends_at_once() {
         assert!(body.is_empty(), "{path}: {body:?}");
     }
 }
+
+/// The h2 settings the server announces first: (identifier, value) pairs.
+async fn h2_server_settings(server: &Server) -> Vec<(u16, u32)> {
+    let config = client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
+    let mut s = tls_connect(server, config, "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    // The client preface and an empty SETTINGS frame.
+    let mut preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    preface.extend([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    s.write_all(&preface)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.flush().await.unwrap_or_else(|e| panic!("{e}"));
+    loop {
+        let mut header = [0u8; 9];
+        tokio::time::timeout(PATIENCE, s.read_exact(&mut header))
+            .await
+            .unwrap_or_else(|_| panic!("no h2 frame"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+        let mut payload = vec![0u8; len];
+        s.read_exact(&mut payload)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // SETTINGS without ACK.
+        if header[3] == 4 && header[4] & 1 == 0 {
+            return payload
+                .chunks_exact(6)
+                .map(|c| {
+                    (
+                        u16::from_be_bytes([c[0], c[1]]),
+                        u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
+                    )
+                })
+                .collect();
+        }
+    }
+}
+
+const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 3;
+const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 6;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2_settings_announce_the_limits() {
+    for (args, streams) in [
+        (vec![], 100),
+        (vec!["--http2-max-streams-per-connection=7"], 7),
+        (vec!["--http2-max-streams-per-connection=0"], 100),
+    ] {
+        let server = Server::start(&args);
+        let settings = h2_server_settings(&server).await;
+        let value = |id| settings.iter().find(|(i, _)| *i == id).map(|(_, v)| *v);
+        assert_eq!(
+            value(SETTINGS_MAX_CONCURRENT_STREAMS),
+            Some(streams),
+            "{args:?}: {settings:?}"
+        );
+        assert_eq!(
+            value(SETTINGS_MAX_HEADER_LIST_SIZE),
+            Some(1 << 20),
+            "{args:?}: {settings:?}"
+        );
+    }
+}
