@@ -122,7 +122,7 @@ pub async fn serve_tls(
     let open = Counter::default();
     let limit = Arc::new(Semaphore::new(match opts.max_open_connections {
         0 => Semaphore::MAX_PERMITS,
-        n => n,
+        n => n.min(Semaphore::MAX_PERMITS),
     }));
     let mut at_limit = false;
     loop {
