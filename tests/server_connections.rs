@@ -306,3 +306,90 @@ async fn h2_settings_announce_the_limits() {
         );
     }
 }
+
+/// An HPACK integer with an `n`-bit prefix whose high bits are `first`.
+fn hpack_int(out: &mut Vec<u8>, first: u8, n: u32, mut v: usize) {
+    let max = (1usize << n) - 1;
+    if v < max {
+        out.push(first | v as u8);
+        return;
+    }
+    out.push(first | max as u8);
+    v -= max;
+    while v >= 128 {
+        out.push((v % 128) as u8 | 0x80);
+        v /= 128;
+    }
+    out.push(v as u8);
+}
+
+/// The frames of a GET of `path` on `stream`: HEADERS and as many CONTINUATIONs as its header
+/// block needs at the default frame size.
+fn h2_get(stream: u32, path: &str) -> Vec<u8> {
+    // :method GET and :scheme https from the static table; :path (4) and :authority (1) as
+    // literals with an indexed name, not indexed, not Huffman-coded.
+    let mut block = vec![0x82, 0x87];
+    for (index, value) in [(4u8, path), (1, "127.0.0.1")] {
+        block.push(index);
+        hpack_int(&mut block, 0, 7, value.len());
+        block.extend(value.as_bytes());
+    }
+    let chunks: Vec<&[u8]> = block.chunks(16_384).collect();
+    let mut frames = Vec::new();
+    for (i, chunk) in chunks.iter().enumerate() {
+        let kind = if i == 0 { 1 } else { 9 };
+        let mut flags = if i == 0 { 0x1 } else { 0 };
+        if i == chunks.len() - 1 {
+            flags |= 0x4;
+        }
+        frames.extend(&(chunk.len() as u32).to_be_bytes()[1..]);
+        frames.extend([kind, flags]);
+        frames.extend(stream.to_be_bytes());
+        frames.extend(*chunk);
+    }
+    frames
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_h2_request_over_the_uri_limit_fails_alone() {
+    let server = Server::start(&[]);
+    let config = client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
+    let mut s = tls_connect(&server, config, "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    // Our SETTINGS (none), then the ACK of the server's.
+    out.extend([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    out.extend([0, 0, 0, 4, 1, 0, 0, 0, 0]);
+    // A request URI of 100 KB (the http crate's URIs stop at 64 KiB), then a normal one.
+    let selector = long_selector(100_000).replace(' ', "+");
+    out.extend(h2_get(
+        1,
+        &format!("/api/v1/configmaps?labelSelector={selector}"),
+    ));
+    out.extend(h2_get(3, "/healthz"));
+    s.write_all(&out).await.unwrap_or_else(|e| panic!("{e}"));
+    s.flush().await.unwrap_or_else(|e| panic!("{e}"));
+    // Until both the reset of stream 1 and the answer on stream 3 have arrived.
+    let (mut reset, mut answered) = (false, false);
+    while !(reset && answered) {
+        let mut header = [0u8; 9];
+        tokio::time::timeout(PATIENCE, s.read_exact(&mut header))
+            .await
+            .unwrap_or_else(|_| panic!("reset: {reset}, answered: {answered}"))
+            .unwrap_or_else(|e| panic!("the connection ended: {e}"));
+        let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+        let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & 0x7fff_ffff;
+        let mut payload = vec![0u8; len];
+        s.read_exact(&mut payload)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        match (header[3], stream) {
+            (7, _) => panic!("GOAWAY: {payload:?}"),
+            (3, 1) => reset = true,
+            (1, 1) => panic!("the over-long request was answered"),
+            (1, 3) => answered = true,
+            _ => {}
+        }
+    }
+}
