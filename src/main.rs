@@ -11,8 +11,10 @@ use anyhow::Context;
 use clap::Parser;
 use server::genericserver::options::ServerOptions;
 use server::genericserver::runtime_config::RuntimeConfig;
+use server::genericserver::serve::ServingOptions;
+use server::genericserver::tls::{TlsOptions, TlsVersion, parse_cipher_suites};
 use server::genericserver::version::{VersionInfo, go_arch};
-use server::genericserver::{self, Config, TlsFiles};
+use server::genericserver::{self, Config};
 use server::pki;
 
 /// mimalloc serves the many small per-request allocations faster than glibc malloc. It is
@@ -81,7 +83,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         opts.tls_cert_file.is_none(),
     )
     .context("creating the CA and certificates")?;
-    let tls = TlsFiles {
+    let tls = TlsOptions {
         cert: opts
             .tls_cert_file
             .clone()
@@ -90,10 +92,25 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
             .tls_private_key_file
             .clone()
             .unwrap_or_else(|| paths.serving_key.clone()),
+        sni: opts.tls_sni_cert_key.clone(),
         client_ca: opts
             .client_ca_file
             .clone()
             .unwrap_or_else(|| paths.ca_cert.clone()),
+        min_version: TlsVersion::parse(&opts.tls_min_version)?,
+        cipher_suites: parse_cipher_suites(&opts.tls_cipher_suites)?,
+    };
+    let serving = ServingOptions {
+        // As kube-apiserver, zero or less means the default.
+        http2_max_streams_per_connection: u32::try_from(opts.http2_max_streams_per_connection)
+            .unwrap_or(if opts.http2_max_streams_per_connection < 0 {
+                0
+            } else {
+                u32::MAX
+            }),
+        read_header_timeout: opts.read_header_timeout,
+        idle_timeout: opts.idle_connection_timeout,
+        max_open_connections: opts.max_open_connections,
     };
     let encryption = match &opts.encryption_provider_config {
         Some(path) => Some(Arc::new(
@@ -110,6 +127,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         storage_prefix: opts.etcd_prefix.clone(),
         bind: SocketAddr::new(opts.bind_address, opts.secure_port),
         tls,
+        serving,
         version: version_info(),
         anonymous_auth: opts.anonymous_auth,
         request_timeout: opts.request_timeout,

@@ -1,5 +1,5 @@
 //! The baselines served over HTTPS: minimal axum handlers on the same TLS setup as apiary (its
-//! `server_config`: rustls, TLS 1.3/1.2, ALPN h2 and http/1.1, client certificates verified
+//! `TlsReloader`: rustls, TLS 1.3/1.2, ALPN h2 and http/1.1, client certificates verified
 //! against the apiary CA) and the same hyper connection builder.
 //!
 //! - GET of any ConfigMap path returns fixed bytes (the GET baseline).
@@ -27,7 +27,7 @@ use bytes::Bytes;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::service::TowerToHyperService;
-use server::genericserver::tls::{ReloadingCert, server_config};
+use server::genericserver::tls::{TlsOptions, TlsReloader};
 use std::sync::atomic::{AtomicU64, Ordering};
 use storage::backend::{Backend, Condition, TxnOutcome};
 use storage::embedded::{EmbeddedBackend, EmbeddedOptions};
@@ -85,10 +85,12 @@ pub fn serve(args: &[String]) -> anyhow::Result<()> {
         _ => return Err(anyhow!("usage: {MODE} CERT KEY CA BODY [STORE-DIR]")),
     };
     let body = Bytes::from(std::fs::read(body).with_context(|| format!("reading {body}"))?);
-    let tls = server_config(
-        ReloadingCert::load(PathBuf::from(cert), PathBuf::from(key))?,
-        &PathBuf::from(ca),
-    )?;
+    let tls = TlsReloader::new(&TlsOptions::new(
+        PathBuf::from(cert),
+        PathBuf::from(key),
+        PathBuf::from(ca),
+    ))?
+    .config_for(None)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -121,7 +123,7 @@ pub fn serve(args: &[String]) -> anyhow::Result<()> {
             let _ = std::io::stdin().read_to_end(&mut sink);
         });
         tokio::select! {
-            r = accept_loop(listener, Arc::new(tls), app) => r,
+            r = accept_loop(listener, tls, app) => r,
             _ = stdin_closed => Ok(()),
         }
     })

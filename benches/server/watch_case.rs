@@ -34,8 +34,12 @@ use crate::workload::{configmap, namespace, wait_ready};
 const WATCHERS: usize = 1_000;
 /// Creates per second unless `APIARY_BENCH_WATCH_RATE` says otherwise.
 const RATE: u64 = 1_000;
-/// Connections the multiplexed HTTP/2 row spreads its watchers over.
+/// Connections the multiplexed HTTP/2 row spreads its watchers over, at least.
 const MUX_CONNECTIONS: usize = 4;
+/// The concurrent streams apiary allows per HTTP/2 connection by default (kube-apiserver's
+/// `--http2-max-streams-per-connection` default); the multiplexed row opens enough connections
+/// for its watchers within it.
+const MUX_STREAMS_PER_CONNECTION: usize = 100;
 /// Connections the creates are sent over.
 const CREATORS: usize = 8;
 /// Creates before the measured window (not measured).
@@ -54,7 +58,8 @@ pub enum Layout {
     H1,
     /// One HTTP/2 connection per watcher.
     H2,
-    /// Every watcher a stream of one of [`MUX_CONNECTIONS`] HTTP/2 connections.
+    /// Every watcher a stream of a few HTTP/2 connections (at least [`MUX_CONNECTIONS`], and
+    /// at most [`MUX_STREAMS_PER_CONNECTION`] watchers each).
     H2Mux,
 }
 
@@ -64,7 +69,11 @@ impl Layout {
         match self {
             Layout::H1 => "HTTP/1.1, a connection per watcher".into(),
             Layout::H2 => "HTTP/2, a connection per watcher".into(),
-            Layout::H2Mux => format!("HTTP/2, {MUX_CONNECTIONS} connections"),
+            Layout::H2Mux => {
+                format!(
+                    "HTTP/2, multiplexed (<= {MUX_STREAMS_PER_CONNECTION} streams a connection)"
+                )
+            }
         }
     }
 
@@ -359,15 +368,18 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Watches> {
             stop: tokio::sync::watch::Sender::new(false),
         });
         let mut mux: Vec<Conn> = Vec::new();
+        let mux_connections = watchers
+            .div_ceil(MUX_STREAMS_PER_CONNECTION)
+            .max(MUX_CONNECTIONS);
         if layout == Layout::H2Mux {
-            for _ in 0..MUX_CONNECTIONS {
+            for _ in 0..mux_connections {
                 mux.push(h2.connect().await?);
             }
         }
         let mut tasks = Vec::with_capacity(watchers);
         for i in 0..watchers {
             let conn = match layout {
-                Layout::H2Mux => mux[i % MUX_CONNECTIONS]
+                Layout::H2Mux => mux[i % mux_connections]
                     .share()
                     .context("an HTTP/2 connection shares")?,
                 _ => ep.connect().await?,

@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
+use server::genericserver::Config;
 use server::genericserver::director::{Delegate, DelegateFuture};
 use server::genericserver::runtime_config::RuntimeConfig;
+use server::genericserver::tls::TlsOptions;
 use server::genericserver::version::VersionInfo;
-use server::genericserver::{Config, TlsFiles};
 
 /// Answers `/delegated` and hands everything else back.
 struct Next;
@@ -56,11 +57,12 @@ async fn hooks_delegation_and_shutdown_order() {
         backend: Arc::new(backend),
         storage_prefix: "/registry".into(),
         bind: SocketAddr::new(localhost, 0),
-        tls: TlsFiles {
-            cert: paths.serving_cert.clone(),
-            key: paths.serving_key.clone(),
-            client_ca: paths.ca_cert.clone(),
-        },
+        tls: TlsOptions::new(
+            paths.serving_cert.clone(),
+            paths.serving_key.clone(),
+            paths.ca_cert.clone(),
+        ),
+        serving: Default::default(),
         version: VersionInfo::fallback(),
         anonymous_auth: true,
         request_timeout: Duration::from_secs(10),

@@ -193,8 +193,12 @@ pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>,
     let negotiated = negotiate_watch(rc.header("accept"), rc.protobuf())?;
     // `includeObject` is checked before the stream starts.
     crate::table::IncludeObject::parse(rc.q("includeObject"))?;
+    // As kube-apiserver: `timeoutSeconds` bounds the watch; 0 or none means a random duration
+    // between --min-request-timeout and twice that; a negative value is a timeout that has
+    // already passed, so the watch ends at once (200 with no events).
     let timeout = match params.timeout_seconds {
         Some(s) if s > 0 => Duration::from_secs(s as u64),
+        Some(s) if s < 0 => Duration::ZERO,
         _ => {
             let factor: f64 = rand::rng().random_range(1.0..2.0);
             ctx.min_request_timeout.mul_f64(factor)
@@ -244,6 +248,9 @@ pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>,
         key: encoding_key,
     };
     let deadline = async move {
+        if timeout.is_zero() {
+            return;
+        }
         tokio::select! {
             _ = tokio::time::sleep(timeout) => {}
             _ = end.wait_for(|ended| *ended) => {}

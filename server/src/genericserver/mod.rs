@@ -21,7 +21,6 @@ pub mod version;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,17 +56,6 @@ pub enum ServerError {
     },
 }
 
-/// Where the serving certificate and client CA come from.
-#[derive(Clone, Debug)]
-pub struct TlsFiles {
-    /// Serving certificate chain (PEM).
-    pub cert: PathBuf,
-    /// Serving key (PEM).
-    pub key: PathBuf,
-    /// Client CA bundle (PEM).
-    pub client_ca: PathBuf,
-}
-
 /// The server's configuration, as assembled by the binary.
 pub struct Config {
     /// Every kind served.
@@ -78,8 +66,10 @@ pub struct Config {
     pub storage_prefix: String,
     /// Listen address.
     pub bind: SocketAddr,
-    /// TLS files.
-    pub tls: TlsFiles,
+    /// TLS material and settings.
+    pub tls: tls::TlsOptions,
+    /// Connection limits and timeouts of the secure port.
+    pub serving: serve::ServingOptions,
     /// `/version`.
     pub version: VersionInfo,
     /// Whether anonymous requests are allowed through authentication.
@@ -241,8 +231,7 @@ impl GenericServer {
     /// Builds the handler (director + filter chain) and binds the listener.
     pub async fn prepare_run(self) -> Result<PreparedServer, ServerError> {
         let c = &self.config.config;
-        let cert = tls::ReloadingCert::load(c.tls.cert.clone(), c.tls.key.clone())?;
-        let tls_config = tls::TlsReloader::new(cert, c.tls.client_ca.clone())?;
+        let tls_config = tls::TlsReloader::new(&c.tls)?;
         let listener = tokio::net::TcpListener::bind(c.bind)
             .await
             .map_err(|source| ServerError::Bind {
@@ -340,6 +329,10 @@ impl GenericServer {
     }
 }
 
+/// How often the TLS files are read for changes (kube-apiserver polls every minute and also
+/// listens for file notifications; a short poll gives the same promptness).
+const TLS_FILE_POLL: Duration = Duration::from_secs(2);
+
 /// The whole request handler: the director inside the filter chain.
 pub type App = filters::FilterChain<DirectorService>;
 
@@ -373,9 +366,16 @@ impl PreparedServer {
             tls,
         } = self;
         let signals = server.signals.clone();
-        let watcher = tls.spawn_watcher(Duration::from_secs(5));
+        let watcher = tls.spawn_watcher(TLS_FILE_POLL);
         let drain = server.config.config.request_timeout + Duration::from_secs(5);
-        let serving = tokio::spawn(serve::serve_tls(listener, tls, app, signals.clone(), drain));
+        let serving = tokio::spawn(serve::serve_tls(
+            listener,
+            tls,
+            app,
+            signals.clone(),
+            drain,
+            server.config.config.serving.clone(),
+        ));
         tracing::info!(address = %local, "serving securely");
 
         let hooks = server.post_start.clone();

@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::Args;
 
 use super::duration::parse_duration;
+use super::tls::SniCertKey;
+use super::tls::ciphers::{TlsFlagError, TlsVersion, parse_cipher_suites};
 
 /// The maximum request body size (Kubernetes' `MaxRequestBodyBytes`, 3 MiB).
 pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -32,6 +34,29 @@ pub struct ServerOptions {
     /// CA bundle (PEM) that client certificates are verified against. Defaults to the generated CA.
     #[arg(long)]
     pub client_ca_file: Option<PathBuf>,
+    /// A certificate and key served to clients asking for certain names (SNI), as
+    /// `cert,key` (names read from the certificate) or `cert,key:name1,*.name2`; repeatable.
+    #[arg(long, value_name = "CERT,KEY[:NAMES]")]
+    pub tls_sni_cert_key: Vec<SniCertKey>,
+    /// The minimum TLS version: `VersionTLS12` (the default) or `VersionTLS13`.
+    #[arg(long, default_value = "")]
+    pub tls_min_version: String,
+    /// Comma-separated TLS 1.2 cipher suites by IANA name (the TLS 1.3 suites are always
+    /// enabled); unset means every strong suite.
+    #[arg(long, value_delimiter = ',')]
+    pub tls_cipher_suites: Vec<String>,
+    /// The limit of concurrent streams the server gives HTTP/2 clients (0 or less: 100).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub http2_max_streams_per_connection: i64,
+    /// apiary-only: how long a request head may take from its first byte (kube-apiserver: 32s).
+    #[arg(long, hide = true, default_value = "32s", value_parser = parse_duration)]
+    pub read_header_timeout: Duration,
+    /// apiary-only: how long a connection may stay without a request (kube-apiserver: 90s).
+    #[arg(long, hide = true, default_value = "1m30s", value_parser = parse_duration)]
+    pub idle_connection_timeout: Duration,
+    /// apiary-only: the most connections open at once (0: unbounded); more wait to be accepted.
+    #[arg(long, hide = true, default_value_t = super::serve::DEFAULT_MAX_OPEN_CONNECTIONS)]
+    pub max_open_connections: usize,
     /// Whether requests without credentials are served as `system:anonymous`.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub anonymous_auth: bool,
@@ -113,6 +138,12 @@ pub enum OptionsError {
     /// The minimum request timeout is zero.
     #[error("--min-request-timeout must be greater than 0")]
     MinRequestTimeout,
+    /// A TLS flag has a refused value.
+    #[error(transparent)]
+    Tls(#[from] TlsFlagError),
+    /// A header or idle timeout is zero.
+    #[error("{0} must be greater than 0")]
+    ZeroTimeout(&'static str),
     /// A `--runtime-config` entry is malformed.
     #[error(
         "--runtime-config: {0:?} is not of the form <group>/<version>=true|false, api/all=true|false or api/ga|beta|alpha=true|false"
@@ -151,6 +182,28 @@ impl ServerOptions {
                     path: p.display().to_string(),
                 });
             }
+        }
+        for sni in &self.tls_sni_cert_key {
+            for path in [&sni.cert, &sni.key] {
+                if !path.exists() {
+                    errs.push(OptionsError::MissingFile {
+                        flag: "--tls-sni-cert-key",
+                        path: path.display().to_string(),
+                    });
+                }
+            }
+        }
+        if let Err(e) = TlsVersion::parse(&self.tls_min_version) {
+            errs.push(e.into());
+        }
+        if let Err(e) = parse_cipher_suites(&self.tls_cipher_suites) {
+            errs.push(e.into());
+        }
+        if self.read_header_timeout.is_zero() {
+            errs.push(OptionsError::ZeroTimeout("--read-header-timeout"));
+        }
+        if self.idle_connection_timeout.is_zero() {
+            errs.push(OptionsError::ZeroTimeout("--idle-connection-timeout"));
         }
         for url in &self.etcd_servers {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -248,6 +301,37 @@ mod tests {
         assert_eq!(parse(&["apiary"]), Some(true));
         assert_eq!(parse(&["apiary", "--anonymous-auth"]), Some(true));
         assert_eq!(parse(&["apiary", "--anonymous-auth=false"]), Some(false));
+    }
+
+    #[test]
+    fn tls_flags() {
+        let cli = Cli::try_parse_from([
+            "apiary",
+            "--tls-min-version=VersionTLS10",
+            "--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            "--tls-sni-cert-key=/nonexistent.crt,/nonexistent.key:a.example",
+            "--tls-sni-cert-key=/nonexistent2.crt,/nonexistent2.key",
+        ]);
+        let opts = cli.map(|c| c.opts).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(opts.tls_sni_cert_key.len(), 2);
+        assert_eq!(opts.tls_sni_cert_key[0].names, vec!["a.example"]);
+        let errs = opts.validate();
+        assert_eq!(errs.len(), 6, "{errs:?}");
+        assert!(
+            errs.contains(&OptionsError::Tls(TlsFlagError::InsecureVersion(
+                "VersionTLS10".into()
+            )))
+        );
+        assert!(
+            errs.iter()
+                .any(|e| e.to_string().contains("TLS_RSA_WITH_RC4_128_SHA")),
+            "{errs:?}"
+        );
+        assert!(Cli::try_parse_from(["apiary", "--tls-sni-cert-key=only-one"]).is_err());
+        let streams = Cli::try_parse_from(["apiary", "--http2-max-streams-per-connection=-1"])
+            .map(|c| c.opts.http2_max_streams_per_connection)
+            .ok();
+        assert_eq!(streams, Some(-1));
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! The secure listener: accepts TCP connections, completes TLS, records the client's certificate
-//! chain on each request and serves HTTP/1.1 or h2 with hyper; stops accepting when the
+//! The secure listener: accepts TCP connections (at most [`ServingOptions::max_open_connections`]
+//! at once), completes TLS, records the client's certificate chain on each request and serves
+//! HTTP/1.1 or h2 with hyper, with kube-apiserver's limits: a header read timeout, an idle
+//! timeout, 1 MiB of request headers, bounded concurrent h2 streams; stops accepting when the
 //! lifecycle says so and lets open connections finish.
 
 use std::sync::Arc;
@@ -7,50 +9,100 @@ use std::time::Duration;
 
 use axum::body::Body;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use super::lifecycle::LifecycleSignals;
+use super::tls::TlsReloader;
 use crate::authn::PeerCertificates;
 
-/// How long a TLS handshake may take.
+mod activity;
+
+use self::activity::{Activity, ActivityIo, Counter, TrackedBody};
+
+/// How long a TLS handshake may take. kube-apiserver's Go server has no bound of its own
+/// (its header read timeout starts after the handshake); 10 s is Go's client-side
+/// `TLSHandshakeTimeout`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long connections may take to close once no request is in flight (h2 waits for the
 /// client to acknowledge GOAWAY; an unresponsive client must not hold the process).
 const CONNECTION_CLOSE_GRACE: Duration = Duration::from_secs(5);
+/// The largest request head: kube-apiserver's `MaxHeaderBytes: 1 << 20`. It bounds HTTP/1.1
+/// request lines with headers and h2 header lists (`SETTINGS_MAX_HEADER_LIST_SIZE`).
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
+/// The h2 concurrent stream limit when `--http2-max-streams-per-connection` is 0
+/// (kube-apiserver's default, matching Go's client `initialMaxConcurrentStreams`).
+pub const DEFAULT_HTTP2_MAX_STREAMS: u32 = 100;
+/// kube-apiserver's `ReadHeaderTimeout`: a request head must arrive within 32 s of its first
+/// byte (of the connection, for the first request).
+pub const DEFAULT_READ_HEADER_TIMEOUT: Duration = Duration::from_secs(32);
+/// kube-apiserver's `IdleTimeout`: a connection without a request in progress is closed after
+/// 90 s (HTTP/1.1 keep-alive and h2 alike).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// kube-apiserver's TCP keep-alive period (`defaultKeepAlivePeriod`), which finds dead peers.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(180);
+/// How many connections may be open at once by default. Go's server has no bound (the file
+/// descriptor limit is the bound); this one keeps descriptors for storage and files.
+pub const DEFAULT_MAX_OPEN_CONNECTIONS: usize = 10_000;
 
-/// Counts requests whose handler has not answered yet.
-#[derive(Clone, Default)]
-struct InFlight(Arc<(std::sync::atomic::AtomicUsize, tokio::sync::Notify)>);
+/// How the secure port treats connections.
+#[derive(Clone, Debug)]
+pub struct ServingOptions {
+    /// `--http2-max-streams-per-connection` (0: [`DEFAULT_HTTP2_MAX_STREAMS`]).
+    pub http2_max_streams_per_connection: u32,
+    /// How long an HTTP/1.1 request head may take ([`DEFAULT_READ_HEADER_TIMEOUT`]).
+    pub read_header_timeout: Duration,
+    /// How long a connection may stay without a request ([`DEFAULT_IDLE_TIMEOUT`]).
+    pub idle_timeout: Duration,
+    /// The most connections open at once (0: unbounded); more wait in the listen backlog.
+    pub max_open_connections: usize,
+}
 
-impl InFlight {
-    fn enter(&self) -> InFlightGuard {
-        self.0.0.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        InFlightGuard(self.clone())
-    }
-
-    async fn drained(&self) {
-        loop {
-            let notified = self.0.1.notified();
-            if self.0.0.load(std::sync::atomic::Ordering::Acquire) == 0 {
-                return;
-            }
-            notified.await;
+impl Default for ServingOptions {
+    fn default() -> Self {
+        Self {
+            http2_max_streams_per_connection: 0,
+            read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_open_connections: DEFAULT_MAX_OPEN_CONNECTIONS,
         }
     }
 }
 
-struct InFlightGuard(InFlight);
+fn builder(opts: &ServingOptions) -> Builder<TokioExecutor> {
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        // The header read timeout is enforced per connection by `Activity`, from the first byte
+        // of a request as Go does, not from the end of the previous response.
+        .header_read_timeout(None)
+        // Go allows `MaxHeaderBytes` plus 4096 bytes of slack for the request head; hyper's
+        // head limit is its read buffer.
+        .max_buf_size(MAX_HEADER_BYTES + 4096);
+    let streams = match opts.http2_max_streams_per_connection {
+        0 => DEFAULT_HTTP2_MAX_STREAMS,
+        n => n,
+    };
+    // hyper's reset-flood limits (`max_pending_accept_reset_streams`,
+    // `max_local_error_reset_streams`) stay at their defaults: they are the rapid-reset guard.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(streams)
+        .max_header_list_size(MAX_HEADER_BYTES as u32);
+    builder
+}
 
-impl Drop for InFlightGuard {
-    fn drop(&mut self) {
-        if self.0.0.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
-            self.0.0.1.notify_waiters();
-        }
+fn set_keepalive(tcp: &TcpStream) {
+    let params = socket2::TcpKeepalive::new()
+        .with_time(TCP_KEEPALIVE)
+        .with_interval(TCP_KEEPALIVE);
+    if let Err(e) = socket2::SockRef::from(tcp).set_tcp_keepalive(&params) {
+        tracing::debug!(error = %e, "setting TCP keep-alive failed");
     }
 }
 
@@ -59,17 +111,45 @@ impl Drop for InFlightGuard {
 /// (`in_flight_drained`) and gives open connections a short grace to close.
 pub async fn serve_tls(
     listener: TcpListener,
-    tls: Arc<super::tls::TlsReloader>,
+    tls: Arc<TlsReloader>,
     app: super::App,
     signals: LifecycleSignals,
     drain_timeout: Duration,
+    opts: ServingOptions,
 ) {
-    let graceful = GracefulShutdown::new();
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder.http2().max_concurrent_streams(1000);
-    let builder = Arc::new(builder);
-    let in_flight = InFlight::default();
+    let builder = Arc::new(builder(&opts));
+    let in_flight = Counter::default();
+    let open = Counter::default();
+    let limit = Arc::new(Semaphore::new(match opts.max_open_connections {
+        0 => Semaphore::MAX_PERMITS,
+        n => n.min(Semaphore::MAX_PERMITS),
+    }));
+    let mut at_limit = false;
     loop {
+        // A connection slot first: at the bound, new connections wait in the listen backlog
+        // while the open ones are served.
+        let permit = match Arc::clone(&limit).try_acquire_owned() {
+            Ok(p) => {
+                at_limit = false;
+                p
+            }
+            Err(_) => {
+                if !at_limit {
+                    tracing::warn!(
+                        max = opts.max_open_connections,
+                        "the open connection limit is reached; new connections wait"
+                    );
+                    at_limit = true;
+                }
+                tokio::select! {
+                    p = Arc::clone(&limit).acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    () = signals.not_accepting_new_requests.wait() => break,
+                }
+            }
+        };
         let accepted = tokio::select! {
             r = listener.accept() => r,
             () = signals.not_accepting_new_requests.wait() => break,
@@ -83,12 +163,25 @@ pub async fn serve_tls(
             }
         };
         let _ = tcp.set_nodelay(true);
-        let acceptor = TlsAcceptor::from(tls.current());
+        set_keepalive(&tcp);
+        let local_ip = tcp.local_addr().ok().map(|a| a.ip());
+        let config = match tls.config_for(local_ip) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "building the TLS configuration failed");
+                continue;
+            }
+        };
+        let acceptor = TlsAcceptor::from(config);
         let app = app.clone();
         let builder = Arc::clone(&builder);
-        let watcher = graceful.watcher();
         let in_flight = in_flight.clone();
+        let open_guard = open.enter();
+        let signals = signals.clone();
+        let opts = opts.clone();
         tokio::spawn(async move {
+            let _permit = permit;
+            let _open = open_guard;
             let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,
                 Ok(Err(e)) => {
@@ -100,28 +193,69 @@ pub async fn serve_tls(
                     return;
                 }
             };
+            let session = tls.get_ref().1;
+            let h2 = session.alpn_protocol() == Some(b"h2");
             let certs = PeerCertificates::new(
-                tls.get_ref()
-                    .1
+                session
                     .peer_certificates()
                     .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
                     .unwrap_or_default(),
             );
+            let activity = Arc::new(Activity::new(
+                h2,
+                opts.read_header_timeout,
+                opts.idle_timeout,
+            ));
+            let tracked = Arc::clone(&activity);
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
                 req.extensions_mut().insert(certs.clone());
+                // The request keeps the connection busy until its response body is done (a
+                // watch stays active while it streams).
+                let busy = tracked.enter();
                 let guard = in_flight.enter();
                 let app = app.clone();
                 async move {
                     let resp = app.oneshot(req).await;
                     drop(guard);
-                    resp
+                    resp.map(|r| r.map(|body| TrackedBody::new(body, busy)))
                 }
             });
+            let io = ActivityIo::new(tls, Arc::clone(&activity));
             let conn = builder
-                .serve_connection_with_upgrades(TokioIo::new(tls), service)
+                .serve_connection_with_upgrades(TokioIo::new(io), service)
                 .into_owned();
-            if let Err(e) = watcher.watch(conn).await {
+            tokio::pin!(conn);
+            let mut closing: Option<tokio::time::Instant> = None;
+            let result = loop {
+                let grace = async {
+                    match closing {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    r = conn.as_mut() => break r,
+                    // Once in-flight requests are drained, connections close gracefully.
+                    () = signals.in_flight_drained.wait(), if closing.is_none() => {
+                        conn.as_mut().graceful_shutdown();
+                        closing = Some(tokio::time::Instant::now() + CONNECTION_CLOSE_GRACE);
+                    }
+                    () = activity.expired(), if closing.is_none() => {
+                        tracing::debug!(%peer, h2, "closing a connection that timed out without a request");
+                        if !h2 {
+                            // HTTP/1.1 has nothing to say to a client that is silent or has
+                            // sent a partial request head: the connection is closed (as Go's).
+                            break Ok(());
+                        }
+                        // h2 says goodbye with GOAWAY, and closes if the client does not.
+                        conn.as_mut().graceful_shutdown();
+                        closing = Some(tokio::time::Instant::now() + CONNECTION_CLOSE_GRACE);
+                    }
+                    () = grace => break Ok(()),
+                }
+            };
+            if let Err(e) = result {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }
         });
@@ -135,7 +269,7 @@ pub async fn serve_tls(
         tracing::warn!("in-flight requests did not finish within {drain_timeout:?}");
     }
     signals.in_flight_drained.signal();
-    if tokio::time::timeout(CONNECTION_CLOSE_GRACE, graceful.shutdown())
+    if tokio::time::timeout(CONNECTION_CLOSE_GRACE, open.drained())
         .await
         .is_err()
     {

@@ -1,0 +1,395 @@
+//! The secure port's connections from outside: header read and idle timeouts (HTTP/1.1 and
+//! h2), the bound on open connections, long request heads over h2 and HTTP/1.1, and a watch
+//! with a negative timeout, against the real binary.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::Server;
+use common::tls::*;
+use http_body_util::Empty;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls_pki_types::ServerName;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+
+/// Reads until the server closes the connection; returns whether it did within the patience.
+async fn closed_by_server(mut s: TlsStream<TcpStream>) -> bool {
+    let mut buf = [0u8; 1024];
+    let read = async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, read).await.is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_idle_connections_are_closed() {
+    let server = Server::start(&["--read-header-timeout=2s", "--idle-connection-timeout=3s"]);
+    // A partial request line, then a partial head.
+    for partial in [
+        "GET /healthz HT",
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: ",
+    ] {
+        let mut s = tls_connect(&server, any_version(), "localhost")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.write_all(partial.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.flush().await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(closed_by_server(s).await, "{partial:?} stayed open");
+    }
+    // Nothing at all.
+    let s = tls_connect(&server, any_version(), "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(closed_by_server(s).await, "a silent connection stayed open");
+
+    // An idle HTTP/1.1 keep-alive connection.
+    let s = tls_connect(&server, any_version(), "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut send, task) = http1(s).await;
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+    assert!(
+        tokio::time::timeout(PATIENCE, task).await.is_ok(),
+        "an idle keep-alive connection stayed open"
+    );
+
+    // An idle h2 connection: GOAWAY, then closed.
+    let h2 = client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
+    let s = tls_connect(&server, h2, "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(s))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let task = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let req = http::Request::get("https://127.0.0.1/healthz")
+        .body(Empty::<Bytes>::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let resp = send
+        .send_request(req)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+    drop(resp);
+    assert!(
+        tokio::time::timeout(PATIENCE, task).await.is_ok(),
+        "an idle h2 connection stayed open"
+    );
+
+    // A watch is a request in progress: over HTTP/1.1 (where a timed-out connection is closed
+    // outright) it outlives the idle and header timeouts and ends at its own timeout, with a
+    // clean end of its body.
+    let resp = admin_client(&server, true)
+        .get(server.url("/api/v1/namespaces?watch=true&timeoutSeconds=10"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.version(), reqwest::Version::HTTP_11);
+    assert_eq!(resp.status().as_u16(), 200);
+    let body = resp
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("the watch was cut: {e}"));
+    assert!(
+        String::from_utf8_lossy(&body).contains("\"ADDED\""),
+        "{body:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_bound_wait() {
+    let server = Server::start(&["--max-open-connections=3"]);
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        // The readiness check's connection may still be closing: a slot frees up then.
+        let s = tokio::time::timeout(PATIENCE, tls_connect(&server, any_version(), "localhost"))
+            .await
+            .unwrap_or_else(|_| panic!("no connection slot"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (mut send, task) = http1(s).await;
+        assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+        held.push((send, task));
+    }
+    // The fourth is not accepted while three are open...
+    let server_addr = addr(&server);
+    let fourth = tokio::spawn(async move {
+        let tcp = TcpStream::connect(server_addr).await?;
+        tokio_rustls::TlsConnector::from(any_version())
+            .connect(
+                ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}")),
+                tcp,
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !fourth.is_finished(),
+        "a connection over the bound was accepted"
+    );
+    // ...while the open ones are answered.
+    for (send, _) in &mut held {
+        assert_eq!(get1(send, "/healthz").await.0, 200);
+    }
+    // Once one closes, the waiting one is served.
+    let (send, task) = held.remove(0);
+    drop(send);
+    let _ = task.await;
+    let s = tokio::time::timeout(PATIENCE, fourth)
+        .await
+        .unwrap_or_else(|_| panic!("the waiting connection was not accepted"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut send, _task) = http1(s).await;
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+}
+
+/// A set-based label selector of about `len` bytes once URL-encoded.
+fn long_selector(len: usize) -> String {
+    let mut values = Vec::new();
+    let mut encoded = "app+in+%28%29".len();
+    let mut i = 0;
+    while encoded < len {
+        let v = format!("v{i:05}");
+        encoded += v.len() + 3;
+        values.push(v);
+        i += 1;
+    }
+    format!("app in ({})", values.join(","))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_label_selectors_over_h2_and_http11() {
+    let server = Server::start(&[]);
+    for (http1_only, version) in [
+        (false, reqwest::Version::HTTP_2),
+        (true, reqwest::Version::HTTP_11),
+    ] {
+        let client = admin_client(&server, http1_only);
+        for len in [20_000, 60_000] {
+            let selector = long_selector(len);
+            let resp = client
+                .get(server.url("/api/v1/configmaps"))
+                .query(&[("labelSelector", selector.as_str())])
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{version:?} {len}: {e}"));
+            assert_eq!(resp.version(), version);
+            let status = resp.status().as_u16();
+            let body: serde_json::Value = resp
+                .json()
+                .await
+                .unwrap_or_else(|e| panic!("{version:?} {len}: {e}"));
+            assert_eq!(status, 200, "{version:?} {len}: {body}");
+            assert_eq!(body["kind"], "ConfigMapList", "{version:?} {len}");
+        }
+        // Headers of most of a MiB are read too.
+        let resp = client
+            .get(server.url("/api/v1/namespaces/default"))
+            .header("x-padding", "p".repeat(900 * 1024))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{version:?} padding: {e}"));
+        assert_eq!(resp.status().as_u16(), 200, "{version:?} padding");
+    }
+    // kubectl, over h2.
+    let selector = long_selector(20_000);
+    let out = server.kubectl(
+        Path::new("kubectl"),
+        &["get", "configmaps", "-A", "-l", &selector],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("No resources found"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_with_negative_timeout_ends_at_once() {
+    let server = Server::start(&[]);
+    let admin = server.admin();
+    for path in [
+        "/api/v1/namespaces?watch=true&timeoutSeconds=-1",
+        "/api/v1/watch/namespaces?timeoutSeconds=-5",
+    ] {
+        let resp = admin
+            .get(server.url(path))
+            .timeout(Duration::from_secs(20))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(resp.status().as_u16(), 200, "{path}");
+        let body = resp
+            .bytes()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: the watch did not end: {e}"));
+        assert!(body.is_empty(), "{path}: {body:?}");
+    }
+}
+
+/// The h2 settings the server announces first: (identifier, value) pairs.
+async fn h2_server_settings(server: &Server) -> Vec<(u16, u32)> {
+    let config = client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
+    let mut s = tls_connect(server, config, "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    // The client preface and an empty SETTINGS frame.
+    let mut preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    preface.extend([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    s.write_all(&preface)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.flush().await.unwrap_or_else(|e| panic!("{e}"));
+    loop {
+        let mut header = [0u8; 9];
+        tokio::time::timeout(PATIENCE, s.read_exact(&mut header))
+            .await
+            .unwrap_or_else(|_| panic!("no h2 frame"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+        let mut payload = vec![0u8; len];
+        s.read_exact(&mut payload)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // SETTINGS without ACK.
+        if header[3] == 4 && header[4] & 1 == 0 {
+            return payload
+                .chunks_exact(6)
+                .map(|c| {
+                    (
+                        u16::from_be_bytes([c[0], c[1]]),
+                        u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
+                    )
+                })
+                .collect();
+        }
+    }
+}
+
+const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 3;
+const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 6;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2_settings_announce_the_limits() {
+    for (args, streams) in [
+        (vec![], 100),
+        (vec!["--http2-max-streams-per-connection=7"], 7),
+        (vec!["--http2-max-streams-per-connection=0"], 100),
+    ] {
+        let server = Server::start(&args);
+        let settings = h2_server_settings(&server).await;
+        let value = |id| settings.iter().find(|(i, _)| *i == id).map(|(_, v)| *v);
+        assert_eq!(
+            value(SETTINGS_MAX_CONCURRENT_STREAMS),
+            Some(streams),
+            "{args:?}: {settings:?}"
+        );
+        assert_eq!(
+            value(SETTINGS_MAX_HEADER_LIST_SIZE),
+            Some(1 << 20),
+            "{args:?}: {settings:?}"
+        );
+    }
+}
+
+/// An HPACK integer with an `n`-bit prefix whose high bits are `first`.
+fn hpack_int(out: &mut Vec<u8>, first: u8, n: u32, mut v: usize) {
+    let max = (1usize << n) - 1;
+    if v < max {
+        out.push(first | v as u8);
+        return;
+    }
+    out.push(first | max as u8);
+    v -= max;
+    while v >= 128 {
+        out.push((v % 128) as u8 | 0x80);
+        v /= 128;
+    }
+    out.push(v as u8);
+}
+
+/// The frames of a GET of `path` on `stream`: HEADERS and as many CONTINUATIONs as its header
+/// block needs at the default frame size.
+fn h2_get(stream: u32, path: &str) -> Vec<u8> {
+    // :method GET and :scheme https from the static table; :path (4) and :authority (1) as
+    // literals with an indexed name, not indexed, not Huffman-coded.
+    let mut block = vec![0x82, 0x87];
+    for (index, value) in [(4u8, path), (1, "127.0.0.1")] {
+        block.push(index);
+        hpack_int(&mut block, 0, 7, value.len());
+        block.extend(value.as_bytes());
+    }
+    let chunks: Vec<&[u8]> = block.chunks(16_384).collect();
+    let mut frames = Vec::new();
+    for (i, chunk) in chunks.iter().enumerate() {
+        let kind = if i == 0 { 1 } else { 9 };
+        let mut flags = if i == 0 { 0x1 } else { 0 };
+        if i == chunks.len() - 1 {
+            flags |= 0x4;
+        }
+        frames.extend(&(chunk.len() as u32).to_be_bytes()[1..]);
+        frames.extend([kind, flags]);
+        frames.extend(stream.to_be_bytes());
+        frames.extend(*chunk);
+    }
+    frames
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_h2_request_over_the_uri_limit_fails_alone() {
+    let server = Server::start(&[]);
+    let config = client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
+    let mut s = tls_connect(&server, config, "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    // Our SETTINGS (none), then the ACK of the server's.
+    out.extend([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    out.extend([0, 0, 0, 4, 1, 0, 0, 0, 0]);
+    // A request URI of 100 KB (the http crate's URIs stop at 64 KiB), then a normal one.
+    let selector = long_selector(100_000).replace(' ', "+");
+    out.extend(h2_get(
+        1,
+        &format!("/api/v1/configmaps?labelSelector={selector}"),
+    ));
+    out.extend(h2_get(3, "/healthz"));
+    s.write_all(&out).await.unwrap_or_else(|e| panic!("{e}"));
+    s.flush().await.unwrap_or_else(|e| panic!("{e}"));
+    // Until both the reset of stream 1 and the answer on stream 3 have arrived.
+    let (mut reset, mut answered) = (false, false);
+    while !(reset && answered) {
+        let mut header = [0u8; 9];
+        tokio::time::timeout(PATIENCE, s.read_exact(&mut header))
+            .await
+            .unwrap_or_else(|_| panic!("reset: {reset}, answered: {answered}"))
+            .unwrap_or_else(|e| panic!("the connection ended: {e}"));
+        let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+        let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & 0x7fff_ffff;
+        let mut payload = vec![0u8; len];
+        s.read_exact(&mut payload)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        match (header[3], stream) {
+            (7, _) => panic!("GOAWAY: {payload:?}"),
+            (3, 1) => reset = true,
+            (1, 1) => panic!("the over-long request was answered"),
+            (1, 3) => answered = true,
+            _ => {}
+        }
+    }
+}
