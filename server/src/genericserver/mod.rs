@@ -47,6 +47,14 @@ pub enum ServerError {
     /// TLS material could not be loaded.
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
+    /// The audit log could not be opened.
+    #[error("opening the audit log {path}: {source}")]
+    AuditLog {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The listener could not be bound.
     #[error("listen on {addr}: {source}")]
     Bind {
@@ -106,6 +114,8 @@ pub struct Config {
     pub authenticators: Vec<Box<dyn Authenticator>>,
     /// Authorizers tried before the built-in ones (system:masters, public info).
     pub authorizers: Vec<Arc<dyn Authorizer>>,
+    /// `--audit-policy-file` and `--audit-log-*`: `None` records nothing.
+    pub audit: Option<crate::audit::AuditOptions>,
 }
 
 /// A configuration with every default filled in.
@@ -265,6 +275,17 @@ impl GenericServer {
             }
         }
         let metrics = Arc::new(Metrics::new(known));
+        let audit = match &c.audit {
+            Some(options) => Some(Arc::new(
+                crate::audit::Auditor::start(options.clone(), metrics.audit.clone()).map_err(
+                    |source| ServerError::AuditLog {
+                        path: options.log.path.clone(),
+                        source,
+                    },
+                )?,
+            )),
+            None => None,
+        };
 
         let mut hook_checks = Vec::new();
         for hook in &self.post_start {
@@ -328,6 +349,7 @@ impl GenericServer {
                 c.max_requests_inflight,
                 c.max_mutating_requests_inflight,
             ),
+            audit,
         });
         let app = filters::build(DirectorService(director), chain);
         Ok(PreparedServer {

@@ -110,6 +110,7 @@ pub async fn serve_tls(
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
                 req.extensions_mut().insert(certs.clone());
+                req.extensions_mut().insert(crate::audit::PeerAddr(peer));
                 let guard = in_flight.enter();
                 let app = app.clone();
                 async move {
