@@ -127,7 +127,8 @@ pub struct CompletedConfig {
 
 impl Config {
     /// Fills in defaults: the authenticator union (x509, then the extra ones, then anonymous)
-    /// and the authorizer union (the extra ones, then `system:masters`, then public info paths).
+    /// and the authorizer union (the extra ones, then `system:masters`, then public info paths,
+    /// then the self-reviews and discovery every authenticated user may use).
     pub fn complete(mut self) -> CompletedConfig {
         let mut authenticators: Vec<Box<dyn Authenticator>> =
             vec![Box::new(X509Authenticator::default())];
@@ -136,6 +137,7 @@ impl Config {
         let mut authorizers = std::mem::take(&mut self.authorizers);
         authorizers.push(Arc::new(SystemMastersAuthorizer));
         authorizers.push(Arc::new(PublicInfoAuthorizer));
+        authorizers.push(Arc::new(crate::authz::BasicUserAuthorizer));
         let authorizer: Arc<dyn Authorizer> = Arc::new(UnionAuthorizer(authorizers));
         CompletedConfig {
             config: self,
