@@ -98,9 +98,7 @@ async fn policy_levels_stages_and_audit_ids() {
         "data": {"k": "v"}
     });
     let resp = admin
-        .post(server.url(
-            "/api/v1/namespaces/default/configmaps?fieldManager=audit-test",
-        ))
+        .post(server.url("/api/v1/namespaces/default/configmaps?fieldManager=audit-test"))
         .header("User-Agent", "audit-test/1.0")
         .json(&cm)
         .send()
@@ -138,7 +136,10 @@ async fn policy_levels_stages_and_audit_ids() {
             .is_none(),
         "omitManagedFields: {done}"
     );
-    assert_eq!(done["annotations"]["authorization.k8s.io/decision"], "allow");
+    assert_eq!(
+        done["annotations"]["authorization.k8s.io/decision"],
+        "allow"
+    );
     assert!(events[0].get("responseStatus").is_none());
     assert!(events[0].get("requestObject").is_none());
 
@@ -195,9 +196,10 @@ async fn policy_levels_stages_and_audit_ids() {
 
     // A watch: RequestReceived, ResponseStarted, then ResponseComplete when it ends.
     let resp = admin
-        .get(server.url(
-            "/apis/example.dev/v1/namespaces/default/widgets?watch=true&timeoutSeconds=1",
-        ))
+        .get(
+            server
+                .url("/apis/example.dev/v1/namespaces/default/widgets?watch=true&timeoutSeconds=1"),
+        )
         .send()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -215,8 +217,10 @@ async fn policy_levels_stages_and_audit_ids() {
     let all = read_events(&log);
     assert!(all.iter().all(|e| e["auditID"] != secret_id.as_str()));
     assert!(
-        all.iter()
-            .all(|e| !e["requestURI"].as_str().unwrap_or("").starts_with("/readyz")),
+        all.iter().all(|e| !e["requestURI"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("/readyz")),
         "readyz is at level None"
     );
     for e in &all {

@@ -370,3 +370,65 @@ async fn request_timeout_parameter_shortens_the_deadline() {
     assert_eq!(code, StatusCode::BAD_REQUEST);
     assert_eq!(status_json(&body)["reason"], "BadRequest");
 }
+
+#[tokio::test]
+async fn watches_are_exempt_from_a_full_pool_and_panics_leave_the_chain_serving() {
+    let app = app(true);
+    let slow = tokio::spawn(call(
+        app.clone(),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/secrets",
+            Some("jane"),
+            Body::empty(),
+        ),
+    ));
+    // Wait until the slow request holds the only read-only slot.
+    loop {
+        let (code, _) = call(
+            app.clone(),
+            req("GET", "/healthz", Some("joe"), Body::empty()),
+        )
+        .await;
+        if code == StatusCode::TOO_MANY_REQUESTS {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let (code, body) = call(
+        app.clone(),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps?watch=true",
+            Some("jane"),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (code, body.as_slice()),
+        (StatusCode::OK, b"jane".as_slice())
+    );
+    let _ = slow.await;
+
+    let (code, _) = call(
+        app.clone(),
+        req("GET", "/api/v1/configmaps", Some(ADMIN), Body::empty()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+    let (code, body) = call(
+        app,
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            Some(ADMIN),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (code, body.as_slice()),
+        (StatusCode::OK, b"admin".as_slice())
+    );
+}
