@@ -122,7 +122,9 @@ async fn policy_levels_stages_and_audit_ids() {
     assert_eq!(done["sourceIPs"], serde_json::json!(["127.0.0.1"]));
     assert_eq!(
         done["objectRef"],
-        serde_json::json!({"resource": "configmaps", "namespace": "default", "apiVersion": "v1"})
+        serde_json::json!({
+            "resource": "configmaps", "namespace": "default", "name": "audited", "apiVersion": "v1"
+        })
     );
     assert_eq!(
         done["responseStatus"],
@@ -142,6 +144,25 @@ async fn policy_levels_stages_and_audit_ids() {
     );
     assert!(events[0].get("responseStatus").is_none());
     assert!(events[0].get("requestObject").is_none());
+
+    // An update's objectRef gets the uid and resourceVersion of the object sent.
+    let mut updated = done["responseObject"].clone();
+    updated["data"]["k"] = Value::from("w");
+    let resp = admin
+        .put(server.url("/api/v1/namespaces/default/configmaps/audited"))
+        .json(&updated)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+    let id = audit_id(&resp);
+    let events = events_of(&log, &id, |e| e.len() >= 2);
+    assert_eq!(events[1]["verb"], "update");
+    assert_eq!(
+        events[1]["objectRef"]["resourceVersion"],
+        updated["metadata"]["resourceVersion"]
+    );
+    assert_eq!(events[1]["objectRef"]["uid"], updated["metadata"]["uid"]);
 
     // A client's Audit-ID is kept; a failure records its Status.
     let resp = admin
@@ -178,6 +199,14 @@ async fn policy_levels_stages_and_audit_ids() {
     assert_eq!(stages(&events), ["RequestReceived", "ResponseComplete"]);
     assert_eq!(events[1]["level"], "Metadata");
     assert_eq!(events[1]["objectRef"]["apiGroup"], "example.dev");
+    assert_eq!(
+        events[1]["objectRef"]["name"], "w1",
+        "the name of a created object comes from its body"
+    );
+    assert!(
+        events[0]["objectRef"].get("name").is_none(),
+        "not known when the request is received"
+    );
     assert!(events[1].get("requestObject").is_none(), "{}", events[1]);
     assert!(events[1].get("responseObject").is_none(), "{}", events[1]);
 

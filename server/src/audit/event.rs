@@ -60,12 +60,18 @@ pub struct ObjectRef {
     /// The name.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
+    /// The object's uid, from the request object.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub uid: String,
     /// The API group.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub api_group: String,
     /// The API version.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub api_version: String,
+    /// The object's resourceVersion, from the request object.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
     /// The subresource.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub subresource: String,

@@ -12,9 +12,12 @@ pub mod policy;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
+use apimachinery::meta::ObjectMeta;
 use apimachinery::status::ApiError;
 use chrono::Utc;
+use parking_lot::Mutex;
 
 use self::event::{Event, ObjectRef, RecordedBody};
 use self::log::{AuditLog, LogCounters, LogOptions};
@@ -148,6 +151,7 @@ impl Auditor {
             api_group: info.api_group.clone(),
             api_version: info.api_version.clone(),
             subresource: info.subresource.clone(),
+            ..ObjectRef::default()
         });
         let event = Event {
             level: config.level,
@@ -179,8 +183,48 @@ impl Auditor {
         Some(RequestAudit {
             log: self.log.clone(),
             config,
+            note: info.is_resource_request.then(ObjectNote::default),
             event,
         })
+    }
+}
+
+/// What a handler learns of a request's object once it has decoded it: the chain stores one as
+/// a request extension for every recorded resource request, and the handler's decode step fills
+/// it, completing the event's `objectRef` (Kubernetes' `LogRequestObject`: the name of a
+/// created object, the uid and resourceVersion of an update).
+#[derive(Clone, Debug, Default)]
+pub struct ObjectNote(Arc<Mutex<Option<ObjectMeta>>>);
+
+impl ObjectNote {
+    /// Records the metadata of the request's decoded object.
+    pub fn record(&self, meta: &ObjectMeta) {
+        *self.0.lock() = Some(ObjectMeta {
+            namespace: meta.namespace.clone(),
+            name: meta.name.clone(),
+            uid: meta.uid.clone(),
+            resource_version: meta.resource_version.clone(),
+            ..ObjectMeta::default()
+        });
+    }
+
+    /// Fills the empty fields of `object_ref` from the recorded metadata.
+    fn complete(&self, object_ref: &mut ObjectRef) {
+        let noted = self.0.lock();
+        let Some(meta) = noted.as_ref() else {
+            return;
+        };
+        let fill = |field: &mut String, value: &Option<String>| {
+            if field.is_empty()
+                && let Some(v) = value
+            {
+                field.clone_from(v);
+            }
+        };
+        fill(&mut object_ref.namespace, &meta.namespace);
+        fill(&mut object_ref.name, &meta.name);
+        fill(&mut object_ref.uid, &meta.uid);
+        fill(&mut object_ref.resource_version, &meta.resource_version);
     }
 }
 
@@ -189,6 +233,7 @@ impl Auditor {
 pub struct RequestAudit {
     log: AuditLog,
     config: RequestAuditConfig,
+    note: Option<ObjectNote>,
     event: Event,
 }
 
@@ -198,11 +243,19 @@ impl RequestAudit {
         self.config.level
     }
 
+    /// The note the handler fills for a resource request.
+    pub fn object_note(&self) -> Option<ObjectNote> {
+        self.note.clone()
+    }
+
     fn emit(&self, stage: Stage) {
         if self.config.omit_stages.contains(stage) {
             return;
         }
         let mut event = self.event.clone();
+        if let (Some(note), Some(object_ref)) = (&self.note, event.object_ref.as_mut()) {
+            note.complete(object_ref);
+        }
         event.stage = stage;
         event.stage_timestamp = Utc::now();
         self.log.process(event);

@@ -208,6 +208,9 @@ where
     } else {
         Some(timeout::limit(config, parts.uri.query().unwrap_or(""))?)
     };
+    if let Some(note) = record.as_ref().and_then(RequestAudit::object_note) {
+        parts.extensions.insert(note);
+    }
     parts.extensions.insert(info);
     parts.extensions.insert(user);
     parts
