@@ -245,7 +245,7 @@ impl RotatingFile {
                 Some((t, e.path()))
             })
             .collect();
-        backups.sort_by(|a, b| b.0.cmp(&a.0));
+        backups.sort_by_key(|b| std::cmp::Reverse(b.0));
         let cutoff = self
             .max_age
             .map(|age| chrono::DateTime::<chrono::Utc>::from(SystemTime::now() - age).naive_utc());

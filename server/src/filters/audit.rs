@@ -81,7 +81,7 @@ pub fn copy_request(
     audit: Option<&RequestAudit>,
     req: Request<Body>,
 ) -> (Request<Body>, Option<(RequestCopy, BodyFormat)>) {
-    if !audit.is_some_and(|a| a.level() >= Level::Request) {
+    if audit.is_none_or(|a| a.level() < Level::Request) {
         return (req, None);
     }
     let Some(format) = BodyFormat::of_content_type(req.headers().get(http::header::CONTENT_TYPE))
