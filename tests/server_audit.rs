@@ -276,6 +276,23 @@ async fn failed_authentication_is_recorded() {
     assert_eq!(stages(&events), ["ResponseStarted"]);
     assert_eq!(events[0]["responseStatus"]["code"], 401);
     assert_eq!(events[0]["user"], serde_json::json!({}));
+
+    // The events of the last requests are in the log once the server has stopped.
+    let resp = server
+        .anonymous()
+        .get(server.url("/api/v1/namespaces/default/configmaps"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let last = audit_id(&resp);
+    let mut server = server;
+    assert!(server.terminate(Duration::from_secs(30)).success());
+    assert!(
+        read_events(&log)
+            .iter()
+            .any(|e| e["auditID"] == last.as_str()),
+        "the last event was not flushed"
+    );
 }
 
 #[tokio::test]

@@ -49,10 +49,19 @@ pub struct LogCounters {
     pub errors: Counter,
 }
 
+/// What the writer thread receives.
+#[derive(Debug)]
+enum Message {
+    /// An event to write.
+    Event(Box<Event>),
+    /// A request to answer once everything queued before it is written and flushed.
+    Flush(SyncSender<()>),
+}
+
 /// The sending side of the log: cheap to clone and to call from request handling.
 #[derive(Clone, Debug)]
 pub struct AuditLog {
-    queue: SyncSender<Event>,
+    queue: SyncSender<Message>,
     counters: LogCounters,
 }
 
@@ -71,7 +80,7 @@ impl AuditLog {
     /// Queues an event; when the queue is full the event is dropped and counted.
     pub fn process(&self, event: Event) {
         self.counters.events.inc();
-        match self.queue.try_send(event) {
+        match self.queue.try_send(Message::Event(Box::new(event))) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 self.counters.errors.inc();
@@ -79,19 +88,45 @@ impl AuditLog {
             }
         }
     }
+
+    /// Waits (at most `timeout`, on the calling thread) until the events queued so far are
+    /// written and flushed; the server calls it when it stops.
+    pub fn flush(&self, timeout: std::time::Duration) -> bool {
+        let (done, wait) = sync_channel(1);
+        let deadline = std::time::Instant::now() + timeout;
+        let mut message = Message::Flush(done);
+        loop {
+            match self.queue.try_send(message) {
+                Ok(()) => break,
+                Err(TrySendError::Full(m)) if std::time::Instant::now() < deadline => {
+                    message = m;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(_) => return false,
+            }
+        }
+        wait.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .is_ok()
+    }
 }
 
-fn write_loop(rx: &Receiver<Event>, out: &mut Output, errors: &Counter) {
+fn write_loop(rx: &Receiver<Message>, out: &mut Output, errors: &Counter) {
     let mut line = Vec::with_capacity(4096);
     while let Ok(first) = rx.recv() {
         let mut next = Some(first);
         let mut n = 0;
-        while let Some(event) = next.take() {
-            line.clear();
-            event.write_line(&mut line);
-            if let Err(e) = out.write_line(&line) {
-                errors.inc();
-                tracing::warn!(error = %e, "writing the audit log failed");
+        let mut waiting = Vec::new();
+        while let Some(message) = next.take() {
+            match message {
+                Message::Event(event) => {
+                    line.clear();
+                    event.write_line(&mut line);
+                    if let Err(e) = out.write_line(&line) {
+                        errors.inc();
+                        tracing::warn!(error = %e, "writing the audit log failed");
+                    }
+                }
+                Message::Flush(done) => waiting.push(done),
             }
             n += 1;
             if n < MAX_BATCH {
@@ -100,6 +135,9 @@ fn write_loop(rx: &Receiver<Event>, out: &mut Output, errors: &Counter) {
         }
         if let Err(e) = out.flush() {
             tracing::warn!(error = %e, "flushing the audit log failed");
+        }
+        for done in waiting {
+            let _ = done.send(());
         }
     }
 }
@@ -264,6 +302,83 @@ impl RotatingFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn old_backups_are_removed_by_age() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("audit.json");
+        let old = dir.path().join("audit-2001-02-03T04-05-06.789.json");
+        let other = dir.path().join("other-2001-02-03T04-05-06.789.json");
+        for p in [&old, &other] {
+            std::fs::write(p, b"{}\n").unwrap_or_else(|e| panic!("{e}"));
+        }
+        let mut f = RotatingFile::open(&LogOptions {
+            path: path.clone(),
+            max_size_mb: 1,
+            max_backups: 0,
+            max_age_days: 30,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let line = vec![b'x'; 600 * 1024];
+        for _ in 0..2 {
+            f.write_line(&line).unwrap_or_else(|e| panic!("{e}"));
+        }
+        f.flush().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!old.exists(), "a backup older than 30 days is removed");
+        assert!(other.exists(), "files of another log are kept");
+        let backups = std::fs::read_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with("audit-") && n.ends_with(".json")
+            })
+            .count();
+        assert_eq!(backups, 1, "the fresh backup stays");
+    }
+
+    #[test]
+    fn flush_waits_for_queued_events() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("audit.log");
+        let log = AuditLog::start(
+            LogOptions {
+                path: path.clone(),
+                max_size_mb: 0,
+                max_backups: 0,
+                max_age_days: 0,
+            },
+            LogCounters::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let event = Event {
+            level: super::super::policy::Level::Metadata,
+            audit_id: "a".into(),
+            stage: super::super::policy::Stage::ResponseComplete,
+            request_uri: "/".into(),
+            verb: "get".into(),
+            user: None,
+            impersonated_user: None,
+            source_ips: Vec::new(),
+            user_agent: String::new(),
+            object_ref: None,
+            response_status: None,
+            request_object: None,
+            response_object: None,
+            request_received: chrono::Utc::now(),
+            stage_timestamp: chrono::Utc::now(),
+            annotations: std::collections::BTreeMap::new(),
+            omit_managed_fields: false,
+        };
+        for _ in 0..1000 {
+            log.process(event.clone());
+        }
+        assert!(log.flush(Duration::from_secs(30)));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(text.lines().count(), 1000);
+        assert_eq!(log.counters.events.get(), 1000);
+        assert_eq!(log.counters.errors.get(), 0);
+    }
 
     #[test]
     fn rotates_by_size_and_keeps_max_backups() {

@@ -102,6 +102,11 @@ impl Auditor {
         })
     }
 
+    /// Waits (at most `timeout`) until the events recorded so far are written.
+    pub fn flush(&self, timeout: std::time::Duration) -> bool {
+        self.log.flush(timeout)
+    }
+
     /// Starts recording a request by `user` when its policy level is above `None`, and writes
     /// its `RequestReceived` event unless the policy omits it.
     pub fn begin(

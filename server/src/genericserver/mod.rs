@@ -351,7 +351,7 @@ impl GenericServer {
                 c.max_requests_inflight,
                 c.max_mutating_requests_inflight,
             ),
-            audit,
+            audit: audit.clone(),
         });
         let app = filters::build(DirectorService(director), chain);
         Ok(PreparedServer {
@@ -360,6 +360,7 @@ impl GenericServer {
             listener,
             local,
             tls: tls_config,
+            audit,
         })
     }
 }
@@ -374,6 +375,7 @@ pub struct PreparedServer {
     listener: tokio::net::TcpListener,
     local: SocketAddr,
     tls: Arc<tls::TlsReloader>,
+    audit: Option<Arc<crate::audit::Auditor>>,
 }
 
 impl PreparedServer {
@@ -395,6 +397,7 @@ impl PreparedServer {
             listener,
             local,
             tls,
+            audit,
         } = self;
         let signals = server.signals.clone();
         let watcher = tls.spawn_watcher(Duration::from_secs(5));
@@ -427,6 +430,14 @@ impl PreparedServer {
         let _ = serving.await;
         hook_task.abort();
         watcher.abort();
+        if let Some(audit) = audit {
+            // The events of the last requests are written before the process exits.
+            let flushed =
+                tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(10))).await;
+            if !matches!(flushed, Ok(true)) {
+                tracing::warn!("the audit log was not flushed within 10s");
+            }
+        }
         tracing::info!("server stopped");
     }
 }
