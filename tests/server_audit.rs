@@ -258,6 +258,65 @@ async fn policy_levels_stages_and_audit_ids() {
     }
 }
 
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn bytes_field(field: u64, data: &[u8], out: &mut Vec<u8>) {
+    varint(field << 3 | 2, out);
+    varint(data.len() as u64, out);
+    out.extend_from_slice(data);
+}
+
+/// `k8s\0` + `runtime.Unknown{typeMeta{v1, ConfigMap}, ConfigMap{metadata{name}, data{k: v}}}`.
+fn configmap_protobuf(name: &str) -> Vec<u8> {
+    let mut meta = Vec::new();
+    bytes_field(1, name.as_bytes(), &mut meta);
+    let mut entry = Vec::new();
+    bytes_field(1, b"k", &mut entry);
+    bytes_field(2, b"v", &mut entry);
+    let mut cm = Vec::new();
+    bytes_field(1, &meta, &mut cm);
+    bytes_field(2, &entry, &mut cm);
+    let mut type_meta = Vec::new();
+    bytes_field(1, b"v1", &mut type_meta);
+    bytes_field(2, b"ConfigMap", &mut type_meta);
+    let mut out = b"k8s\0".to_vec();
+    bytes_field(1, &type_meta, &mut out);
+    bytes_field(2, &cm, &mut out);
+    out
+}
+
+#[tokio::test]
+async fn protobuf_bodies_are_recorded_as_their_json() {
+    let (server, _dir, log) = start(POLICY, &[]);
+    let resp = server
+        .admin()
+        .post(server.url("/api/v1/namespaces/default/configmaps"))
+        .header("Content-Type", "application/vnd.kubernetes.protobuf")
+        .header("Accept", "application/vnd.kubernetes.protobuf")
+        .body(configmap_protobuf("from-protobuf"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 201);
+    let id = audit_id(&resp);
+    let events = events_of(&log, &id, |e| e.len() >= 2);
+    let done = &events[1];
+    assert_eq!(done["objectRef"]["name"], "from-protobuf");
+    assert_eq!(done["requestObject"]["kind"], "ConfigMap");
+    assert_eq!(done["requestObject"]["metadata"]["name"], "from-protobuf");
+    assert_eq!(done["requestObject"]["data"], serde_json::json!({"k": "v"}));
+    assert!(
+        done.get("responseObject").is_none(),
+        "a protobuf response is not recorded: {done}"
+    );
+}
+
 #[tokio::test]
 async fn failed_authentication_is_recorded() {
     let (server, _dir, log) = start(

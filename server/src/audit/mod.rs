@@ -188,35 +188,69 @@ impl Auditor {
         Some(RequestAudit {
             log: self.log.clone(),
             config,
-            note: info.is_resource_request.then(ObjectNote::default),
+            note: info
+                .is_resource_request
+                .then(|| ObjectNote::new(config.level >= Level::Request)),
             event,
         })
     }
 }
 
-/// What a handler learns of a request's object once it has decoded it: the chain stores one as
-/// a request extension for every recorded resource request, and the handler's decode step fills
-/// it, completing the event's `objectRef` (Kubernetes' `LogRequestObject`: the name of a
-/// created object, the uid and resourceVersion of an update).
-#[derive(Clone, Debug, Default)]
-pub struct ObjectNote(Arc<Mutex<Option<ObjectMeta>>>);
+/// What a handler learns of a request's object once it has decoded it (Kubernetes'
+/// `LogRequestObject`): the chain stores one as a request extension for every recorded resource
+/// request, and the handler's decode step fills it. Its metadata completes the event's
+/// `objectRef` (the name of a created object, the uid and resourceVersion of an update); at the
+/// Request and RequestResponse levels the object's JSON is the event's `requestObject`, whatever
+/// encoding the client sent.
+#[derive(Clone, Debug)]
+pub struct ObjectNote {
+    noted: Arc<Mutex<Noted>>,
+    encode: bool,
+}
+
+#[derive(Debug, Default)]
+struct Noted {
+    meta: Option<ObjectMeta>,
+    json: Option<bytes::Bytes>,
+}
 
 impl ObjectNote {
-    /// Records the metadata of the request's decoded object.
-    pub fn record(&self, meta: &ObjectMeta) {
-        *self.0.lock() = Some(ObjectMeta {
+    /// A note that keeps the object's JSON when `encode` is set.
+    fn new(encode: bool) -> Self {
+        Self {
+            noted: Arc::default(),
+            encode,
+        }
+    }
+
+    /// Records the request's decoded object.
+    pub fn record(&self, object: &dyn apimachinery::runtime::Object) {
+        let meta = object.metadata();
+        let json = if self.encode {
+            object.to_json().ok().map(bytes::Bytes::from)
+        } else {
+            None
+        };
+        let mut noted = self.noted.lock();
+        noted.meta = Some(ObjectMeta {
             namespace: meta.namespace.clone(),
             name: meta.name.clone(),
             uid: meta.uid.clone(),
             resource_version: meta.resource_version.clone(),
             ..ObjectMeta::default()
         });
+        noted.json = json;
+    }
+
+    /// The JSON of the recorded object, if it was kept.
+    fn json(&self) -> Option<bytes::Bytes> {
+        self.noted.lock().json.clone()
     }
 
     /// Fills the empty fields of `object_ref` from the recorded metadata.
     fn complete(&self, object_ref: &mut ObjectRef) {
-        let noted = self.0.lock();
-        let Some(meta) = noted.as_ref() else {
+        let noted = self.noted.lock();
+        let Some(meta) = noted.meta.as_ref() else {
             return;
         };
         let fill = |field: &mut String, value: &Option<String>| {
@@ -282,11 +316,20 @@ impl RequestAudit {
             .insert(REASON_ANNOTATION, reason.to_string());
     }
 
-    /// Records the request body (kept only at the Request and RequestResponse levels).
-    pub fn request_body(&mut self, body: RecordedBody) {
-        if self.config.level >= Level::Request {
-            self.event.request_object = Some(body);
+    /// Records the request body (kept only at the Request and RequestResponse levels): the
+    /// decoded object the handler noted, else the body as sent.
+    pub fn request_body(&mut self, body: Option<RecordedBody>) {
+        if self.config.level < Level::Request {
+            return;
         }
+        let decoded = self.note.as_ref().and_then(ObjectNote::json);
+        self.event.request_object = match decoded {
+            Some(bytes) => Some(RecordedBody {
+                bytes,
+                format: event::BodyFormat::Json,
+            }),
+            None => body,
+        };
     }
 
     /// Records the response code and, for a failure, its `Status`.

@@ -40,7 +40,7 @@ pub fn decode_body(scope: &RequestScope, validation: FieldValidation) -> Result<
         BodyFormat::Protobuf => decode_protobuf(scope),
     }?;
     if let Some(note) = &scope.audit_note {
-        note.record(body.object.metadata());
+        note.record(&*body.object);
     }
     Ok(body)
 }

@@ -84,6 +84,7 @@ pub fn copy_request(
     if audit.is_none_or(|a| a.level() < Level::Request) {
         return (req, None);
     }
+    // Protobuf and other binary bodies are recorded from the decoded object only.
     let Some(format) = BodyFormat::of_content_type(req.headers().get(http::header::CONTENT_TYPE))
     else {
         return (req, None);
@@ -99,11 +100,9 @@ pub fn copy_request(
 
 /// Records the copied request body in the event.
 pub fn record_request(audit: &mut RequestAudit, copy: Option<(RequestCopy, BodyFormat)>) {
-    if let Some((copy, format)) = copy
-        && let Some(bytes) = copy.take()
-    {
-        audit.request_body(RecordedBody { bytes, format });
-    }
+    let sent =
+        copy.and_then(|(copy, format)| copy.take().map(|bytes| RecordedBody { bytes, format }));
+    audit.request_body(sent);
 }
 
 /// Finishes the record of a request a filter refused with `err`.
