@@ -68,8 +68,11 @@ pub fn build<S>(inner: S, config: Arc<ChainConfig>) -> FilterChain<S> {
 ///
 /// The filters run in the order of the module documentation as plain steps of one future per
 /// request (one allocation for the whole chain, not one per layer). The request's
-/// [`RequestInfo`], [`UserInfo`](crate::authn::UserInfo) and [`AuthorizerRef`] are stored as
-/// extensions before the handler runs.
+/// [`RequestInfo`], [`UserInfo`](crate::authn::UserInfo) (the impersonated user, if any) and
+/// [`AuthorizerRef`] are stored as extensions before the handler runs, with the real user as an
+/// [`Impersonator`](impersonation::Impersonator) when the request impersonates and the
+/// [`ObjectNote`](crate::audit::ObjectNote) of a recorded resource request. Every response
+/// carries the request's `Audit-Id`.
 #[derive(Clone)]
 pub struct FilterChain<S> {
     inner: S,
