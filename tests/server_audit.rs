@@ -311,10 +311,44 @@ async fn protobuf_bodies_are_recorded_as_their_json() {
     assert_eq!(done["requestObject"]["kind"], "ConfigMap");
     assert_eq!(done["requestObject"]["metadata"]["name"], "from-protobuf");
     assert_eq!(done["requestObject"]["data"], serde_json::json!({"k": "v"}));
-    assert!(
-        done.get("responseObject").is_none(),
-        "a protobuf response is not recorded: {done}"
+    assert_eq!(
+        done["responseObject"]["metadata"]["name"], "from-protobuf",
+        "a protobuf response is recorded as its object's JSON"
     );
+    assert!(done["responseObject"]["metadata"]["uid"].is_string());
+
+    // A gzip-compressed response (over 128 KiB) is recorded decompressed.
+    let admin = server.admin();
+    let resp = admin
+        .post(server.url("/api/v1/namespaces/default/configmaps"))
+        .json(&serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "big"},
+            "data": {"v": "x".repeat(200 * 1024)}
+        }))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 201);
+    let resp = admin
+        .get(server.url("/api/v1/namespaces/default/configmaps"))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(
+        resp.headers()
+            .get("content-encoding")
+            .and_then(|v| v.to_str().ok()),
+        Some("gzip")
+    );
+    let id = audit_id(&resp);
+    let _ = resp.bytes().await;
+    let events = events_of(&log, &id, |e| e.len() >= 2);
+    let listed = &events[1]["responseObject"];
+    assert_eq!(listed["kind"], "ConfigMapList", "{}", events[1]);
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(2));
 }
 
 #[tokio::test]

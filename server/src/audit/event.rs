@@ -45,6 +45,37 @@ pub struct RecordedBody {
     pub bytes: Bytes,
     /// Their encoding.
     pub format: BodyFormat,
+    /// Whether the bytes are gzip-compressed (`Content-Encoding: gzip`).
+    pub gzipped: bool,
+}
+
+/// The largest decompressed body recorded.
+const MAX_DECOMPRESSED: u64 = 64 * 1024 * 1024;
+
+impl RecordedBody {
+    /// An uncompressed body.
+    pub fn plain(bytes: Bytes, format: BodyFormat) -> Self {
+        Self {
+            bytes,
+            format,
+            gzipped: false,
+        }
+    }
+
+    /// The body's bytes, decompressed when they are gzip-compressed (`None` when that fails or
+    /// the result is larger than recorded bodies may be).
+    pub fn decoded(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        if !self.gzipped {
+            return Some(std::borrow::Cow::Borrowed(&self.bytes));
+        }
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&self.bytes[..])
+            .take(MAX_DECOMPRESSED + 1)
+            .read_to_end(&mut out)
+            .ok()?;
+        (out.len() as u64 <= MAX_DECOMPRESSED).then_some(std::borrow::Cow::Owned(out))
+    }
 }
 
 /// What the event says about the object a request is about (`objectRef`).
@@ -183,9 +214,10 @@ fn body_json(body: &RecordedBody, omit_managed_fields: bool) -> Option<Value> {
     if body.bytes.is_empty() {
         return None;
     }
+    let bytes = body.decoded()?;
     let mut value = match body.format {
-        BodyFormat::Json => serde_json::from_slice::<Value>(&body.bytes).ok()?,
-        BodyFormat::Yaml => crate::negotiate::body::yaml_to_json(&body.bytes).ok()?,
+        BodyFormat::Json => serde_json::from_slice::<Value>(&bytes).ok()?,
+        BodyFormat::Yaml => crate::negotiate::body::yaml_to_json(&bytes).ok()?,
     };
     if omit_managed_fields {
         strip_managed_fields(&mut value);
@@ -299,12 +331,12 @@ mod tests {
                 ..ObjectRef::default()
             }),
             response_status: Some((201, None)),
-            request_object: Some(RecordedBody {
-                bytes: Bytes::from_static(
+            request_object: Some(RecordedBody::plain(
+                Bytes::from_static(
                     b"{\n \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"c\", \"managedFields\": []}}",
                 ),
-                format: BodyFormat::Json,
-            }),
+                BodyFormat::Json,
+            )),
             response_object: None,
             request_received: t,
             stage_timestamp: t,
@@ -319,6 +351,28 @@ mod tests {
             text.trim_end(),
             r#"{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"id-1","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/a/configmaps?fieldManager=x","verb":"create","user":{"username":"admin","groups":["system:masters"]},"sourceIPs":["127.0.0.1"],"userAgent":"kubectl","objectRef":{"resource":"configmaps","namespace":"a","apiVersion":"v1"},"responseStatus":{"metadata":{},"code":201},"requestObject":{"kind":"ConfigMap","metadata":{"name":"c"}},"requestReceivedTimestamp":"2026-01-02T03:04:05.123456Z","stageTimestamp":"2026-01-02T03:04:05.123456Z","annotations":{"authorization.k8s.io/decision":"allow"}}"#
         );
+    }
+
+    #[test]
+    fn gzipped_bodies_are_decompressed() {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let _ = gz.write_all(br#"{"kind":"ConfigMapList","items":[]}"#);
+        let bytes = gz.finish().unwrap_or_default();
+        let body = RecordedBody {
+            bytes: Bytes::from(bytes),
+            format: BodyFormat::Json,
+            gzipped: true,
+        };
+        assert_eq!(
+            body_json(&body, false),
+            Some(serde_json::json!({"kind": "ConfigMapList", "items": []}))
+        );
+        let broken = RecordedBody {
+            gzipped: true,
+            ..RecordedBody::plain(Bytes::from_static(b"{}"), BodyFormat::Json)
+        };
+        assert_eq!(body_json(&broken, false), None);
     }
 
     #[test]

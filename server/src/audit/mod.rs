@@ -190,7 +190,7 @@ impl Auditor {
             config,
             note: info
                 .is_resource_request
-                .then(|| ObjectNote::new(config.level >= Level::Request)),
+                .then(|| ObjectNote::new(config.level)),
             event,
         })
     }
@@ -205,28 +205,38 @@ impl Auditor {
 #[derive(Clone, Debug)]
 pub struct ObjectNote {
     noted: Arc<Mutex<Noted>>,
-    encode: bool,
+    level: Level,
 }
 
 #[derive(Debug, Default)]
 struct Noted {
     meta: Option<ObjectMeta>,
     json: Option<bytes::Bytes>,
+    response_json: Option<bytes::Bytes>,
 }
 
 impl ObjectNote {
-    /// A note that keeps the object's JSON when `encode` is set.
-    fn new(encode: bool) -> Self {
+    /// A note for a request recorded at `level`: the request object's JSON is kept from the
+    /// Request level, a binary response object's from the RequestResponse level.
+    fn new(level: Level) -> Self {
         Self {
             noted: Arc::default(),
-            encode,
+            level,
+        }
+    }
+
+    /// Records the object of a response sent in a binary encoding (protobuf), which the
+    /// event cannot record from the bytes sent; a no-op below the RequestResponse level.
+    pub fn record_response(&self, object: &dyn apimachinery::runtime::Object) {
+        if self.level >= Level::RequestResponse {
+            self.noted.lock().response_json = object.to_json().ok().map(bytes::Bytes::from);
         }
     }
 
     /// Records the request's decoded object.
     pub fn record(&self, object: &dyn apimachinery::runtime::Object) {
         let meta = object.metadata();
-        let json = if self.encode {
+        let json = if self.level >= Level::Request {
             object.to_json().ok().map(bytes::Bytes::from)
         } else {
             None
@@ -245,6 +255,11 @@ impl ObjectNote {
     /// The JSON of the recorded object, if it was kept.
     fn json(&self) -> Option<bytes::Bytes> {
         self.noted.lock().json.clone()
+    }
+
+    /// The JSON of the recorded response object, if one was kept.
+    fn response_json(&self) -> Option<bytes::Bytes> {
+        self.noted.lock().response_json.clone()
     }
 
     /// Fills the empty fields of `object_ref` from the recorded metadata.
@@ -324,10 +339,7 @@ impl RequestAudit {
         }
         let decoded = self.note.as_ref().and_then(ObjectNote::json);
         self.event.request_object = match decoded {
-            Some(bytes) => Some(RecordedBody {
-                bytes,
-                format: event::BodyFormat::Json,
-            }),
+            Some(bytes) => Some(RecordedBody::plain(bytes, event::BodyFormat::Json)),
             None => body,
         };
     }
@@ -337,11 +349,18 @@ impl RequestAudit {
         self.event.response_status = Some((code, error));
     }
 
-    /// Records the response body (kept only at the RequestResponse level).
-    pub fn response_body(&mut self, body: RecordedBody) {
-        if self.config.level >= Level::RequestResponse {
-            self.event.response_object = Some(body);
+    /// Records the response body (kept only at the RequestResponse level): the bytes sent, or
+    /// the object the handler noted for a binary response.
+    pub fn response_body(&mut self, body: Option<RecordedBody>) {
+        if self.config.level < Level::RequestResponse {
+            return;
         }
+        let noted = self.note.as_ref().and_then(ObjectNote::response_json);
+        self.event.response_object = match (body, noted) {
+            (Some(body), _) => Some(body),
+            (None, Some(bytes)) => Some(RecordedBody::plain(bytes, event::BodyFormat::Json)),
+            (None, None) => None,
+        };
     }
 
     /// Writes the `ResponseStarted` event (long-running requests).

@@ -101,7 +101,7 @@ pub fn copy_request(
 /// Records the copied request body in the event.
 pub fn record_request(audit: &mut RequestAudit, copy: Option<(RequestCopy, BodyFormat)>) {
     let sent =
-        copy.and_then(|(copy, format)| copy.take().map(|bytes| RecordedBody { bytes, format }));
+        copy.and_then(|(copy, format)| copy.take().map(|bytes| RecordedBody::plain(bytes, format)));
     audit.request_body(sent);
 }
 
@@ -124,6 +124,10 @@ pub fn responded(
         audit.response_started();
     }
     let format = BodyFormat::of_content_type(resp.headers().get(http::header::CONTENT_TYPE));
+    let gzipped = resp
+        .headers()
+        .get(http::header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
     let failed = code >= 400;
     let keep_body =
         !long_running && format.is_some() && (failed || audit.level() >= Level::RequestResponse);
@@ -134,6 +138,7 @@ pub fn responded(
             audit,
             capture: keep_body.then(BytesMut::new),
             format: format.unwrap_or(BodyFormat::Json),
+            gzipped,
             failed,
             code,
         }),
@@ -145,26 +150,32 @@ struct Pending {
     audit: RequestAudit,
     capture: Option<BytesMut>,
     format: BodyFormat,
+    gzipped: bool,
     failed: bool,
     code: u16,
 }
 
 impl Pending {
     fn finish(mut self) {
-        if let Some(bytes) = self.capture.take().map(BytesMut::freeze) {
-            if self.failed && self.format == BodyFormat::Json && bytes.len() <= MAX_STATUS_BODY {
-                let status = serde_json::from_slice::<serde_json::Value>(&bytes)
-                    .ok()
-                    .and_then(|v| ApiError::from_status_json(&v));
-                if let Some(err) = status {
-                    self.audit.response_status(self.code, Some(err));
-                }
+        let sent = self.capture.take().map(|bytes| RecordedBody {
+            bytes: bytes.freeze(),
+            format: self.format,
+            gzipped: self.gzipped,
+        });
+        if let Some(body) = &sent
+            && self.failed
+            && self.format == BodyFormat::Json
+            && !body.gzipped
+            && body.bytes.len() <= MAX_STATUS_BODY
+        {
+            let status = serde_json::from_slice::<serde_json::Value>(&body.bytes)
+                .ok()
+                .and_then(|v| ApiError::from_status_json(&v));
+            if let Some(err) = status {
+                self.audit.response_status(self.code, Some(err));
             }
-            self.audit.response_body(RecordedBody {
-                bytes,
-                format: self.format,
-            });
         }
+        self.audit.response_body(sent);
         self.audit.complete();
     }
 }
