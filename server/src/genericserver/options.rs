@@ -297,6 +297,53 @@ mod tests {
     }
 
     #[test]
+    fn audit_needs_a_policy_and_a_path() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let policy = dir.path().join("policy.yaml");
+        std::fs::write(
+            &policy,
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let policy_flag = format!("--audit-policy-file={}", policy.display());
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(args)
+                .map(|c| c.opts)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let opts = parse(&["apiary", &policy_flag]);
+        assert!(opts.validate().is_empty());
+        assert!(matches!(opts.audit(), Ok(None)), "no log path: no audit");
+        let opts = parse(&[
+            "apiary",
+            &policy_flag,
+            "--audit-log-path=-",
+            "--audit-log-maxsize=5",
+            "--audit-log-maxbackup=3",
+            "--audit-log-maxage=7",
+        ]);
+        let audit = opts
+            .audit()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("audit expected"));
+        assert_eq!(audit.log.path, PathBuf::from("-"));
+        assert_eq!(
+            (
+                audit.log.max_size_mb,
+                audit.log.max_backups,
+                audit.log.max_age_days
+            ),
+            (5, 3, 7)
+        );
+        std::fs::write(&policy, "kind: Policy\n").unwrap_or_else(|e| panic!("{e}"));
+        let opts = parse(&["apiary", &policy_flag, "--audit-log-path=-"]);
+        assert!(matches!(
+            opts.validate().as_slice(),
+            [OptionsError::AuditPolicy(_)]
+        ));
+    }
+
+    #[test]
     fn bad_duration_is_a_parse_error() {
         assert!(Cli::try_parse_from(["apiary", "--request-timeout=10"]).is_err());
     }
