@@ -144,6 +144,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
+        audit: opts.audit()?,
     };
     let prepared = config.complete().new_server()?.prepare_run().await?;
     let port = prepared.local_addr().port();

@@ -10,18 +10,21 @@
 //! 4. Server RSS idle and with 100,000 ConfigMaps stored, against the stored value bytes.
 //! 5. Watch fan-out: 1,000 watchers over HTTP/1.1 and HTTP/2 while ConfigMaps are created at
 //!    1,000/s: deliveries/s, server CPU per delivery, delivery lag (`watch_case`).
-//! 6. With `APIARY_BENCH_ETCD=1`: consistent GETs over etcd against the embedded store
+//! 6. Creates with a Metadata-level audit policy against creates without audit, two servers in
+//!    the same run (`audit_case`; issue 10).
+//! 7. With `APIARY_BENCH_ETCD=1`: consistent GETs over etcd against the embedded store
 //!    (`reads_case`) and creates over etcd (`etcd_case`).
 //!
 //! Run: `cargo bench -p apiary --bench server -- [seconds per throughput case]` (default 4).
 //! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
 //! (100k ConfigMaps) is kept and its path printed, for profiling a server over it. With
 //! `APIARY_BENCH_ONLY=creates` only the create case runs (`reads`: only consistent GETs over
-//! etcd and embedded; `watch`: only the watch fan-out); `APIARY_BENCH_BIN=<path>` benchmarks
-//! another build of the `apiary` binary (for A/B comparisons of two trees), and
+//! etcd and embedded; `watch`: only the watch fan-out; `audit`: only the audit case);
+//! `APIARY_BENCH_BIN=<path>` benchmarks another build of the `apiary` binary (for A/B comparisons of two trees), and
 //! `APIARY_BENCH_AB_BIN=<path>` runs another build beside this one in the reads case;
 //! `APIARY_BENCH_ETCD=1` adds the etcd cases (a fresh etcd, etcd on PATH).
 
+mod audit_case;
 mod baseline;
 mod client;
 mod etcd_case;

@@ -15,7 +15,7 @@ use crate::load::{Limit, Outcome, drive, quantile};
 use crate::process::{start_apiary, start_baseline};
 use crate::raw;
 use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
-use crate::{reads_case, watch_case};
+use crate::{audit_case, reads_case, watch_case};
 
 /// Connection counts of the throughput cases.
 pub(crate) const CONNECTIONS: [usize; 3] = [1, 16, 64];
@@ -30,7 +30,8 @@ const PAYLOAD: usize = 256;
 const KEEP_ENV: &str = "APIARY_BENCH_KEEP";
 /// When this environment variable is `creates`, only the create case runs (for profiling and
 /// quick A/B comparisons); its table is printed and the run ends. `reads` runs only the
-/// consistent reads over etcd, `watch` only the watch fan-out.
+/// consistent reads over etcd, `watch` only the watch fan-out, `audit` only the creates with and
+/// without a Metadata-level audit policy.
 const ONLY_ENV: &str = "APIARY_BENCH_ONLY";
 /// Upper bound of any bulk-loading phase.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
@@ -225,6 +226,12 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
             report::print_watches(&watches);
             return Ok(());
         }
+        Ok("audit") => {
+            let (rows, log_bytes) = audit_case::run(tmp.path(), case).await?;
+            report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
+            audit_case::print(&rows, log_bytes);
+            return Ok(());
+        }
         _ => {}
     }
     let data_dir = tmp.path().join("apiary");
@@ -406,6 +413,7 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
     ];
 
     let watches = watch_case::run(tmp.path(), case).await?;
+    let audit = audit_case::run(tmp.path(), case).await?;
     let reads = if reads_case::wanted() {
         Some(reads_case::run(tmp.path(), case).await?)
     } else {
@@ -466,6 +474,7 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         case,
     });
     report::print_watches(&watches);
+    audit_case::print(&audit.0, audit.1);
     if let Some(reads) = &reads {
         report::print_reads(reads);
     }

@@ -5,6 +5,7 @@
 
 pub mod admission;
 pub mod apply;
+pub mod audit;
 pub mod authn;
 pub mod authz;
 pub mod controllers;

@@ -76,6 +76,7 @@ async fn hooks_delegation_and_shutdown_order() {
         max_mutating_requests_inflight: 0,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
+        audit: None,
     };
     let mut server = config
         .complete()

@@ -5,6 +5,8 @@
 //! unless some authorizer allows. The active authorizer is also stored on every request as an
 //! [`AuthorizerRef`] extension, so handlers such as `SelfSubjectAccessReview` can ask it.
 
+pub mod basic_user;
+
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::request_info::RequestInfo;
 
 pub use apimachinery::authorization::{Attributes, Authorization, Authorizer, Decision};
+pub use basic_user::BasicUserAuthorizer;
 
 /// Builds the [`Attributes`] of a request, borrowed from its user and request info.
 pub fn request_attributes<'a>(user: &'a UserInfo, info: &'a RequestInfo) -> Attributes<'a> {

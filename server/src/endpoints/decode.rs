@@ -31,14 +31,18 @@ pub fn decode_body(scope: &RequestScope, validation: FieldValidation) -> Result<
     if format != BodyFormat::Protobuf && scope.body.is_empty() {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
-    match format {
+    let body = match format {
         BodyFormat::Json => decode_json(scope, &scope.body, validation),
         BodyFormat::Yaml => {
             let value = crate::negotiate::yaml_to_json(&scope.body)?;
             decode_value(scope, &value, validation)
         }
         BodyFormat::Protobuf => decode_protobuf(scope),
+    }?;
+    if let Some(note) = &scope.audit_note {
+        note.record(&*body.object);
     }
+    Ok(body)
 }
 
 /// Decodes a JSON tree (a YAML body, a patched object, a merged apply) as a body.

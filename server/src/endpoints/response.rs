@@ -175,7 +175,12 @@ pub fn object(
     }
     match n.format {
         OutputFormat::Protobuf => match encode_protobuf_object(object) {
-            Ok(bytes) => build(status, n.content_type().as_str(), bytes, warnings, gz),
+            Ok(bytes) => {
+                if let Some(note) = &scope.audit_note {
+                    note.record_response(object);
+                }
+                build(status, n.content_type().as_str(), bytes, warnings, gz)
+            }
             // A kind whose protobuf encoding fails is served as JSON, which clients accept.
             Err(_) => build(
                 status,

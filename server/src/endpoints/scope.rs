@@ -39,6 +39,8 @@ pub struct RequestScope {
     pub store: Arc<Store>,
     /// Every kind served (a body naming another kind is told apart from an unknown one).
     pub scheme: Arc<Scheme>,
+    /// The audit record's note of the request object, when the request is recorded.
+    pub audit_note: Option<crate::audit::ObjectNote>,
 }
 
 impl RequestScope {
@@ -61,6 +63,7 @@ impl RequestScope {
             .remove::<UserInfo>()
             .unwrap_or_else(UserInfo::anonymous);
         let authorizer = parts.extensions.remove::<AuthorizerRef>();
+        let audit_note = parts.extensions.remove::<crate::audit::ObjectNote>();
         let version = kind
             .info(&info.api_version)
             .ok_or_else(ApiError::not_found_path)?;
@@ -95,6 +98,7 @@ impl RequestScope {
             version,
             store,
             scheme: ctx.scheme.clone(),
+            audit_note,
         })
     }
 

@@ -15,15 +15,28 @@ pub fn authorize(
     user: &UserInfo,
     info: &RequestInfo,
 ) -> Result<(), ApiError> {
+    decide(config, user, info).1
+}
+
+/// Asks the authorizer: the verdict's reason (for the audit annotations) and `Err` with the
+/// 403 error of a request no authorizer allows.
+pub fn decide(
+    config: &ChainConfig,
+    user: &UserInfo,
+    info: &RequestInfo,
+) -> (String, Result<(), ApiError>) {
     let attrs = crate::authz::request_attributes(user, info);
     let verdict = config.authorizer.authorize(&attrs);
     if verdict.decision == Decision::Allow {
-        return Ok(());
+        return (verdict.reason, Ok(()));
     }
     let mut message = attrs.forbidden_message();
     if !verdict.reason.is_empty() {
         message = format!("{message}: {}", verdict.reason);
     }
     let resource = GroupResource::new(attrs.api_group.clone(), attrs.resource.clone());
-    Err(ApiError::forbidden(&resource, &attrs.name, &message))
+    (
+        verdict.reason,
+        Err(ApiError::forbidden(&resource, &attrs.name, &message)),
+    )
 }

@@ -1,13 +1,15 @@
 //! The filter chain every request passes before it reaches a handler, outermost first:
-//! panic recovery → request info → metrics → authentication → in-flight limit → authorization →
-//! timeout → body limit. It is assembled in one place, [`FilterChain`] (a tower service built by
-//! [`build`]), so that impersonation, audit and admission slot in between the existing steps.
+//! audit id → panic recovery → request info → metrics → authentication → audit →
+//! impersonation → in-flight limit → authorization → timeout → body limit (Kubernetes' order).
+//! It is assembled in one place, [`FilterChain`] (a tower service built by [`build`]).
 //! Each filter is a module with plain functions that either let the request on or answer it;
 //! every failure leaves as a `Status`.
 
+pub mod audit;
 pub mod authentication;
 pub mod authorization;
 pub mod body_limit;
+pub mod impersonation;
 pub mod max_in_flight;
 pub mod panic;
 pub mod request_info;
@@ -15,6 +17,7 @@ pub mod timeout;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -22,9 +25,11 @@ use std::time::{Duration, Instant};
 
 use apimachinery::status::ApiError;
 use axum::body::Body;
+use futures::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use tower::{Service, ServiceExt};
 
+use crate::audit::{Auditor, RequestAudit};
 use crate::authn::UnionAuthenticator;
 use crate::authz::Authorizer;
 use crate::authz::AuthorizerRef;
@@ -50,6 +55,8 @@ pub struct ChainConfig {
     pub metrics: Arc<Metrics>,
     /// The in-flight limits.
     pub in_flight: max_in_flight::InFlightLimits,
+    /// The audit policy and log (`None` without `--audit-policy-file` and `--audit-log-path`).
+    pub audit: Option<Arc<Auditor>>,
 }
 
 /// Wraps `inner` (the director, or any handler service) in the filter chain.
@@ -61,8 +68,11 @@ pub fn build<S>(inner: S, config: Arc<ChainConfig>) -> FilterChain<S> {
 ///
 /// The filters run in the order of the module documentation as plain steps of one future per
 /// request (one allocation for the whole chain, not one per layer). The request's
-/// [`RequestInfo`], [`UserInfo`](crate::authn::UserInfo) and [`AuthorizerRef`] are stored as
-/// extensions before the handler runs.
+/// [`RequestInfo`], [`UserInfo`](crate::authn::UserInfo) (the impersonated user, if any) and
+/// [`AuthorizerRef`] are stored as extensions before the handler runs, with the real user as an
+/// [`Impersonator`](impersonation::Impersonator) when the request impersonates and the
+/// [`ObjectNote`](crate::audit::ObjectNote) of a recorded resource request. Every response
+/// carries the request's `Audit-Id`.
 #[derive(Clone)]
 pub struct FilterChain<S> {
     inner: S,
@@ -89,12 +99,24 @@ where
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         let config = Arc::clone(&self.config);
         let inner = self.inner.clone();
-        Box::pin(async move { Ok(panic::recover(handle(config, inner, req)).await) })
+        let audit_id = crate::audit::audit_id(req.headers());
+        Box::pin(async move {
+            let mut resp = panic::recover(handle(config, inner, req, &audit_id)).await;
+            resp.headers_mut()
+                .insert(crate::audit::AUDIT_ID_HEADER, audit_id);
+            Ok(resp)
+        })
     }
 }
 
-/// Request info, then metrics around the rest.
-async fn handle<S>(config: Arc<ChainConfig>, inner: S, req: Request<Body>) -> Response<Body>
+/// Request info, then metrics around the rest; the audit record of the request is finished
+/// here (its `Panic` event written before the panic goes on to the recovery).
+async fn handle<S>(
+    config: Arc<ChainConfig>,
+    inner: S,
+    req: Request<Body>,
+    audit_id: &HeaderValue,
+) -> Response<Body>
 where
     S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
 {
@@ -106,9 +128,31 @@ where
     let series = config
         .metrics
         .series(&info, req.method(), is_apply(req.headers()));
-    let resp = match authorized(&config, inner, req, info).await {
-        Ok(resp) => resp,
-        Err(err) => status_response(&err),
+    let long_running = info.is_long_running();
+    let mut record = None;
+    let result = if config.audit.is_some() {
+        let run = authorized(&config, inner, req, info, audit_id, &mut record);
+        match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(result) => result,
+            Err(payload) => {
+                if let Some(record) = record.take() {
+                    record.panicked(&panic::message(payload.as_ref()));
+                }
+                std::panic::resume_unwind(payload)
+            }
+        }
+    } else {
+        authorized(&config, inner, req, info, audit_id, &mut record).await
+    };
+    let resp = match (result, record) {
+        (Ok(resp), None) => resp,
+        (Ok(resp), Some(record)) => audit::responded(record, long_running, resp),
+        (Err(err), record) => {
+            if let Some(record) = record {
+                audit::refused(record, &err);
+            }
+            status_response(&err)
+        }
     };
     config.metrics.record(
         series,
@@ -118,32 +162,65 @@ where
     resp
 }
 
-/// Authentication, in-flight limit, authorization, timeout and body limit, then the handler;
-/// `Err` is the error of the filter that refused the request.
+/// Authentication, audit, impersonation, in-flight limit, authorization, timeout and body
+/// limit, then the handler; `Err` is the error of the filter that refused the request. A
+/// request the audit policy records leaves its [`RequestAudit`] in `record`.
 async fn authorized<S>(
     config: &ChainConfig,
     inner: S,
     req: Request<Body>,
     info: RequestInfo,
+    audit_id: &HeaderValue,
+    record: &mut Option<RequestAudit>,
 ) -> Result<Response<Body>, ApiError>
 where
     S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
 {
+    let received = config.audit.as_ref().map(|_| chrono::Utc::now());
     let (mut parts, body) = req.into_parts();
-    let user = authentication::authenticate(config, &parts)?;
+    let user = match authentication::authenticate(config, &parts) {
+        Ok(user) => user,
+        Err(err) => {
+            if let (Some(auditor), Some(received)) = (&config.audit, received) {
+                auditor.failed_authentication(audit_id, &info, &parts, received);
+            }
+            return Err(err);
+        }
+    };
+    if let (Some(auditor), Some(received)) = (&config.audit, received) {
+        *record = auditor.begin(audit_id, &user, &info, &parts, received);
+    }
+    let user = match impersonation::impersonate(config, &user, &mut parts.headers)? {
+        Some(impersonated) => {
+            if let Some(record) = record.as_mut() {
+                record.impersonated(&impersonated);
+            }
+            parts.extensions.insert(impersonation::Impersonator(user));
+            impersonated
+        }
+        None => user,
+    };
     let permit = max_in_flight::admit(config, &info, &user)?;
-    authorization::authorize(config, &user, &info)?;
+    let (reason, verdict) = authorization::decide(config, &user, &info);
+    if let Some(record) = record.as_mut() {
+        record.authorized(verdict.is_ok(), &reason);
+    }
+    verdict?;
     let limit = if info.is_long_running() {
         None
     } else {
         Some(timeout::limit(config, parts.uri.query().unwrap_or(""))?)
     };
+    if let Some(note) = record.as_ref().and_then(RequestAudit::object_note) {
+        parts.extensions.insert(note);
+    }
     parts.extensions.insert(info);
     parts.extensions.insert(user);
     parts
         .extensions
         .insert(AuthorizerRef(Arc::clone(&config.authorizer)));
     let req = body_limit::limit(config, Request::from_parts(parts, body))?;
+    let (req, copy) = audit::copy_request(record.as_ref(), req);
     let handler = async move {
         match inner.oneshot(req).await {
             Ok(resp) => resp,
@@ -155,6 +232,9 @@ where
         None => timeout::end_on_shutdown(config, handler.await),
     };
     drop(permit);
+    if let Some(record) = record.as_mut() {
+        audit::record_request(record, copy);
+    }
     Ok(resp)
 }
 
@@ -176,3 +256,5 @@ pub fn status_response(err: &ApiError) -> Response<Body> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_audit;

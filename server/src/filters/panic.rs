@@ -10,13 +10,18 @@ use axum::body::Body;
 use futures::FutureExt;
 use http::Response;
 
-/// Turns a panic payload into a 500 `Status`.
-pub fn response_for_panic(err: Box<dyn Any + Send + 'static>) -> Response<Body> {
-    let what = err
+/// The message of a panic payload (a `String` or `&str`; otherwise `panic`).
+pub fn message(payload: &(dyn Any + Send)) -> String {
+    payload
         .downcast_ref::<String>()
         .cloned()
-        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".to_string());
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".to_string())
+}
+
+/// Turns a panic payload into a 500 `Status`.
+pub fn response_for_panic(err: Box<dyn Any + Send + 'static>) -> Response<Body> {
+    let what = message(err.as_ref());
     tracing::error!(panic = %what, "handler panicked");
     super::status_response(&ApiError::internal(format!("handler panicked: {what}")))
 }

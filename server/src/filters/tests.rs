@@ -57,7 +57,42 @@ async fn boom() -> &'static str {
     panic!("boom")
 }
 
-fn app(anonymous: bool) -> super::FilterChain<Router> {
+pub(super) fn app(anonymous: bool) -> super::FilterChain<Router> {
+    app_with(anonymous, None)
+}
+
+/// The user the handler sees, the real user of an impersonating request, and whether any
+/// impersonation header reached the handler.
+async fn whoami(req: axum::extract::Request) -> String {
+    let user = req
+        .extensions()
+        .get::<UserInfo>()
+        .cloned()
+        .unwrap_or_default();
+    let real = req
+        .extensions()
+        .get::<super::impersonation::Impersonator>()
+        .map(|i| i.0.name.clone());
+    let leaked = req
+        .headers()
+        .keys()
+        .any(|k| k.as_str().starts_with("impersonate-"));
+    serde_json::json!({
+        "name": user.name,
+        "uid": user.uid,
+        "groups": user.groups,
+        "extra": user.extra,
+        "real": real,
+        "leaked": leaked,
+    })
+    .to_string()
+}
+
+/// The chain over a small router, with an optional auditor.
+pub(super) fn app_with(
+    anonymous: bool,
+    audit: Option<Arc<crate::audit::Auditor>>,
+) -> super::FilterChain<Router> {
     let router = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route(
@@ -87,6 +122,8 @@ fn app(anonymous: bool) -> super::FilterChain<Router> {
             }),
         )
         .route("/api/v1/configmaps", get(boom))
+        .route("/api/v1/namespaces/default/pods", get(whoami))
+        .route("/version/whoami", get(whoami))
         .route(
             "/api/v1/namespaces/default/events",
             post(|| async { "unused" }),
@@ -107,6 +144,7 @@ fn app(anonymous: bool) -> super::FilterChain<Router> {
         signals: LifecycleSignals::default(),
         metrics: Arc::new(Metrics::new(Vec::new())),
         in_flight: super::max_in_flight::InFlightLimits::new(1, 1),
+        audit,
     });
     build(router, config)
 }
@@ -121,7 +159,10 @@ impl IntoParts for (StatusCode, String) {
     }
 }
 
-async fn call(app: super::FilterChain<Router>, req: Request<Body>) -> (StatusCode, Vec<u8>) {
+pub(super) async fn call(
+    app: super::FilterChain<Router>,
+    req: Request<Body>,
+) -> (StatusCode, Vec<u8>) {
     let resp = app.oneshot(req).await.unwrap_or_else(|e| match e {});
     let status = resp.status();
     let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
@@ -131,7 +172,7 @@ async fn call(app: super::FilterChain<Router>, req: Request<Body>) -> (StatusCod
     (status, body)
 }
 
-fn req(method: &str, path: &str, user: Option<&str>, body: Body) -> Request<Body> {
+pub(super) fn req(method: &str, path: &str, user: Option<&str>, body: Body) -> Request<Body> {
     let mut b = Request::builder().method(method).uri(path);
     if let Some(u) = user {
         b = b.header("x-test-user", u);
@@ -139,11 +180,11 @@ fn req(method: &str, path: &str, user: Option<&str>, body: Body) -> Request<Body
     b.body(body).unwrap_or_default()
 }
 
-fn status_json(body: &[u8]) -> Value {
+pub(super) fn status_json(body: &[u8]) -> Value {
     serde_json::from_slice(body).unwrap_or(Value::Null)
 }
 
-const ADMIN: &str = "admin,system:masters";
+pub(super) const ADMIN: &str = "admin,system:masters";
 
 #[tokio::test]
 async fn masters_pass_and_see_their_identity() {
@@ -328,4 +369,66 @@ async fn request_timeout_parameter_shortens_the_deadline() {
     .await;
     assert_eq!(code, StatusCode::BAD_REQUEST);
     assert_eq!(status_json(&body)["reason"], "BadRequest");
+}
+
+#[tokio::test]
+async fn watches_are_exempt_from_a_full_pool_and_panics_leave_the_chain_serving() {
+    let app = app(true);
+    let slow = tokio::spawn(call(
+        app.clone(),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/secrets",
+            Some("jane"),
+            Body::empty(),
+        ),
+    ));
+    // Wait until the slow request holds the only read-only slot.
+    loop {
+        let (code, _) = call(
+            app.clone(),
+            req("GET", "/healthz", Some("joe"), Body::empty()),
+        )
+        .await;
+        if code == StatusCode::TOO_MANY_REQUESTS {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let (code, body) = call(
+        app.clone(),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps?watch=true",
+            Some("jane"),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (code, body.as_slice()),
+        (StatusCode::OK, b"jane".as_slice())
+    );
+    let _ = slow.await;
+
+    let (code, _) = call(
+        app.clone(),
+        req("GET", "/api/v1/configmaps", Some(ADMIN), Body::empty()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+    let (code, body) = call(
+        app,
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            Some(ADMIN),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (code, body.as_slice()),
+        (StatusCode::OK, b"admin".as_slice())
+    );
 }

@@ -73,6 +73,9 @@ pub struct Metrics {
     /// `(VERBS.len() + 1) × (known.len() + 1)` slots, verb-major; the last resource column is
     /// for requests without a known resource.
     slots: Box<[Slot]>,
+    /// The audit log's counters (`apiserver_audit_event_total`,
+    /// `apiserver_audit_error_total{plugin="log"}`).
+    pub audit: crate::audit::log::LogCounters,
 }
 
 impl Metrics {
@@ -92,6 +95,24 @@ impl Metrics {
             "Response latency distribution in seconds for each verb, group, version and resource",
             durations.clone(),
         );
+        let audit = crate::audit::log::LogCounters::default();
+        registry.register(
+            "apiserver_audit_event",
+            "Counter of audit events generated and sent to the audit backend",
+            audit.events.clone(),
+        );
+        let audit_errors = Family::<Labels, Counter>::default();
+        registry.register(
+            "apiserver_audit_error",
+            "Counter of audit events that failed to be audited properly, by plugin",
+            audit_errors.clone(),
+        );
+        let audit = crate::audit::log::LogCounters {
+            errors: audit_errors
+                .get_or_create(&vec![("plugin", "log".to_string())])
+                .clone(),
+            ..audit
+        };
         let mut known: Vec<_> = known
             .into_iter()
             .map(|(group, version, resource)| (resource, group, version))
@@ -107,6 +128,7 @@ impl Metrics {
             durations,
             known,
             slots,
+            audit,
         }
     }
 

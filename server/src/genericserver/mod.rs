@@ -21,6 +21,7 @@ pub mod version;
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,6 +47,14 @@ pub enum ServerError {
     /// TLS material could not be loaded.
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
+    /// The audit log could not be opened.
+    #[error("opening the audit log {path}: {source}")]
+    AuditLog {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The listener could not be bound.
     #[error("listen on {addr}: {source}")]
     Bind {
@@ -96,6 +105,8 @@ pub struct Config {
     pub authenticators: Vec<Box<dyn Authenticator>>,
     /// Authorizers tried before the built-in ones (system:masters, public info).
     pub authorizers: Vec<Arc<dyn Authorizer>>,
+    /// `--audit-policy-file` and `--audit-log-*`: `None` records nothing.
+    pub audit: Option<crate::audit::AuditOptions>,
 }
 
 /// A configuration with every default filled in.
@@ -107,7 +118,8 @@ pub struct CompletedConfig {
 
 impl Config {
     /// Fills in defaults: the authenticator union (x509, then the extra ones, then anonymous)
-    /// and the authorizer union (the extra ones, then `system:masters`, then public info paths).
+    /// and the authorizer union (the extra ones, then `system:masters`, then public info paths,
+    /// then the self-reviews and discovery every authenticated user may use).
     pub fn complete(mut self) -> CompletedConfig {
         let mut authenticators: Vec<Box<dyn Authenticator>> =
             vec![Box::new(X509Authenticator::default())];
@@ -116,6 +128,7 @@ impl Config {
         let mut authorizers = std::mem::take(&mut self.authorizers);
         authorizers.push(Arc::new(SystemMastersAuthorizer));
         authorizers.push(Arc::new(PublicInfoAuthorizer));
+        authorizers.push(Arc::new(crate::authz::BasicUserAuthorizer));
         let authorizer: Arc<dyn Authorizer> = Arc::new(UnionAuthorizer(authorizers));
         CompletedConfig {
             config: self,
@@ -254,6 +267,17 @@ impl GenericServer {
             }
         }
         let metrics = Arc::new(Metrics::new(known));
+        let audit = match &c.audit {
+            Some(options) => Some(Arc::new(
+                crate::audit::Auditor::start(options.clone(), metrics.audit.clone()).map_err(
+                    |source| ServerError::AuditLog {
+                        path: options.log.path.clone(),
+                        source,
+                    },
+                )?,
+            )),
+            None => None,
+        };
 
         let mut hook_checks = Vec::new();
         for hook in &self.post_start {
@@ -317,6 +341,7 @@ impl GenericServer {
                 c.max_requests_inflight,
                 c.max_mutating_requests_inflight,
             ),
+            audit: audit.clone(),
         });
         let app = filters::build(DirectorService(director), chain);
         Ok(PreparedServer {
@@ -325,6 +350,7 @@ impl GenericServer {
             listener,
             local,
             tls: tls_config,
+            audit,
         })
     }
 }
@@ -343,6 +369,7 @@ pub struct PreparedServer {
     listener: tokio::net::TcpListener,
     local: SocketAddr,
     tls: Arc<tls::TlsReloader>,
+    audit: Option<Arc<crate::audit::Auditor>>,
 }
 
 impl PreparedServer {
@@ -364,6 +391,7 @@ impl PreparedServer {
             listener,
             local,
             tls,
+            audit,
         } = self;
         let signals = server.signals.clone();
         let watcher = tls.spawn_watcher(TLS_FILE_POLL);
@@ -403,6 +431,14 @@ impl PreparedServer {
         let _ = serving.await;
         hook_task.abort();
         watcher.abort();
+        if let Some(audit) = audit {
+            // The events of the last requests are written before the process exits.
+            let flushed =
+                tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(10))).await;
+            if !matches!(flushed, Ok(true)) {
+                tracing::warn!("the audit log was not flushed within 10s");
+            }
+        }
         tracing::info!("server stopped");
     }
 }

@@ -107,6 +107,22 @@ pub struct ServerOptions {
     /// The maximum number of mutating requests in flight (0 means unlimited).
     #[arg(long, default_value_t = 200)]
     pub max_mutating_requests_inflight: u32,
+    /// An audit.k8s.io/v1 Policy file (YAML or JSON); with --audit-log-path, requests its rules
+    /// select are recorded.
+    #[arg(long)]
+    pub audit_policy_file: Option<PathBuf>,
+    /// The file audit events are written to as JSON lines; `-` means standard output.
+    #[arg(long)]
+    pub audit_log_path: Option<PathBuf>,
+    /// The size in megabytes at which the audit log is rotated (0: 100, as in Kubernetes).
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxsize: u64,
+    /// The number of rotated audit log files kept (0: all).
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxbackup: usize,
+    /// The number of days rotated audit log files are kept (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxage: u64,
 }
 
 /// A problem with the options.
@@ -144,6 +160,9 @@ pub enum OptionsError {
     /// A header or idle timeout is zero.
     #[error("{0} must be greater than 0")]
     ZeroTimeout(&'static str),
+    /// The audit policy file cannot be used.
+    #[error("--audit-policy-file: {0}")]
+    AuditPolicy(String),
     /// A `--runtime-config` entry is malformed.
     #[error(
         "--runtime-config: {0:?} is not of the form <group>/<version>=true|false, api/all=true|false or api/ga|beta|alpha=true|false"
@@ -161,7 +180,7 @@ impl ServerOptions {
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push(OptionsError::EtcdPair);
         }
-        let files: [(&'static str, &Option<PathBuf>); 7] = [
+        let files: [(&'static str, &Option<PathBuf>); 8] = [
             ("--tls-cert-file", &self.tls_cert_file),
             ("--tls-private-key-file", &self.tls_private_key_file),
             ("--client-ca-file", &self.client_ca_file),
@@ -172,6 +191,7 @@ impl ServerOptions {
                 "--encryption-provider-config",
                 &self.encryption_provider_config,
             ),
+            ("--audit-policy-file", &self.audit_policy_file),
         ];
         for (flag, path) in files {
             if let Some(p) = path
@@ -219,12 +239,38 @@ impl ServerOptions {
         if self.min_request_timeout == 0 {
             errs.push(OptionsError::MinRequestTimeout);
         }
+        if let Some(path) = &self.audit_policy_file
+            && path.exists()
+            && let Err(e) = crate::audit::policy::Policy::from_file(path)
+        {
+            errs.push(OptionsError::AuditPolicy(e.to_string()));
+        }
         for entry in &self.runtime_config {
             if parse_runtime_config_entry(entry).is_none() {
                 errs.push(OptionsError::RuntimeConfig(entry.clone()));
             }
         }
         errs
+    }
+
+    /// The audit configuration: `None` unless both `--audit-policy-file` and
+    /// `--audit-log-path` are set (Kubernetes records nothing without a policy). Errors are
+    /// those [`validate`](Self::validate) reports.
+    pub fn audit(&self) -> Result<Option<crate::audit::AuditOptions>, OptionsError> {
+        let (Some(policy), Some(path)) = (&self.audit_policy_file, &self.audit_log_path) else {
+            return Ok(None);
+        };
+        let policy = crate::audit::policy::Policy::from_file(policy)
+            .map_err(|e| OptionsError::AuditPolicy(e.to_string()))?;
+        Ok(Some(crate::audit::AuditOptions {
+            policy,
+            log: crate::audit::log::LogOptions {
+                path: path.clone(),
+                max_size_mb: self.audit_log_maxsize,
+                max_backups: self.audit_log_maxbackup,
+                max_age_days: self.audit_log_maxage,
+            },
+        }))
     }
 
     /// The parsed `--runtime-config` entries: (`group/version` or `api/all|ga|beta|alpha`, enabled).
@@ -332,6 +378,53 @@ mod tests {
             .map(|c| c.opts.http2_max_streams_per_connection)
             .ok();
         assert_eq!(streams, Some(-1));
+    }
+
+    #[test]
+    fn audit_needs_a_policy_and_a_path() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let policy = dir.path().join("policy.yaml");
+        std::fs::write(
+            &policy,
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let policy_flag = format!("--audit-policy-file={}", policy.display());
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(args)
+                .map(|c| c.opts)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let opts = parse(&["apiary", &policy_flag]);
+        assert!(opts.validate().is_empty());
+        assert!(matches!(opts.audit(), Ok(None)), "no log path: no audit");
+        let opts = parse(&[
+            "apiary",
+            &policy_flag,
+            "--audit-log-path=-",
+            "--audit-log-maxsize=5",
+            "--audit-log-maxbackup=3",
+            "--audit-log-maxage=7",
+        ]);
+        let audit = opts
+            .audit()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("audit expected"));
+        assert_eq!(audit.log.path, PathBuf::from("-"));
+        assert_eq!(
+            (
+                audit.log.max_size_mb,
+                audit.log.max_backups,
+                audit.log.max_age_days
+            ),
+            (5, 3, 7)
+        );
+        std::fs::write(&policy, "kind: Policy\n").unwrap_or_else(|e| panic!("{e}"));
+        let opts = parse(&["apiary", &policy_flag, "--audit-log-path=-"]);
+        assert!(matches!(
+            opts.validate().as_slice(),
+            [OptionsError::AuditPolicy(_)]
+        ));
     }
 
     #[test]

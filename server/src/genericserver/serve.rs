@@ -210,6 +210,7 @@ pub async fn serve_tls(
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
                 req.extensions_mut().insert(certs.clone());
+                req.extensions_mut().insert(crate::audit::PeerAddr(peer));
                 // The request keeps the connection busy until its response body is done (a
                 // watch stays active while it streams).
                 let busy = tracked.enter();
