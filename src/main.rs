@@ -126,6 +126,8 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
+        authorization_modes: server::authz::AuthorizationMode::parse_list(&opts.authorization_mode)
+            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?,
     };
     let prepared = config.complete().new_server()?.prepare_run().await?;
     let port = prepared.local_addr().port();

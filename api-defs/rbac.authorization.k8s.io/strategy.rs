@@ -11,6 +11,12 @@ use ::apimachinery::table::{
 };
 use ::chrono::{DateTime, Utc};
 use ::serde_json::Value;
+use ::apimachinery::admission::{Attributes, Operation};
+use ::apimachinery::authorization::{self as authz, Decision};
+use ::apimachinery::rbac::{self as rbac, PolicyRule};
+use ::apimachinery::status::ApiError;
+use ::apimachinery::user::MASTERS_GROUP;
+use ::std::borrow::Cow;
 
 /// The error for a changed `roleRef`, worded as Kubernetes words it.
 fn role_ref_changed(role_ref: &v1::RoleRef) -> FieldError {
@@ -25,21 +31,63 @@ fn role_ref_changed(role_ref: &v1::RoleRef) -> FieldError {
     )
 }
 
-/// A Role prints its name and creation time.
+/// A Role prints its name and creation time; it is written only by users who hold its rules
+/// or may `escalate` roles.
 pub struct RoleStrategy;
 
 impl Strategy for RoleStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&DefaultTableConvertor)
     }
+
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some(role) = written::<v1::Role>(attributes) else {
+            return Ok(());
+        };
+        if escalation_allowed(attributes) || role_escalation_authorized(attributes) {
+            return Ok(());
+        }
+        confirm_no_escalation(attributes, &role.metadata, &rules_of(&role.rules))
+    }
 }
 
-/// A ClusterRole prints its name and creation time.
+/// A ClusterRole prints its name and creation time; it is written only by users who hold its
+/// rules (every rule, to set an aggregation rule) or may `escalate` cluster roles.
 pub struct ClusterRoleStrategy;
 
 impl Strategy for ClusterRoleStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&DefaultTableConvertor)
+    }
+
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some(role) = written::<v1::ClusterRole>(attributes) else {
+            return Ok(());
+        };
+        if escalation_allowed(attributes) || role_escalation_authorized(attributes) {
+            return Ok(());
+        }
+        let old_rule = attributes
+            .old_object
+            .and_then(|o| o.downcast_ref::<v1::ClusterRole>())
+            .map(|o| &o.aggregation_rule);
+        let sets_aggregation = role
+            .aggregation_rule
+            .as_ref()
+            .is_some_and(|r| !r.cluster_role_selectors.is_empty())
+            && old_rule != Some(&role.aggregation_rule);
+        if sets_aggregation {
+            let full = [
+                PolicyRule::resources(&["*"], &["*"], &["*"]),
+                PolicyRule::urls(&["*"], &["*"]),
+            ];
+            if confirm_no_escalation(attributes, &role.metadata, &full).is_err() {
+                return Err(attributes.forbidden(
+                    "must have cluster-admin privileges to use the aggregationRule",
+                ));
+            }
+        }
+        confirm_no_escalation(attributes, &role.metadata, &rules_of(&role.rules))
     }
 }
 
@@ -115,10 +163,18 @@ fn binding_cells(
     ]
 }
 
-/// A RoleBinding's `roleRef` is fixed at creation.
+/// A RoleBinding's `roleRef` is fixed at creation; it is written only by users who hold the
+/// role's rules in the namespace or may `bind` it.
 pub struct RoleBindingStrategy;
 
 impl Strategy for RoleBindingStrategy {
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some(binding) = written::<v1::RoleBinding>(attributes) else {
+            return Ok(());
+        };
+        authorize_binding(attributes, &binding.metadata, &binding.role_ref)
+    }
+
     fn validate_update(&self, object: &dyn Object, old: &dyn Object) -> Vec<FieldError> {
         match (
             object.downcast_ref::<v1::RoleBinding>(),
@@ -136,10 +192,18 @@ impl Strategy for RoleBindingStrategy {
     }
 }
 
-/// A ClusterRoleBinding's `roleRef` is fixed at creation.
+/// A ClusterRoleBinding's `roleRef` is fixed at creation; it is written only by users who
+/// hold the cluster role's rules everywhere or may `bind` it.
 pub struct ClusterRoleBindingStrategy;
 
 impl Strategy for ClusterRoleBindingStrategy {
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some(binding) = written::<v1::ClusterRoleBinding>(attributes) else {
+            return Ok(());
+        };
+        authorize_binding(attributes, &binding.metadata, &binding.role_ref)
+    }
+
     fn validate_update(&self, object: &dyn Object, old: &dyn Object) -> Vec<FieldError> {
         match (
             object.downcast_ref::<v1::ClusterRoleBinding>(),
@@ -155,6 +219,165 @@ impl Strategy for ClusterRoleBindingStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&CLUSTER_ROLE_BINDING_TABLE)
     }
+}
+
+impl From<&v1::PolicyRule> for PolicyRule {
+    fn from(rule: &v1::PolicyRule) -> Self {
+        PolicyRule {
+            verbs: rule.verbs.clone(),
+            api_groups: rule.api_groups.clone(),
+            resources: rule.resources.clone(),
+            resource_names: rule.resource_names.clone(),
+            non_resource_urls: rule.non_resource_urls.clone(),
+        }
+    }
+}
+
+impl From<&PolicyRule> for v1::PolicyRule {
+    fn from(rule: &PolicyRule) -> Self {
+        v1::PolicyRule {
+            verbs: rule.verbs.clone(),
+            api_groups: rule.api_groups.clone(),
+            resources: rule.resources.clone(),
+            resource_names: rule.resource_names.clone(),
+            non_resource_urls: rule.non_resource_urls.clone(),
+        }
+    }
+}
+
+/// The rules of a role in the authorizer's form.
+pub fn rules_of(rules: &[v1::PolicyRule]) -> Vec<PolicyRule> {
+    rules.iter().map(PolicyRule::from).collect()
+}
+
+/// The object of a create or update of the main resource, as a `T`.
+fn written<'a, T: Object>(attributes: &'a Attributes<'_>) -> Option<&'a T> {
+    if !matches!(attributes.operation, Operation::Create | Operation::Update)
+        || !attributes.subresource.is_empty()
+    {
+        return None;
+    }
+    let object = attributes.object()?.downcast_ref::<T>()?;
+    if only_garbage_collection_fields(attributes, object) {
+        return None;
+    }
+    Some(object)
+}
+
+/// Kubernetes' `IsOnlyMutatingGCFields`: an update that changes nothing but owner references
+/// and finalizers (and what the server maintains) needs no escalation check.
+fn only_garbage_collection_fields<T: Object>(attributes: &Attributes<'_>, object: &T) -> bool {
+    let Some(old) = attributes.old_object else {
+        return false;
+    };
+    let mut normalized = object.clone_object();
+    let old_meta = old.metadata();
+    let meta = normalized.metadata_mut();
+    meta.owner_references = old_meta.owner_references.clone();
+    meta.finalizers = old_meta.finalizers.clone();
+    meta.managed_fields = old_meta.managed_fields.clone();
+    meta.resource_version = old_meta.resource_version.clone();
+    meta.generation = old_meta.generation;
+    normalized.eq_object(old)
+}
+
+/// Kubernetes' `EscalationAllowed`: members of `system:masters` may grant anything.
+fn escalation_allowed(attributes: &Attributes<'_>) -> bool {
+    attributes.user.in_group(MASTERS_GROUP)
+}
+
+/// Asks the server's authorizer whether the user may `verb` the RBAC `resource` named `name`
+/// in `namespace`.
+fn authorized(attributes: &Attributes<'_>, verb: &str, group: &str, resource: &str, name: &str, namespace: &str) -> bool {
+    let Some(authorizer) = attributes.authorizer else {
+        return false;
+    };
+    let attrs = authz::Attributes {
+        user: Cow::Borrowed(attributes.user),
+        verb: Cow::Borrowed(verb),
+        is_resource_request: true,
+        path: Cow::Borrowed(""),
+        namespace: Cow::Borrowed(namespace),
+        api_group: Cow::Borrowed(group),
+        api_version: Cow::Borrowed("*"),
+        resource: Cow::Borrowed(resource),
+        subresource: Cow::Borrowed(""),
+        name: Cow::Borrowed(name),
+    };
+    authorizer.authorize(&attrs).decision == Decision::Allow
+}
+
+/// Kubernetes' `RoleEscalationAuthorized`: the `escalate` verb on the role being written (the
+/// request's name: none for a create).
+fn role_escalation_authorized(attributes: &Attributes<'_>) -> bool {
+    let name = if attributes.operation == Operation::Create {
+        ""
+    } else {
+        attributes.name
+    };
+    authorized(
+        attributes,
+        "escalate",
+        attributes.version.group,
+        attributes.version.plural,
+        name,
+        attributes.namespace,
+    )
+}
+
+/// Kubernetes' `ConfirmNoEscalation` as a 403 of the written object.
+fn confirm_no_escalation(
+    attributes: &Attributes<'_>,
+    meta: &::apimachinery::meta::ObjectMeta,
+    rules: &[PolicyRule],
+) -> Result<(), ApiError> {
+    let resolver = attributes.rule_resolver.unwrap_or(&NoRules);
+    rbac::confirm_no_escalation(resolver, attributes.user, attributes.namespace, rules).map_err(|message| {
+        ApiError::forbidden(
+            &attributes.resource(),
+            meta.name.as_deref().unwrap_or(""),
+            &message,
+        )
+    })
+}
+
+/// The resolver of a server that resolves no RBAC rules: nobody holds anything.
+struct NoRules;
+
+impl rbac::RuleResolver for NoRules {
+    fn rules_for(&self, _: &::apimachinery::user::UserInfo, _: &str) -> (Vec<PolicyRule>, Vec<String>) {
+        (Vec::new(), Vec::new())
+    }
+
+    fn role_reference_rules(&self, _: &str, _: &str, _: &str) -> Result<Vec<PolicyRule>, ApiError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The checks of a binding write: members of `system:masters`, users who may `bind` the role
+/// (Kubernetes' `BindingAuthorized`, in the binding's namespace), and users who hold every rule
+/// of the role pass.
+fn authorize_binding(
+    attributes: &Attributes<'_>,
+    meta: &::apimachinery::meta::ObjectMeta,
+    role_ref: &v1::RoleRef,
+) -> Result<(), ApiError> {
+    if escalation_allowed(attributes) {
+        return Ok(());
+    }
+    let resource = match role_ref.kind.as_str() {
+        "ClusterRole" => Some("clusterroles"),
+        "Role" => Some("roles"),
+        _ => None,
+    };
+    if let Some(resource) = resource
+        && authorized(attributes, "bind", &role_ref.api_group, resource, &role_ref.name, attributes.namespace)
+    {
+        return Ok(());
+    }
+    let resolver = attributes.rule_resolver.unwrap_or(&NoRules);
+    let rules = resolver.role_reference_rules(&role_ref.kind, &role_ref.name, attributes.namespace)?;
+    confirm_no_escalation(attributes, meta, &rules)
 }
 
 #[cfg(test)]

@@ -74,6 +74,7 @@ async fn hooks_delegation_and_shutdown_order() {
         max_mutating_requests_inflight: 0,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
+        authorization_modes: vec![server::authz::AuthorizationMode::Rbac],
     };
     let mut server = config
         .complete()

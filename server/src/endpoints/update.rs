@@ -45,7 +45,8 @@ pub async fn update(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
             ..OperationOptions::default()
         },
         &scope.user,
-    );
+    )
+    .with_authorization(scope.authorizer(), ctx.rule_resolver());
     let create_admission = admission.as_operation(Operation::Create);
     let info = PutInfo {
         scope: &scope,

@@ -12,7 +12,8 @@ use tower::ServiceExt;
 
 use super::{ChainConfig, build};
 use crate::authn::{Authenticator, AuthnOutcome, MASTERS_GROUP, UnionAuthenticator, UserInfo};
-use crate::authz::{PublicInfoAuthorizer, SystemMastersAuthorizer, UnionAuthorizer};
+use crate::authz::rbac::{RbacAuthorizer, Snapshot, bootstrap};
+use crate::authz::{SystemMastersAuthorizer, UnionAuthorizer};
 use crate::genericserver::lifecycle::LifecycleSignals;
 use crate::genericserver::metrics::Metrics;
 
@@ -91,6 +92,8 @@ fn app(anonymous: bool) -> super::FilterChain<Router> {
             "/api/v1/namespaces/default/events",
             post(|| async { "unused" }),
         );
+    let rbac = RbacAuthorizer::new();
+    rbac.publish(Snapshot::build(&bootstrap::sources()));
     let config = Arc::new(ChainConfig {
         authenticator: Arc::new(UnionAuthenticator::new(
             vec![Box::new(HeaderAuth)],
@@ -99,7 +102,7 @@ fn app(anonymous: bool) -> super::FilterChain<Router> {
         authorizer: Arc::new(UnionAuthorizer(vec![
             Arc::new(AllowUser("jane")),
             Arc::new(SystemMastersAuthorizer),
-            Arc::new(PublicInfoAuthorizer),
+            rbac,
         ])),
         request_timeout: Duration::from_millis(200),
         min_request_timeout: Duration::from_secs(1800),
