@@ -90,6 +90,18 @@ impl Kubectl {
         }
     }
 
+    /// The same binary with another kubeconfig (another user), its own cache and work
+    /// directories, and the same label.
+    pub fn with_kubeconfig(&self, kubeconfig: &Path) -> Kubectl {
+        Kubectl {
+            path: self.path.clone(),
+            label: self.label.clone(),
+            kubeconfig: kubeconfig.to_path_buf(),
+            cache: tempdir(),
+            work: tempdir(),
+        }
+    }
+
     /// The namespace name `base-<label>`, unique per kubectl.
     pub fn ns(&self, base: &str) -> String {
         format!("{base}-{}", self.label)

@@ -50,6 +50,8 @@ pub struct ChainConfig {
     pub metrics: Arc<Metrics>,
     /// The in-flight limits.
     pub in_flight: max_in_flight::InFlightLimits,
+    /// The served kinds, whose scope a resource request's path must match.
+    pub scheme: Option<Arc<apimachinery::Scheme>>,
 }
 
 /// Wraps `inner` (the director, or any handler service) in the filter chain.
@@ -132,6 +134,7 @@ where
     let (mut parts, body) = req.into_parts();
     let user = authentication::authenticate(config, &parts)?;
     let permit = max_in_flight::admit(config, &info, &user)?;
+    authorization::check_scope(config, &info)?;
     authorization::authorize(config, &user, &info)?;
     let limit = if info.is_long_running() {
         None

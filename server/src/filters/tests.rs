@@ -110,6 +110,7 @@ fn app(anonymous: bool) -> super::FilterChain<Router> {
         signals: LifecycleSignals::default(),
         metrics: Arc::new(Metrics::new(Vec::new())),
         in_flight: super::max_in_flight::InFlightLimits::new(1, 1),
+        scheme: None,
     });
     build(router, config)
 }

@@ -353,6 +353,7 @@ impl GenericServer {
                 c.max_requests_inflight,
                 c.max_mutating_requests_inflight,
             ),
+            scheme: Some(Arc::clone(&c.scheme)),
         });
         let app = filters::build(DirectorService(director), chain);
         Ok(PreparedServer {
