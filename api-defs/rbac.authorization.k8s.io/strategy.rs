@@ -496,4 +496,150 @@ mod tests {
             vec![("Name", "string", 0), ("Created At", "date", 0)]
         );
     }
+
+    mod escalation {
+        use super::*;
+        use ::apimachinery::admission::{Attributes, Operation, OperationOptions, Request};
+        use ::apimachinery::authorization::{Authorization, Authorizer};
+        use ::apimachinery::rbac::RuleResolver;
+        use ::apimachinery::runtime::Kind;
+        use ::apimachinery::user::UserInfo;
+        use ::serde_json::json;
+
+        /// A resolver granting every user `held`; roles by name.
+        struct Fixed {
+            held: Vec<PolicyRule>,
+        }
+
+        impl RuleResolver for Fixed {
+            fn rules_for(&self, _: &UserInfo, _: &str) -> (Vec<PolicyRule>, Vec<String>) {
+                (self.held.clone(), Vec::new())
+            }
+
+            fn role_reference_rules(&self, kind: &str, name: &str, _: &str) -> Result<Vec<PolicyRule>, ApiError> {
+                match (kind, name) {
+                    ("ClusterRole", "view" | "edit") => Ok(vec![PolicyRule::resources(&["get"], &[""], &["secrets"])]),
+                    _ => Err(ApiError::not_found(
+                        &::apimachinery::GroupResource::new("rbac.authorization.k8s.io", "roles"),
+                        name,
+                    )),
+                }
+            }
+        }
+
+        /// Allows `escalate` on roles and `bind` on the cluster role `view`.
+        struct Verbs;
+
+        impl Authorizer for Verbs {
+            fn authorize(&self, a: &authz::Attributes<'_>) -> Authorization {
+                let ok = (a.verb == "escalate" && a.resource == "roles")
+                    || (a.verb == "bind" && a.resource == "clusterroles" && a.name == "view");
+                if ok { Authorization::allow("") } else { Authorization::no_opinion() }
+            }
+        }
+
+        fn user(groups: &[&str]) -> UserInfo {
+            UserInfo {
+                name: "jane".into(),
+                groups: groups.iter().map(|g| g.to_string()).collect(),
+                ..UserInfo::default()
+            }
+        }
+
+        fn check(
+            kind: &'static Kind,
+            object: &dyn Object,
+            old: Option<&dyn Object>,
+            user: &UserInfo,
+            authorizer: Option<&dyn Authorizer>,
+            held: Vec<PolicyRule>,
+        ) -> Result<(), ApiError> {
+            let resolver = Fixed { held };
+            let options = OperationOptions::default();
+            let request = Request {
+                operation: if old.is_some() { Operation::Update } else { Operation::Create },
+                kind,
+                version: kind.storage_info(),
+                subresource: "",
+                namespace: object.namespace(),
+                name: object.name(),
+                dry_run: false,
+                options: &options,
+                user,
+                authorizer,
+                rule_resolver: Some(&resolver),
+            };
+            let attributes = Attributes::read_only(request, Some(object), old);
+            kind.strategy().authorize_write(&attributes)
+        }
+
+        fn role(rules: ::serde_json::Value) -> v1::Role {
+            typed(json!({"metadata": {"name": "r", "namespace": "ns"}, "rules": rules}))
+        }
+
+        #[test]
+        fn roles_need_the_rules_or_escalate() {
+            let kind = &super::super::super::ROLE_KIND;
+            let secrets = role(json!([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}]));
+            let jane = user(&["devs"]);
+            let err = check(kind, &secrets, None, &jane, None, Vec::new()).unwrap_err();
+            assert_eq!(err.code(), 403);
+            assert_eq!(
+                err.message(),
+                "roles.rbac.authorization.k8s.io \"r\" is forbidden: user \"jane\" (groups=[\"devs\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"list\"]}"
+            );
+            let held = vec![PolicyRule::resources(&["*"], &[""], &["secrets"])];
+            assert!(check(kind, &secrets, None, &jane, None, held).is_ok());
+            assert!(check(kind, &secrets, None, &jane, Some(&Verbs), Vec::new()).is_ok());
+            let admin = user(&[MASTERS_GROUP]);
+            assert!(check(kind, &secrets, None, &admin, None, Vec::new()).is_ok());
+            // Only owner references or finalizers changed: no check.
+            let mut owned = secrets.clone();
+            owned.metadata.finalizers = vec!["example.com/keep".into()];
+            assert!(check(kind, &owned, Some(&secrets), &jane, None, Vec::new()).is_ok());
+            let mut more = secrets.clone();
+            more.rules[0].verbs.push("delete".into());
+            assert!(check(kind, &more, Some(&secrets), &jane, None, Vec::new()).is_err());
+        }
+
+        #[test]
+        fn aggregation_rules_need_everything() {
+            let kind = &super::super::super::CLUSTER_ROLE_KIND;
+            let role: v1::ClusterRole = typed(json!({
+                "metadata": {"name": "agg"},
+                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]}
+            }));
+            let err = check(kind, &role, None, &user(&[]), None, Vec::new()).unwrap_err();
+            assert_eq!(
+                err.message(),
+                "clusterroles.rbac.authorization.k8s.io \"agg\" is forbidden: must have cluster-admin privileges to use the aggregationRule"
+            );
+            let all = vec![
+                PolicyRule::resources(&["*"], &["*"], &["*"]),
+                PolicyRule::urls(&["*"], &["*"]),
+            ];
+            assert!(check(kind, &role, None, &user(&[]), None, all).is_ok());
+        }
+
+        #[test]
+        fn bindings_need_the_role_or_bind() {
+            let kind = &super::super::super::ROLE_BINDING_KIND;
+            let binding = |role_kind: &str, name: &str| -> v1::RoleBinding {
+                typed(json!({
+                    "metadata": {"name": "b", "namespace": "ns"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
+                    "subjects": [{"kind": "User", "name": "bob"}]
+                }))
+            };
+            let jane = user(&[]);
+            assert!(check(kind, &binding("ClusterRole", "view"), None, &jane, Some(&Verbs), Vec::new()).is_ok());
+            let err = check(kind, &binding("ClusterRole", "edit"), None, &jane, Some(&Verbs), Vec::new()).unwrap_err();
+            assert_eq!(err.code(), 403);
+            assert!(err.message().starts_with("rolebindings.rbac.authorization.k8s.io \"b\" is forbidden: user \"jane\""), "{}", err.message());
+            let held = vec![PolicyRule::resources(&["get"], &[""], &["secrets"])];
+            assert!(check(kind, &binding("ClusterRole", "edit"), None, &jane, None, held).is_ok());
+            let err = check(kind, &binding("Role", "missing"), None, &jane, None, Vec::new()).unwrap_err();
+            assert_eq!(err.code(), 404);
+        }
+    }
 }
