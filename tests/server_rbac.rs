@@ -151,6 +151,61 @@ fn bindings_grant_exactly_their_rules_and_can_i_agrees() {
         c.check(!other.lines().any(|l| l.starts_with("configmaps ")), || {
             format!("configmaps listed in default:\n{other}")
         });
+
+        // A service account subject (no namespace: the binding's) is the user
+        // `system:serviceaccount:<ns>:<name>`, whatever authenticated it.
+        k.ok(&[
+            "create",
+            "rolebinding",
+            "robot",
+            "--clusterrole=view",
+            &format!("--serviceaccount={ns}:robot"),
+            "-n",
+            &ns,
+        ]);
+        let robot = k.with_kubeconfig(
+            &server.user_kubeconfig(&format!("system:serviceaccount:{ns}:robot"), ""),
+        );
+        c.eq(
+            "service account subject",
+            until(
+                &robot,
+                &["auth", "can-i", "list", "configmaps", "-n", &ns],
+                "yes",
+            )
+            .as_str(),
+            "yes",
+        );
+        c.eq(
+            "service account of another namespace",
+            k.with_kubeconfig(&server.user_kubeconfig(
+                &format!("system:serviceaccount:default:robot-{}", k.label),
+                "",
+            ))
+            .run(&["auth", "can-i", "list", "configmaps", "-n", &ns])
+            .stdout
+            .trim(),
+            "no",
+        );
+
+        // Deleting the binding takes the grant away.
+        k.ok(&["delete", "rolebinding", "read", "-n", &ns]);
+        c.eq(
+            "can-i after the binding is gone",
+            until(
+                &alice,
+                &["auth", "can-i", "list", "configmaps", "-n", &ns],
+                "no",
+            )
+            .as_str(),
+            "no",
+        );
+        let run = alice.run(&["get", "configmaps", "-n", &ns]);
+        c.contains(
+            "revoked",
+            &run.stderr,
+            &forbidden_list(&user, "configmaps", &ns),
+        );
     });
 }
 
