@@ -52,7 +52,8 @@ impl Strategy for RoleStrategy {
 }
 
 /// A ClusterRole prints its name and creation time; it is written only by users who hold its
-/// rules (every rule, to set an aggregation rule) or may `escalate` cluster roles.
+/// rules (every permission, when it has or had an aggregation rule) or may `escalate` cluster
+/// roles.
 pub struct ClusterRoleStrategy;
 
 impl Strategy for ClusterRoleStrategy {
@@ -67,16 +68,19 @@ impl Strategy for ClusterRoleStrategy {
         if escalation_allowed(attributes) || role_escalation_authorized(attributes) {
             return Ok(());
         }
-        let old_rule = attributes
+        confirm_no_escalation(attributes, &role.metadata, &rules_of(&role.rules))?;
+        // An aggregation rule can gather anything: setting, keeping or dropping one needs
+        // every permission.
+        let aggregates = |r: &v1::ClusterRole| {
+            r.aggregation_rule
+                .as_ref()
+                .is_some_and(|a| !a.cluster_role_selectors.is_empty())
+        };
+        let old_aggregates = attributes
             .old_object
             .and_then(|o| o.downcast_ref::<v1::ClusterRole>())
-            .map(|o| &o.aggregation_rule);
-        let sets_aggregation = role
-            .aggregation_rule
-            .as_ref()
-            .is_some_and(|r| !r.cluster_role_selectors.is_empty())
-            && old_rule != Some(&role.aggregation_rule);
-        if sets_aggregation {
+            .is_some_and(aggregates);
+        if aggregates(role) || old_aggregates {
             let full = [
                 PolicyRule::resources(&["*"], &["*"], &["*"]),
                 PolicyRule::urls(&["*"], &["*"]),
@@ -87,7 +91,7 @@ impl Strategy for ClusterRoleStrategy {
                 ));
             }
         }
-        confirm_no_escalation(attributes, &role.metadata, &rules_of(&role.rules))
+        Ok(())
     }
 }
 
