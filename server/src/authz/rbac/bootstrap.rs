@@ -161,6 +161,19 @@ pub fn cluster_roles() -> Vec<ClusterRole> {
                 &["/livez", "/readyz", "/healthz", "/version", "/version/"],
             )],
         ),
+        role(
+            "system:service-account-issuer-discovery",
+            &[],
+            vec![PolicyRule::urls(
+                &["get"],
+                &[
+                    "/.well-known/openid-configuration",
+                    "/.well-known/openid-configuration/",
+                    "/openid/v1/jwks",
+                    "/openid/v1/jwks/",
+                ],
+            )],
+        ),
         aggregated("admin", &[], AGGREGATE_TO_ADMIN),
         aggregated("edit", &[(AGGREGATE_TO_ADMIN, "true")], AGGREGATE_TO_EDIT),
         aggregated("view", &[(AGGREGATE_TO_EDIT, "true")], AGGREGATE_TO_VIEW),
@@ -388,6 +401,10 @@ pub fn cluster_role_bindings() -> Vec<ClusterRoleBinding> {
         cluster_binding("system:monitoring", &["system:monitoring"]),
         cluster_binding("system:discovery", &[AUTHENTICATED_GROUP]),
         cluster_binding("system:basic-user", &[AUTHENTICATED_GROUP]),
+        cluster_binding(
+            "system:service-account-issuer-discovery",
+            &["system:serviceaccounts"],
+        ),
         cluster_binding(
             "system:public-info-viewer",
             &[AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP],

@@ -1,7 +1,7 @@
-//! Keeps the RBAC [`Snapshot`] current: one watch per RBAC kind on the registry's watch cache
-//! (initial events, then changes), each applied to the [`Sources`] and published as a new
-//! snapshot once the events ready at that moment are applied. A watch that ends is started
-//! again, and its kind's objects are replaced by the new initial events.
+//! Keeps the RBAC [`Snapshot`] current: per RBAC kind, a list and a watch from its revision on
+//! the registry's watch cache (a reflector), each change applied to the [`Sources`] and
+//! published as a new snapshot once the events ready at that moment are applied. A watch that
+//! ends (or expires) is started again from a new list, which replaces the kind's objects.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use storage::interface::{ListOptions, WatchEvent};
 
 use super::RbacAuthorizer;
-use super::snapshot::{Binding, Snapshot, Sources, Subject};
+use super::snapshot::{Binding, Dirty, Snapshot, Sources, Subject};
 use crate::registry::{Registry, Store};
 
 /// How long to wait before watching again after a watch failed or ended.
@@ -85,10 +85,25 @@ fn binding(
     }
 }
 
-/// Adds (or, with `delete`, removes) one object of `which` in `sources`.
-fn apply(sources: &mut Sources, which: Which, object: &dyn Object, delete: bool) {
+/// Adds (or, with `delete`, removes) one object of `which` in `sources`, and records what
+/// changed in `dirty`.
+fn apply(
+    sources: &mut Sources,
+    which: Which,
+    object: &dyn Object,
+    delete: bool,
+    dirty: &mut Dirty,
+) {
     let ns = object.metadata().namespace.clone().unwrap_or_default();
     let name = object.name().to_string();
+    match which {
+        Which::Role => dirty.roles = true,
+        Which::ClusterRole => dirty.cluster_roles = true,
+        Which::RoleBinding => {
+            dirty.namespaces.insert(ns.clone());
+        }
+        Which::ClusterRoleBinding => dirty.cluster_bindings = true,
+    }
     match which {
         Which::Role => {
             let key = (ns, name);
@@ -143,8 +158,13 @@ struct Informer {
 }
 
 impl Informer {
-    fn publish(&self, sources: &Sources) {
-        self.authorizer.publish(Snapshot::build(sources));
+    fn publish(&self, sources: &Sources, dirty: &Dirty) {
+        if dirty.is_empty() {
+            return;
+        }
+        let previous = self.authorizer.snapshot();
+        self.authorizer
+            .publish(Snapshot::update(&previous, sources, dirty));
     }
 
     fn mark_synced(&self, which: Which) {
@@ -166,67 +186,78 @@ impl Informer {
         }
     }
 
-    /// Watches until the stream ends: initial events replace the kind's objects, then every
-    /// change is applied as it comes.
+    /// Lists the kind (a consistent read), replaces its objects with the list, then watches
+    /// from the list's revision until the stream ends, applying every change as it comes (a
+    /// reflector's list and watch).
     async fn watch_once(&self, which: Which, store: &Store) -> Result<(), ApiError> {
+        let listed = store.list_stored("", ListOptions::default()).await?;
+        let mut fresh = Sources::default();
+        let mut ignored = Dirty::default();
+        for stored in &listed.items {
+            apply(
+                &mut fresh,
+                which,
+                &*store.decode(stored)?,
+                false,
+                &mut ignored,
+            );
+        }
+        {
+            let mut sources = self.sources.lock();
+            which.clear(&mut sources);
+            sources.roles.extend(fresh.roles);
+            sources.cluster_roles.extend(fresh.cluster_roles);
+            sources.bindings.extend(fresh.bindings);
+            sources.cluster_bindings.extend(fresh.cluster_bindings);
+            self.publish(
+                &sources,
+                &Dirty {
+                    all: true,
+                    ..Dirty::default()
+                },
+            );
+        }
+        self.mark_synced(which);
         let mut events = store
             .watch(
                 &store.collection_key("")?,
                 ListOptions {
-                    resource_version: String::new(),
+                    resource_version: listed.resource_version.to_string(),
                     recursive: true,
                     allow_bookmarks: true,
-                    send_initial_events: Some(true),
                     ..ListOptions::default()
                 },
             )
             .await?;
-        let mut initial: Option<Sources> = Some(Sources::default());
         while let Some(first) = events.next().await {
             let mut batch = vec![first];
             while let Some(Some(more)) = events.next().now_or_never() {
                 batch.push(more);
             }
             let mut sources = self.sources.lock();
-            let mut changed = false;
+            let mut dirty = Dirty::default();
+            let mut failed = None;
             for event in batch {
                 let (stored, delete) = match event {
                     WatchEvent::Added(o) | WatchEvent::Modified { object: o, .. } => (o, false),
                     WatchEvent::Deleted(o) => (o, true),
-                    WatchEvent::Bookmark {
-                        initial_events_end: true,
-                        ..
-                    } => {
-                        if let Some(fresh) = initial.take() {
-                            which.clear(&mut sources);
-                            sources.roles.extend(fresh.roles);
-                            sources.cluster_roles.extend(fresh.cluster_roles);
-                            sources.bindings.extend(fresh.bindings);
-                            sources.cluster_bindings.extend(fresh.cluster_bindings);
-                            changed = true;
-                            self.mark_synced(which);
-                        }
-                        continue;
-                    }
                     WatchEvent::Bookmark { .. } => continue,
                     WatchEvent::Error(e) => {
-                        if changed {
-                            self.publish(&sources);
-                        }
-                        return Err(ApiError::internal(e));
+                        failed = Some(ApiError::internal(e));
+                        break;
                     }
                 };
-                let object = store.decode(&stored)?;
-                match initial.as_mut() {
-                    Some(fresh) => apply(fresh, which, &*object, delete),
-                    None => {
-                        apply(&mut sources, which, &*object, delete);
-                        changed = true;
+                match store.decode(&stored) {
+                    Ok(object) => apply(&mut sources, which, &*object, delete, &mut dirty),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
                     }
                 }
             }
-            if changed {
-                self.publish(&sources);
+            self.publish(&sources, &dirty);
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
         Ok(())

@@ -4,7 +4,7 @@
 //! `DefaultRuleResolver.VisitRulesFor`: cluster role bindings, then the role bindings of the
 //! request's namespace; a binding applies through its first subject that matches the user.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use apimachinery::rbac::PolicyRule;
@@ -195,13 +195,40 @@ fn applies_to(user: &UserInfo, subject: &Subject, namespace: &str) -> bool {
     }
 }
 
-/// An immutable view of every role and binding.
+/// An immutable view of every role and binding. Parts that did not change are shared with
+/// the previous snapshot ([`Snapshot::update`]).
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    cluster_roles: BTreeMap<String, Arc<Vec<PolicyRule>>>,
-    roles: BTreeMap<(String, String), Arc<Vec<PolicyRule>>>,
-    cluster: Scope,
-    namespaces: HashMap<String, Scope>,
+    cluster_roles: Arc<BTreeMap<String, Arc<Vec<PolicyRule>>>>,
+    roles: Arc<BTreeMap<(String, String), Arc<Vec<PolicyRule>>>>,
+    cluster: Arc<Scope>,
+    namespaces: HashMap<String, Arc<Scope>>,
+}
+
+/// What changed in the [`Sources`] since the last snapshot.
+#[derive(Debug, Default, Clone)]
+pub struct Dirty {
+    /// Everything (a kind was listed again).
+    pub all: bool,
+    /// Some ClusterRole.
+    pub cluster_roles: bool,
+    /// Some Role.
+    pub roles: bool,
+    /// Some ClusterRoleBinding.
+    pub cluster_bindings: bool,
+    /// The namespaces of the RoleBindings that changed.
+    pub namespaces: BTreeSet<String>,
+}
+
+impl Dirty {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        !self.all
+            && !self.cluster_roles
+            && !self.roles
+            && !self.cluster_bindings
+            && self.namespaces.is_empty()
+    }
 }
 
 /// What a visitor is shown: a rule and where it came from, or a resolution error.
@@ -212,23 +239,88 @@ pub enum Visit<'a> {
     Error(String),
 }
 
+/// The role bindings of `namespace`, in name order.
+fn namespace_bindings(sources: &Sources, namespace: &str) -> Vec<Arc<Binding>> {
+    sources
+        .bindings
+        .range((namespace.to_string(), String::new())..)
+        .take_while(|((ns, _), _)| ns == namespace)
+        .map(|(_, b)| Arc::clone(b))
+        .collect()
+}
+
 impl Snapshot {
     /// The snapshot of `sources`.
     pub fn build(sources: &Sources) -> Self {
-        let cluster = Scope::new(sources.cluster_bindings.values().cloned().collect());
-        let mut by_ns: HashMap<String, Vec<Arc<Binding>>> = HashMap::new();
-        // BTreeMap order: namespace, then name.
-        for ((ns, _), b) in &sources.bindings {
-            by_ns.entry(ns.clone()).or_default().push(Arc::clone(b));
-        }
-        Self {
-            cluster_roles: sources.cluster_roles.clone(),
-            roles: sources.roles.clone(),
-            cluster,
-            namespaces: by_ns
+        Self::update(
+            &Self::default(),
+            sources,
+            &Dirty {
+                all: true,
+                ..Dirty::default()
+            },
+        )
+    }
+
+    /// The snapshot of `sources`, rebuilding only what `dirty` names and sharing the rest
+    /// with `previous`.
+    pub fn update(previous: &Snapshot, sources: &Sources, dirty: &Dirty) -> Self {
+        let cluster_roles = if dirty.all || dirty.cluster_roles {
+            Arc::new(sources.cluster_roles.clone())
+        } else {
+            Arc::clone(&previous.cluster_roles)
+        };
+        let roles = if dirty.all || dirty.roles {
+            Arc::new(sources.roles.clone())
+        } else {
+            Arc::clone(&previous.roles)
+        };
+        let cluster = if dirty.all || dirty.cluster_bindings {
+            Arc::new(Scope::new(
+                sources.cluster_bindings.values().cloned().collect(),
+            ))
+        } else {
+            Arc::clone(&previous.cluster)
+        };
+        let namespaces = if dirty.all {
+            let mut by_ns: HashMap<String, Vec<Arc<Binding>>> = HashMap::new();
+            // BTreeMap order: namespace, then name.
+            for ((ns, _), b) in &sources.bindings {
+                by_ns.entry(ns.clone()).or_default().push(Arc::clone(b));
+            }
+            by_ns
                 .into_iter()
-                .map(|(ns, bindings)| (ns, Scope::new(bindings)))
-                .collect(),
+                .map(|(ns, bindings)| (ns, Arc::new(Scope::new(bindings))))
+                .collect()
+        } else {
+            let mut namespaces = previous.namespaces.clone();
+            for ns in &dirty.namespaces {
+                let bindings = namespace_bindings(sources, ns);
+                if bindings.is_empty() {
+                    namespaces.remove(ns);
+                } else {
+                    namespaces.insert(ns.clone(), Arc::new(Scope::new(bindings)));
+                }
+            }
+            namespaces
+        };
+        Self {
+            cluster_roles,
+            roles,
+            cluster,
+            namespaces,
+        }
+    }
+
+    /// Whether this snapshot shares the index of `namespace`'s bindings with `other` (it was
+    /// not rebuilt).
+    pub fn shares_namespace_with(&self, other: &Snapshot, namespace: &str) -> bool {
+        match (
+            self.namespaces.get(namespace),
+            other.namespaces.get(namespace),
+        ) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
         }
     }
 

@@ -445,3 +445,44 @@ fn bootstrap_policy_aggregates_and_binds() {
     );
     assert_eq!(a.authorize(&ssar).decision, Decision::Allow);
 }
+
+#[test]
+fn incremental_updates_rebuild_only_what_changed() {
+    let mut s = sources();
+    let first = Snapshot::build(&s);
+    let carol = user("carol", &[]);
+    let get_pods = |snap: &Snapshot, ns: &str| {
+        let a = RbacAuthorizer::new();
+        a.publish(Snapshot::update(
+            snap,
+            &Sources::default(),
+            &snapshot::Dirty::default(),
+        ));
+        a.authorize(&res(&carol, "get", ns, "", "pods", "", "p"))
+            .decision
+    };
+    assert_eq!(get_pods(&first, "team"), Decision::NoOpinion);
+    s.bindings.insert(
+        ("team".into(), "carol".into()),
+        Arc::new(binding(
+            "team",
+            "carol",
+            "ClusterRole",
+            "pod-reader",
+            vec![subject("User", "carol", "")],
+        )),
+    );
+    let dirty = snapshot::Dirty {
+        namespaces: ["team".to_string()].into(),
+        ..snapshot::Dirty::default()
+    };
+    let second = Snapshot::update(&first, &s, &dirty);
+    assert_eq!(get_pods(&second, "team"), Decision::Allow);
+    assert_eq!(get_pods(&second, "other"), Decision::NoOpinion);
+    assert!(second.shares_namespace_with(&first, "other"));
+    assert!(!second.shares_namespace_with(&first, "team"));
+    s.bindings
+        .remove(&("team".to_string(), "carol".to_string()));
+    let third = Snapshot::update(&second, &s, &dirty);
+    assert_eq!(get_pods(&third, "team"), Decision::NoOpinion);
+}
