@@ -183,6 +183,20 @@ impl Kubectl {
         self.run_with(args, &[], "")
     }
 
+    /// Runs `args` until its stdout (trimmed) is `want`, for at most 15 s (a change reaches
+    /// what reads the watch cache a moment after the write); returns the last stdout.
+    pub fn until(&self, args: &[&str], want: &str) -> String {
+        let mut last = String::new();
+        for _ in 0..150 {
+            last = self.run(args).stdout.trim().to_string();
+            if last == want {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        last
+    }
+
     /// Runs kubectl with `args` and requires success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let run = self.run(args);

@@ -116,6 +116,12 @@ pub enum AuthorizationModeError {
 impl AuthorizationMode {
     /// The modes of `--authorization-mode`, in order; every problem is returned.
     pub fn parse_list(modes: &[String]) -> Result<Vec<Self>, Vec<AuthorizationModeError>> {
+        // `--authorization-mode=` is an empty list, as pflag reads it.
+        let modes = if modes.len() == 1 && modes[0].is_empty() {
+            &[]
+        } else {
+            modes
+        };
         let mut errors = Vec::new();
         if modes.is_empty() {
             errors.push(AuthorizationModeError::Empty);
@@ -242,10 +248,12 @@ mod tests {
                 "authorization-mode [\"RBAC\" \"Foo\" \"RBAC\"] has mode specified more than once",
             ]
         );
-        assert_eq!(
-            AuthorizationMode::parse_list(&[]).unwrap_err()[0].to_string(),
-            "at least one authorization-mode must be passed"
-        );
+        for empty in [list(&[]), list(&[""])] {
+            assert_eq!(
+                AuthorizationMode::parse_list(&empty).unwrap_err()[0].to_string(),
+                "at least one authorization-mode must be passed"
+            );
+        }
     }
 
     #[test]

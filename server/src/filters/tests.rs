@@ -58,6 +58,16 @@ async fn boom() -> &'static str {
     panic!("boom")
 }
 
+/// RBAC over the bootstrap policy, built once for every test.
+fn bootstrap_rbac() -> Arc<RbacAuthorizer> {
+    static RBAC: std::sync::OnceLock<Arc<RbacAuthorizer>> = std::sync::OnceLock::new();
+    Arc::clone(RBAC.get_or_init(|| {
+        let rbac = RbacAuthorizer::new();
+        rbac.publish(Snapshot::build(&bootstrap::sources()));
+        rbac
+    }))
+}
+
 fn app(anonymous: bool) -> super::FilterChain<Router> {
     let router = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -92,8 +102,6 @@ fn app(anonymous: bool) -> super::FilterChain<Router> {
             "/api/v1/namespaces/default/events",
             post(|| async { "unused" }),
         );
-    let rbac = RbacAuthorizer::new();
-    rbac.publish(Snapshot::build(&bootstrap::sources()));
     let config = Arc::new(ChainConfig {
         authenticator: Arc::new(UnionAuthenticator::new(
             vec![Box::new(HeaderAuth)],
@@ -102,7 +110,7 @@ fn app(anonymous: bool) -> super::FilterChain<Router> {
         authorizer: Arc::new(UnionAuthorizer(vec![
             Arc::new(AllowUser("jane")),
             Arc::new(SystemMastersAuthorizer),
-            rbac,
+            bootstrap_rbac(),
         ])),
         request_timeout: Duration::from_millis(200),
         min_request_timeout: Duration::from_secs(1800),
