@@ -39,13 +39,16 @@ pub struct Binding {
     pub subjects: Vec<Subject>,
 }
 
+/// Rules of roles, by name (ClusterRoles) or by namespace and name (Roles).
+pub type RulesBy<K> = BTreeMap<K, Arc<Vec<PolicyRule>>>;
+
 /// The objects the index is built from, keyed by namespace and name.
 #[derive(Clone, Debug, Default)]
 pub struct Sources {
     /// ClusterRoles' rules by name.
-    pub cluster_roles: BTreeMap<String, Arc<Vec<PolicyRule>>>,
+    pub cluster_roles: RulesBy<String>,
     /// Roles' rules by (namespace, name).
-    pub roles: BTreeMap<(String, String), Arc<Vec<PolicyRule>>>,
+    pub roles: RulesBy<(String, String)>,
     /// ClusterRoleBindings by name.
     pub cluster_bindings: BTreeMap<String, Arc<Binding>>,
     /// RoleBindings by (namespace, name).
@@ -199,8 +202,8 @@ fn applies_to(user: &UserInfo, subject: &Subject, namespace: &str) -> bool {
 /// the previous snapshot ([`Snapshot::update`]).
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    cluster_roles: Arc<BTreeMap<String, Arc<Vec<PolicyRule>>>>,
-    roles: Arc<BTreeMap<(String, String), Arc<Vec<PolicyRule>>>>,
+    cluster_roles: Arc<RulesBy<String>>,
+    roles: Arc<RulesBy<(String, String)>>,
     cluster: Arc<Scope>,
     namespaces: HashMap<String, Arc<Scope>>,
 }
