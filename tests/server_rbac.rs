@@ -247,6 +247,34 @@ fn escalation_needs_the_rules_or_escalate_and_bind() {
                 "roles.rbac.authorization.k8s.io \"big\" is forbidden: user \"{user}\" (groups=[\"devs\" \"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"list\"]}}"
             ),
         );
+        // Every way of writing is checked: server-side apply creating the role, and an update
+        // of a role eve may hold.
+        let manifest = format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: applied\n  namespace: {ns}\nrules:\n- apiGroups: [\"\"]\n  resources: [secrets]\n  verbs: [delete]\n"
+        );
+        let run = eve.run_with(&["apply", "--server-side", "-f", "-"], &[], &manifest);
+        c.check(!run.success(), || run.describe());
+        c.contains(
+            "server-side apply escalation refused",
+            &run.stderr,
+            "is attempting to grant RBAC permissions not currently held",
+        );
+        let run = eve.run(&[
+            "patch",
+            "role",
+            "cm-reader",
+            "-n",
+            &ns,
+            "--type=json",
+            "-p",
+            r#"[{"op":"add","path":"/rules/0/verbs/-","value":"delete"}]"#,
+        ]);
+        c.check(!run.success(), || run.describe());
+        c.contains(
+            "patch escalation refused",
+            &run.stderr,
+            "{APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"delete\"]}",
+        );
         c.run_ok(
             &eve,
             &[

@@ -90,9 +90,10 @@ pub trait Strategy: Send + Sync + 'static {
     }
 
     /// Checks a write against what the requesting user may do (Kubernetes' RBAC storage that
-    /// refuses privilege escalation). Runs on the final object of every create, update and
-    /// patch made by a request, inside the write and before validating admission; writes of
-    /// the server's own controllers skip it. `Err` refuses the write.
+    /// refuses privilege escalation). Runs on the new object of every create, update and patch
+    /// made by a request, inside the write and before the registry's rules and validation (as
+    /// kube-apiserver's RBAC storage does); writes of the server's own controllers skip it.
+    /// `Err` refuses the write.
     fn authorize_write(
         &self,
         _attributes: &crate::admission::Attributes<'_>,

@@ -288,10 +288,7 @@ impl ValidateObject for RequestAdmission<'_> {
         // plugins did is undone first.
         self.settle(false).await;
         let attributes = Attributes::read_only(self.request(), object, old);
-        let result = match self.kind.strategy().authorize_write(&attributes) {
-            Ok(()) => self.chain.validate(&attributes).await,
-            Err(e) => Err(e),
-        };
+        let result = self.chain.validate(&attributes).await;
         self.warnings.lock().extend(attributes.take_warnings());
         self.outcome_hooks
             .lock()
@@ -304,5 +301,12 @@ impl ValidateObject for RequestAdmission<'_> {
 
     async fn committed(&self, succeeded: bool) {
         self.settle(succeeded).await;
+    }
+
+    /// The kind's own check of the requester's permissions (the RBAC kinds' escalation
+    /// checks), before the kind's rules and validation.
+    fn authorize(&self, object: &dyn Object, old: Option<&dyn Object>) -> Result<(), ApiError> {
+        let attributes = Attributes::read_only(self.request(), Some(object), old);
+        self.kind.strategy().authorize_write(&attributes)
     }
 }

@@ -171,4 +171,8 @@ impl ValidateObject for AuthorizeCreate<'_> {
     async fn committed(&self, succeeded: bool) {
         self.then.committed(succeeded).await
     }
+
+    fn authorize(&self, object: &dyn Object, old: Option<&dyn Object>) -> Result<(), ApiError> {
+        self.then.authorize(object, old)
+    }
 }
