@@ -145,6 +145,8 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         authenticators: Vec::new(),
         authorizers: Vec::new(),
         audit: opts.audit()?,
+        authorization_modes: server::authz::AuthorizationMode::parse_list(&opts.authorization_mode)
+            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?,
     };
     let prepared = config.complete().new_server()?.prepare_run().await?;
     let port = prepared.local_addr().port();

@@ -41,20 +41,23 @@ async fn status_of(resp: reqwest::Response) -> (u16, Value) {
 async fn anonymous_may_read_health_and_version_only() {
     let server = Server::start(&[]);
     let anon = server.anonymous();
-    for path in [
-        "/healthz",
-        "/livez",
-        "/readyz",
-        "/readyz/ping",
-        "/livez/etcd",
-        "/version",
-    ] {
+    // The bootstrap `system:public-info-viewer` binding: exactly these paths, not the
+    // individual checks (`system:monitoring`'s `/readyz/*`).
+    for path in ["/healthz", "/livez", "/readyz", "/version", "/version/"] {
         let resp = anon
             .get(server.url(path))
             .send()
             .await
             .unwrap_or_else(|e| panic!("{path}: {e}"));
         assert_eq!(resp.status().as_u16(), 200, "{path}");
+    }
+    for path in ["/readyz/ping", "/livez/etcd"] {
+        let resp = anon
+            .get(server.url(path))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(resp.status().as_u16(), 403, "{path}");
     }
     let (code, body) = status_of(
         anon.get(server.url("/api"))

@@ -3,12 +3,12 @@
 
 use std::borrow::Cow;
 
-use ::apimachinery::authorization::{Attributes, Decision};
+use ::apimachinery::authorization::{Attributes, Decision, RulesInfo};
 use ::apimachinery::errors::FieldError;
 use ::apimachinery::runtime::Object;
 use ::apimachinery::status::ApiError;
 use ::apimachinery::strategy::{ReviewContext, Strategy};
-use ::apimachinery::user::{MASTERS_GROUP, UserInfo};
+use ::apimachinery::user::UserInfo;
 
 /// The authorizer's attributes for a review's resource or non-resource attributes.
 fn attributes(
@@ -136,8 +136,9 @@ impl Strategy for LocalSubjectAccessReviewStrategy {
     }
 }
 
-/// `SelfSubjectRulesReview`: what may I do in this namespace? Members of `system:masters`
-/// may do everything; other users' rules are not enumerable by the server's authorizers.
+/// `SelfSubjectRulesReview`: what may I do in this namespace? Answered from the rules the
+/// server's authorizers can list (RBAC's bindings, `AlwaysAllow`'s everything); an authorizer
+/// that cannot list rules makes the answer incomplete.
 pub struct SelfSubjectRulesReviewStrategy;
 
 impl Strategy for SelfSubjectRulesReviewStrategy {
@@ -145,28 +146,38 @@ impl Strategy for SelfSubjectRulesReviewStrategy {
         let Some(review) = object.downcast_mut::<v1::SelfSubjectRulesReview>() else {
             return Ok(());
         };
-        let all = || vec!["*".to_string()];
-        review.status = if context.user().in_group(MASTERS_GROUP) {
-            v1::SubjectRulesReviewStatus {
-                resource_rules: vec![v1::ResourceRule {
-                    verbs: all(),
-                    api_groups: all(),
-                    resources: all(),
-                    ..Default::default()
-                }],
-                non_resource_rules: vec![v1::NonResourceRule {
-                    verbs: all(),
-                    non_resource_urls: all(),
-                }],
-                incomplete: false,
-                evaluation_error: None,
-            }
-        } else {
-            v1::SubjectRulesReviewStatus {
+        let namespace = review.spec.namespace.clone().unwrap_or_default();
+        if namespace.is_empty() {
+            return Err(ApiError::bad_request("no namespace on request"));
+        }
+        let info = context
+            .authorizer()
+            .rules_for(context.user(), &namespace)
+            .unwrap_or(RulesInfo {
                 incomplete: true,
-                evaluation_error: Some("rules are not enumerable for this user".to_string()),
-                ..Default::default()
-            }
+                ..RulesInfo::default()
+            });
+        review.status = v1::SubjectRulesReviewStatus {
+            resource_rules: info
+                .resource_rules
+                .iter()
+                .map(|r| v1::ResourceRule {
+                    verbs: r.verbs.clone(),
+                    api_groups: r.api_groups.clone(),
+                    resources: r.resources.clone(),
+                    resource_names: r.resource_names.clone(),
+                })
+                .collect(),
+            non_resource_rules: info
+                .non_resource_rules
+                .iter()
+                .map(|r| v1::NonResourceRule {
+                    verbs: r.verbs.clone(),
+                    non_resource_urls: r.non_resource_urls.clone(),
+                })
+                .collect(),
+            incomplete: info.incomplete,
+            evaluation_error: info.evaluation_error(),
         };
         Ok(())
     }

@@ -11,7 +11,9 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use crate::authorization::Authorizer;
 use crate::gvk::GroupResource;
+use crate::rbac::RuleResolver;
 use crate::resource::ResourceInfo;
 use crate::runtime::{Kind, Object};
 use crate::status::ApiError;
@@ -93,6 +95,10 @@ pub struct Attributes<'a> {
     pub options: &'a OperationOptions,
     /// The user making the request.
     pub user: &'a UserInfo,
+    /// The server's authorizer, when the request went through one.
+    pub authorizer: Option<&'a dyn Authorizer>,
+    /// The RBAC rules users hold, for escalation checks.
+    pub rule_resolver: Option<&'a dyn RuleResolver>,
     warnings: Mutex<Vec<String>>,
     outcome_hooks: Mutex<Vec<OutcomeHook>>,
 }
@@ -118,6 +124,10 @@ pub struct Request<'a> {
     pub options: &'a OperationOptions,
     /// The user making the request.
     pub user: &'a UserInfo,
+    /// The server's authorizer, when the request went through one.
+    pub authorizer: Option<&'a dyn Authorizer>,
+    /// The RBAC rules users hold, for escalation checks.
+    pub rule_resolver: Option<&'a dyn RuleResolver>,
 }
 
 impl<'a> Attributes<'a> {
@@ -138,6 +148,8 @@ impl<'a> Attributes<'a> {
             dry_run: request.dry_run,
             options: request.options,
             user: request.user,
+            authorizer: request.authorizer,
+            rule_resolver: request.rule_resolver,
             warnings: Mutex::new(Vec::new()),
             outcome_hooks: Mutex::new(Vec::new()),
         }

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::rbac::PolicyRule;
 use crate::user::UserInfo;
 
 /// The facts an authorizer decides on (Kubernetes' `authorizer.Attributes`). The fields borrow
@@ -120,8 +121,48 @@ impl Authorization {
     }
 }
 
+/// The rules an authorizer grants a user in a namespace (Kubernetes' `RuleResolver.RulesFor`
+/// answer), for `SelfSubjectRulesReview`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RulesInfo {
+    /// Rules on resources.
+    pub resource_rules: Vec<PolicyRule>,
+    /// Rules on non-resource URLs.
+    pub non_resource_rules: Vec<PolicyRule>,
+    /// Whether the lists may miss rules.
+    pub incomplete: bool,
+    /// Errors met while resolving the rules.
+    pub errors: Vec<String>,
+}
+
+impl RulesInfo {
+    /// Adds another authorizer's rules (Kubernetes' union of rule resolvers).
+    pub fn extend(&mut self, other: RulesInfo) {
+        self.resource_rules.extend(other.resource_rules);
+        self.non_resource_rules.extend(other.non_resource_rules);
+        self.incomplete |= other.incomplete;
+        self.errors.extend(other.errors);
+    }
+
+    /// The errors as Kubernetes aggregates them: one error's text, or `[a, b]`.
+    pub fn evaluation_error(&self) -> Option<String> {
+        match self.errors.len() {
+            0 => None,
+            1 => Some(self.errors[0].clone()),
+            _ => Some(format!("[{}]", self.errors.join(", "))),
+        }
+    }
+}
+
 /// Decides whether a request may proceed.
 pub trait Authorizer: Send + Sync + 'static {
     /// Decides on one set of attributes. Must be cheap: it runs on every request.
     fn authorize(&self, attributes: &Attributes<'_>) -> Authorization;
+
+    /// The rules this authorizer grants `user` in `namespace`; `None` when it cannot list
+    /// rules (it is then not one of the union's rule resolvers, as kube-apiserver's
+    /// privileged-group authorizer is not).
+    fn rules_for(&self, _user: &UserInfo, _namespace: &str) -> Option<RulesInfo> {
+        None
+    }
 }

@@ -25,6 +25,7 @@ pub mod object;
 pub mod protobuf;
 pub mod quantity;
 pub mod query;
+pub mod rbac;
 pub mod resource;
 pub mod runtime;
 pub mod sample;

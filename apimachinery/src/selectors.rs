@@ -135,6 +135,43 @@ impl LabelSelector {
     }
 }
 
+impl TryFrom<&crate::meta::LabelSelector> for LabelSelector {
+    type Error = SelectorError;
+
+    /// Kubernetes' `LabelSelectorAsSelector` for a present selector: `matchLabels` as
+    /// equalities, `matchExpressions` by their operator; an empty selector matches everything.
+    fn try_from(selector: &crate::meta::LabelSelector) -> Result<Self, SelectorError> {
+        let mut requirements: Vec<Requirement> = selector
+            .match_labels
+            .iter()
+            .map(|(k, v)| Requirement {
+                key: k.clone(),
+                operator: Operator::Equals,
+                values: vec![v.clone()],
+            })
+            .collect();
+        for expr in &selector.match_expressions {
+            let operator = match expr.operator.as_str() {
+                "In" => Operator::In,
+                "NotIn" => Operator::NotIn,
+                "Exists" => Operator::Exists,
+                "DoesNotExist" => Operator::DoesNotExist,
+                other => {
+                    return Err(SelectorError(format!(
+                        "{other:?} is not a valid label selector operator"
+                    )));
+                }
+            };
+            requirements.push(Requirement {
+                key: expr.key.clone(),
+                operator,
+                values: expr.values.clone(),
+            });
+        }
+        Ok(Self { requirements })
+    }
+}
+
 impl fmt::Display for LabelSelector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self.requirements.iter().map(ToString::to_string).collect();

@@ -89,6 +89,18 @@ pub trait Strategy: Send + Sync + 'static {
         None
     }
 
+    /// Checks a write against what the requesting user may do (Kubernetes' RBAC storage that
+    /// refuses privilege escalation). Runs on the new object of every create, update and patch
+    /// made by a request, inside the write and before the registry's rules and validation (as
+    /// kube-apiserver's RBAC storage does); writes of the server's own controllers skip it.
+    /// `Err` refuses the write.
+    fn authorize_write(
+        &self,
+        _attributes: &crate::admission::Attributes<'_>,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
     /// Answers a create of a kind that is never stored (`create_only`: access reviews, token
     /// reviews): fills the object's status.
     fn review(

@@ -19,8 +19,10 @@
 //! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
 //! (100k ConfigMaps) is kept and its path printed, for profiling a server over it. With
 //! `APIARY_BENCH_ONLY=creates` only the create case runs (`reads`: only consistent GETs over
-//! etcd and embedded; `watch`: only the watch fan-out; `audit`: only the audit case);
-//! `APIARY_BENCH_BIN=<path>` benchmarks another build of the `apiary` binary (for A/B comparisons of two trees), and
+//! etcd and embedded; `watch`: only the watch fan-out; `audit`: only the audit case; `rbac`:
+//! GETs and creates by a user authorized through one RoleBinding among 1,000 against
+//! `system:masters`); `APIARY_BENCH_BIN=<path>` benchmarks another build of the `apiary` binary
+//! (for A/B comparisons of two trees), and
 //! `APIARY_BENCH_AB_BIN=<path>` runs another build beside this one in the reads case;
 //! `APIARY_BENCH_ETCD=1` adds the etcd cases (a fresh etcd, etcd on PATH).
 
@@ -31,6 +33,7 @@ mod etcd_case;
 mod load;
 mod process;
 mod raw;
+mod rbac_case;
 mod reads_case;
 mod report;
 mod watch_case;

@@ -431,3 +431,31 @@ pub fn print_watches(w: &Watches) {
         }
     }
 }
+
+/// The RBAC case: the same GETs and creates by `system:masters` and by a user authorized
+/// through one RoleBinding among 1,000.
+pub fn print_rbac(rows: &[crate::rbac_case::RbacRow]) {
+    println!(
+        "\n## RBAC-authorized requests (one RoleBinding among 1,000) vs system:masters, HTTP/1.1\n"
+    );
+    println!(
+        "| request | connections | masters/s | p99 ms | RBAC user/s | p99 ms | RBAC / masters |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for row in rows {
+        for (what, m, r) in [
+            ("GET", &row.masters_gets, &row.rbac_gets),
+            ("create", &row.masters_creates, &row.rbac_creates),
+        ] {
+            println!(
+                "| {what} | {} | {:.0} | {} | {:.0} | {} | {:.2}× |",
+                row.connections,
+                m.rate(),
+                ms(m.quantile(0.99)),
+                r.rate(),
+                ms(r.quantile(0.99)),
+                r.rate() / m.rate().max(1e-9),
+            );
+        }
+    }
+}

@@ -245,6 +245,22 @@ impl RequestInfo {
         }
     }
 
+    /// Whether the path names a namespace before its resource (`/namespaces/{ns}/{resource}`),
+    /// as opposed to the namespace object itself and its subresources
+    /// (`/namespaces/{ns}[/status|/finalize]`).
+    pub fn is_namespaced_path(&self) -> bool {
+        if self.namespace.is_empty() {
+            return false;
+        }
+        // The parts start after `namespaces/{ns}` exactly when the path was of the namespaced
+        // form: the two segments before them are then `namespaces` and the namespace.
+        let segments: Vec<&str> = self.path.split('/').filter(|s| !s.is_empty()).collect();
+        segments
+            .len()
+            .checked_sub(self.parts.len() + 2)
+            .is_some_and(|i| segments[i] == "namespaces")
+    }
+
     /// Whether the request is long-running (watch, proxy, or a `watch=true` request), which
     /// exempts it from the request timeout.
     pub fn is_long_running(&self) -> bool {
@@ -309,6 +325,19 @@ mod tests {
             (r.resource.as_str(), r.name.as_str(), r.namespace.as_str()),
             ("namespaces", "default", "default")
         );
+        assert!(!r.is_namespaced_path());
+        assert!(!parse(Method::PUT, "/api/v1/namespaces/x/finalize", "").is_namespaced_path());
+        assert!(parse(Method::GET, "/api/v1/namespaces/x/configmaps", "").is_namespaced_path());
+        assert!(parse(Method::GET, "/api/v1/namespaces/x/namespaces/y", "").is_namespaced_path());
+        assert!(
+            parse(
+                Method::GET,
+                "/apis/rbac.authorization.k8s.io/v1/namespaces/x/clusterroles",
+                ""
+            )
+            .is_namespaced_path()
+        );
+        assert!(!parse(Method::GET, "/api/v1/configmaps", "").is_namespaced_path());
 
         let r = parse(Method::PUT, "/api/v1/namespaces/x/finalize", "");
         assert_eq!(

@@ -77,6 +77,7 @@ async fn hooks_delegation_and_shutdown_order() {
         authenticators: Vec::new(),
         authorizers: Vec::new(),
         audit: None,
+        authorization_modes: vec![server::authz::AuthorizationMode::Rbac],
     };
     let mut server = config
         .complete()

@@ -90,6 +90,18 @@ impl Kubectl {
         }
     }
 
+    /// The same binary with another kubeconfig (another user), its own cache and work
+    /// directories, and the same label.
+    pub fn with_kubeconfig(&self, kubeconfig: &Path) -> Kubectl {
+        Kubectl {
+            path: self.path.clone(),
+            label: self.label.clone(),
+            kubeconfig: kubeconfig.to_path_buf(),
+            cache: tempdir(),
+            work: tempdir(),
+        }
+    }
+
     /// The namespace name `base-<label>`, unique per kubectl.
     pub fn ns(&self, base: &str) -> String {
         format!("{base}-{}", self.label)
@@ -169,6 +181,20 @@ impl Kubectl {
     /// Runs kubectl with `args`.
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_with(args, &[], "")
+    }
+
+    /// Runs `args` until its stdout (trimmed) is `want`, for at most 15 s (a change reaches
+    /// what reads the watch cache a moment after the write); returns the last stdout.
+    pub fn until(&self, args: &[&str], want: &str) -> String {
+        let mut last = String::new();
+        for _ in 0..150 {
+            last = self.run(args).stdout.trim().to_string();
+            if last == want {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        last
     }
 
     /// Runs kubectl with `args` and requires success; returns stdout.

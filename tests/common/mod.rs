@@ -146,6 +146,61 @@ impl Server {
             .unwrap_or_else(|e| panic!("client: {e}"))
     }
 
+    /// A client certificate and key (PEM) for user `cn` in group `org` (none when empty),
+    /// signed by the server's CA under the data directory.
+    pub fn user_cert(&self, cn: &str, org: &str) -> (String, String) {
+        use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
+        let ca_pem = String::from_utf8_lossy(&self.pem("ca.crt")).into_owned();
+        let ca_key = KeyPair::from_pem(&String::from_utf8_lossy(&self.pem("ca.key")))
+            .unwrap_or_else(|e| panic!("ca key: {e}"));
+        let issuer =
+            Issuer::from_ca_cert_pem(&ca_pem, ca_key).unwrap_or_else(|e| panic!("issuer: {e}"));
+        let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut params =
+            CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        params.distinguished_name.push(DnType::CommonName, cn);
+        if !org.is_empty() {
+            params
+                .distinguished_name
+                .push(DnType::OrganizationName, org);
+        }
+        let cert = params
+            .signed_by(&key, &issuer)
+            .unwrap_or_else(|e| panic!("{e}"));
+        (cert.pem(), key.serialize_pem())
+    }
+
+    /// A kubeconfig (written beside the admin one) for user `cn` in group `org`, authenticated
+    /// by a client certificate from the server's CA.
+    pub fn user_kubeconfig(&self, cn: &str, org: &str) -> PathBuf {
+        use base64::Engine;
+        let (cert, key) = self.user_cert(cn, org);
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let admin = std::fs::read_to_string(self.kubeconfig())
+            .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
+        let text: Vec<String> = admin
+            .lines()
+            .map(|l| {
+                let indent = &l[..l.len() - l.trim_start().len()];
+                if l.trim().starts_with("client-certificate-data: ") {
+                    format!("{indent}client-certificate-data: {}", b64(&cert))
+                } else if l.trim().starts_with("client-key-data: ") {
+                    format!("{indent}client-key-data: {}", b64(&key))
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        let safe: String = cn
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let path = self.data_dir.join(format!("user-{safe}.kubeconfig"));
+        std::fs::write(&path, text.join("\n") + "\n")
+            .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        path
+    }
+
     /// The full URL of `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)

@@ -18,6 +18,8 @@ use std::sync::Arc;
 use apimachinery::admission::{
     Attributes, Operation, OperationOptions, OutcomeHook, Plugin, Request,
 };
+use apimachinery::authorization::Authorizer;
+use apimachinery::rbac::RuleResolver;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use apimachinery::user::UserInfo;
@@ -158,6 +160,8 @@ pub struct RequestAdmission<'a> {
     dry_run: bool,
     options: OperationOptions,
     user: &'a UserInfo,
+    authorizer: Option<&'a dyn Authorizer>,
+    rule_resolver: Option<&'a dyn RuleResolver>,
     warnings: Mutex<Vec<String>>,
     /// What the validating plugins asked to run once the write's outcome is known.
     outcome_hooks: Mutex<Vec<OutcomeHook>>,
@@ -189,9 +193,23 @@ impl<'a> RequestAdmission<'a> {
             dry_run,
             options,
             user,
+            authorizer: None,
+            rule_resolver: None,
             warnings: Mutex::new(Vec::new()),
             outcome_hooks: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same admission with the request's authorizer and the server's RBAC rules, which
+    /// the kind's strategy consults to refuse privilege escalation.
+    pub fn with_authorization(
+        mut self,
+        authorizer: Option<&'a dyn Authorizer>,
+        rule_resolver: Option<&'a dyn RuleResolver>,
+    ) -> Self {
+        self.authorizer = authorizer;
+        self.rule_resolver = rule_resolver;
+        self
     }
 
     /// Runs the outcome hooks registered so far.
@@ -225,6 +243,8 @@ impl<'a> RequestAdmission<'a> {
             dry_run: self.dry_run,
             options: &self.options,
             user: self.user,
+            authorizer: self.authorizer,
+            rule_resolver: self.rule_resolver,
         }
     }
 
@@ -281,5 +301,12 @@ impl ValidateObject for RequestAdmission<'_> {
 
     async fn committed(&self, succeeded: bool) {
         self.settle(succeeded).await;
+    }
+
+    /// The kind's own check of the requester's permissions (the RBAC kinds' escalation
+    /// checks), before the kind's rules and validation.
+    fn authorize(&self, object: &dyn Object, old: Option<&dyn Object>) -> Result<(), ApiError> {
+        let attributes = Attributes::read_only(self.request(), Some(object), old);
+        self.kind.strategy().authorize_write(&attributes)
     }
 }

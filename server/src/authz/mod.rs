@@ -5,16 +5,18 @@
 //! unless some authorizer allows. The active authorizer is also stored on every request as an
 //! [`AuthorizerRef`] extension, so handlers such as `SelfSubjectAccessReview` can ask it.
 
-pub mod basic_user;
+pub mod rbac;
 
 use std::borrow::Cow;
 use std::sync::Arc;
+
+use apimachinery::authorization::RulesInfo;
+use apimachinery::rbac::PolicyRule;
 
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::request_info::RequestInfo;
 
 pub use apimachinery::authorization::{Attributes, Authorization, Authorizer, Decision};
-pub use basic_user::BasicUserAuthorizer;
 
 /// Builds the [`Attributes`] of a request, borrowed from its user and request info.
 pub fn request_attributes<'a>(user: &'a UserInfo, info: &'a RequestInfo) -> Attributes<'a> {
@@ -50,32 +52,115 @@ impl Authorizer for SystemMastersAuthorizer {
     }
 }
 
-/// Allows anyone to `get` the health and version paths (`/healthz`, `/livez`, `/readyz`,
-/// `/version` and their subpaths), like the `system:public-info-viewer` role.
+/// `AlwaysAllow`: allows every request (kube-apiserver's `alwaysAllowAuthorizer`).
 #[derive(Debug, Default, Clone, Copy)]
-pub struct PublicInfoAuthorizer;
+pub struct AlwaysAllowAuthorizer;
 
-/// Paths every user may read.
-pub const PUBLIC_PATHS: [&str; 4] = ["/healthz", "/livez", "/readyz", "/version"];
+impl Authorizer for AlwaysAllowAuthorizer {
+    fn authorize(&self, _: &Attributes<'_>) -> Authorization {
+        Authorization::allow("")
+    }
 
-impl Authorizer for PublicInfoAuthorizer {
-    fn authorize(&self, attributes: &Attributes<'_>) -> Authorization {
-        if attributes.is_resource_request || !matches!(attributes.verb.as_ref(), "get" | "head") {
-            return Authorization::no_opinion();
-        }
-        let path = attributes.path.trim_end_matches('/');
-        let public = PUBLIC_PATHS.iter().any(|p| {
-            path == *p
-                || path
-                    .strip_prefix(p)
-                    .is_some_and(|rest| rest.starts_with('/'))
-        });
-        if public {
-            Authorization::allow("")
-        } else {
-            Authorization::no_opinion()
+    fn rules_for(&self, _: &UserInfo, _: &str) -> Option<RulesInfo> {
+        Some(RulesInfo {
+            resource_rules: vec![PolicyRule::resources(&["*"], &["*"], &["*"])],
+            non_resource_rules: vec![PolicyRule::urls(&["*"], &["*"])],
+            ..RulesInfo::default()
+        })
+    }
+}
+
+/// `AlwaysDeny`: has no opinion on anything, with kube-apiserver's reason, so that a request
+/// no earlier authorizer allows is forbidden.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AlwaysDenyAuthorizer;
+
+impl Authorizer for AlwaysDenyAuthorizer {
+    fn authorize(&self, _: &Attributes<'_>) -> Authorization {
+        Authorization {
+            decision: Decision::NoOpinion,
+            reason: "Everything is forbidden.".to_string(),
         }
     }
+
+    fn rules_for(&self, _: &UserInfo, _: &str) -> Option<RulesInfo> {
+        Some(RulesInfo::default())
+    }
+}
+
+/// One entry of `--authorization-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthorizationMode {
+    /// `AlwaysAllow`.
+    AlwaysAllow,
+    /// `AlwaysDeny`.
+    AlwaysDeny,
+    /// `RBAC`.
+    Rbac,
+}
+
+/// Why `--authorization-mode` is refused, worded as kube-apiserver words it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthorizationModeError {
+    /// No mode.
+    #[error("at least one authorization-mode must be passed")]
+    Empty,
+    /// A mode this server does not have.
+    #[error("authorization-mode {0:?} is not a valid mode")]
+    Invalid(String),
+    /// A mode given twice.
+    #[error("authorization-mode {} has mode specified more than once", apimachinery::rbac::go_quoted(.0))]
+    Repeated(Vec<String>),
+}
+
+impl AuthorizationMode {
+    /// The modes of `--authorization-mode`, in order; every problem is returned.
+    pub fn parse_list(modes: &[String]) -> Result<Vec<Self>, Vec<AuthorizationModeError>> {
+        // `--authorization-mode=` is an empty list, as pflag reads it.
+        let modes = if modes.len() == 1 && modes[0].is_empty() {
+            &[]
+        } else {
+            modes
+        };
+        let mut errors = Vec::new();
+        if modes.is_empty() {
+            errors.push(AuthorizationModeError::Empty);
+        }
+        let mut out = Vec::new();
+        for mode in modes {
+            match mode.as_str() {
+                "AlwaysAllow" => out.push(Self::AlwaysAllow),
+                "AlwaysDeny" => out.push(Self::AlwaysDeny),
+                "RBAC" => out.push(Self::Rbac),
+                other => errors.push(AuthorizationModeError::Invalid(other.to_string())),
+            }
+        }
+        let mut distinct = modes.to_vec();
+        distinct.sort();
+        distinct.dedup();
+        if distinct.len() != modes.len() {
+            errors.push(AuthorizationModeError::Repeated(modes.to_vec()));
+        }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// kube-apiserver's authorizer: `system:masters` first, then each mode in order. RBAC's
+/// authorizer is shared (it is also the rule resolver of escalation checks).
+pub fn build(modes: &[AuthorizationMode], rbac: &Arc<rbac::RbacAuthorizer>) -> UnionAuthorizer {
+    let mut authorizers: Vec<Arc<dyn Authorizer>> = vec![Arc::new(SystemMastersAuthorizer)];
+    for mode in modes {
+        authorizers.push(match mode {
+            AuthorizationMode::AlwaysAllow => Arc::new(AlwaysAllowAuthorizer),
+            AuthorizationMode::AlwaysDeny => Arc::new(AlwaysDenyAuthorizer),
+            AuthorizationMode::Rbac => Arc::clone(rbac) as Arc<dyn Authorizer>,
+        });
+    }
+    UnionAuthorizer(authorizers)
 }
 
 /// Asks authorizers in order; the first Allow or Deny wins.
@@ -97,8 +182,19 @@ impl Authorizer for UnionAuthorizer {
         }
         Authorization {
             decision: Decision::NoOpinion,
-            reason: reasons.join(", "),
+            reason: reasons.join("\n"),
         }
+    }
+
+    /// The rules of every member that can list them (Kubernetes' union of rule resolvers).
+    fn rules_for(&self, user: &UserInfo, namespace: &str) -> Option<RulesInfo> {
+        let mut all = RulesInfo::default();
+        for a in &self.0 {
+            if let Some(rules) = a.rules_for(user, namespace) {
+                all.extend(rules);
+            }
+        }
+        Some(all)
     }
 }
 
@@ -137,26 +233,54 @@ mod tests {
     }
 
     #[test]
-    fn public_and_masters() {
-        let union = UnionAuthorizer(vec![
-            Arc::new(SystemMastersAuthorizer),
-            Arc::new(PublicInfoAuthorizer),
-        ]);
-        let anon = UserInfo::anonymous();
-        for p in ["/healthz", "/readyz/ping", "/version", "/livez"] {
+    fn modes_parse_with_kube_apiserver_errors() {
+        let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            AuthorizationMode::parse_list(&list(&["RBAC", "AlwaysDeny"])),
+            Ok(vec![AuthorizationMode::Rbac, AuthorizationMode::AlwaysDeny])
+        );
+        let errs = AuthorizationMode::parse_list(&list(&["RBAC", "Foo", "RBAC"])).unwrap_err();
+        let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            vec![
+                "authorization-mode \"Foo\" is not a valid mode",
+                "authorization-mode [\"RBAC\" \"Foo\" \"RBAC\"] has mode specified more than once",
+            ]
+        );
+        for empty in [list(&[]), list(&[""])] {
             assert_eq!(
-                union
-                    .authorize(&attrs(anon.clone(), p, http::Method::GET))
-                    .decision,
-                Decision::Allow
+                AuthorizationMode::parse_list(&empty).unwrap_err()[0].to_string(),
+                "at least one authorization-mode must be passed"
             );
         }
-        for p in ["/api", "/versionx", "/metrics"] {
+    }
+
+    #[test]
+    fn masters_then_modes() {
+        let rbac = rbac::RbacAuthorizer::new();
+        rbac.publish(rbac::Snapshot::build(&rbac::bootstrap::sources()));
+        let anon = UserInfo::anonymous();
+        let with_anon_groups = UserInfo {
+            groups: vec![apimachinery::user::UNAUTHENTICATED_GROUP.into()],
+            ..anon.clone()
+        };
+        let union = build(&[AuthorizationMode::Rbac], &rbac);
+        for p in ["/healthz", "/readyz", "/version", "/livez"] {
+            let verdict = union.authorize(&attrs(with_anon_groups.clone(), p, http::Method::GET));
+            assert_eq!(verdict.decision, Decision::Allow, "{p}");
+            assert_eq!(
+                verdict.reason,
+                "RBAC: allowed by ClusterRoleBinding \"system:public-info-viewer\" of ClusterRole \"system:public-info-viewer\" to Group \"system:unauthenticated\""
+            );
+        }
+        for p in ["/api", "/versionx", "/metrics", "/readyz/ping"] {
             assert_eq!(
                 union
                     .authorize(&attrs(anon.clone(), p, http::Method::GET))
                     .decision,
-                Decision::NoOpinion
+                Decision::NoOpinion,
+                "{p}"
             );
         }
         let admin = UserInfo {
@@ -164,9 +288,27 @@ mod tests {
             groups: vec![MASTERS_GROUP.into()],
             ..UserInfo::default()
         };
+        let verdict = union.authorize(&attrs(admin.clone(), "/api", http::Method::GET));
+        assert_eq!(verdict, Authorization::allow(""));
+        let deny = build(&[AuthorizationMode::AlwaysDeny], &rbac);
+        let verdict = deny.authorize(&attrs(anon.clone(), "/healthz", http::Method::GET));
+        assert_eq!(verdict.decision, Decision::NoOpinion);
+        assert_eq!(verdict.reason, "Everything is forbidden.");
         assert_eq!(
-            union
-                .authorize(&attrs(admin, "/api", http::Method::GET))
+            deny.authorize(&attrs(admin, "/api", http::Method::GET))
+                .decision,
+            Decision::Allow
+        );
+        let allow = build(
+            &[
+                AuthorizationMode::AlwaysDeny,
+                AuthorizationMode::AlwaysAllow,
+            ],
+            &rbac,
+        );
+        assert_eq!(
+            allow
+                .authorize(&attrs(anon, "/api", http::Method::GET))
                 .decision,
             Decision::Allow
         );

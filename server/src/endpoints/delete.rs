@@ -72,6 +72,7 @@ fn admission<'a>(
         },
         &scope.user,
     )
+    .with_authorization(scope.authorizer(), ctx.rule_resolver())
 }
 
 /// `DELETE` of one object: a `Status` of success once it is gone, or the object (200) while

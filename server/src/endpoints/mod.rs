@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apimachinery::Scheme;
+use apimachinery::rbac::RuleResolver;
 use apimachinery::runtime::Kind;
 use apimachinery::status::ApiError;
 use axum::body::Body;
@@ -56,6 +57,8 @@ pub struct ApiContext {
     pub min_request_timeout: Duration,
     /// Flips to true when the server shuts down: open watch streams then end cleanly.
     watches_end: tokio::sync::watch::Sender<bool>,
+    /// The RBAC rules users hold, for the escalation checks of the RBAC kinds' strategies.
+    rule_resolver: Option<Arc<dyn RuleResolver>>,
 }
 
 /// How an [`ApiContext`] is built.
@@ -68,6 +71,7 @@ pub struct ApiContextBuilder {
     media_type: StorageMediaType,
     admission: AdmissionOptions,
     plugins: Vec<apimachinery::admission::Plugin>,
+    rule_resolver: Option<Arc<dyn RuleResolver>>,
 }
 
 impl ApiContextBuilder {
@@ -75,6 +79,12 @@ impl ApiContextBuilder {
     /// embedder's own, or a test's); it runs, when enabled, after those the definitions ship.
     pub fn plugin(mut self, plugin: apimachinery::admission::Plugin) -> Self {
         self.plugins.push(plugin);
+        self
+    }
+
+    /// The RBAC rules users hold, which escalation checks compare a write against.
+    pub fn rule_resolver(mut self, resolver: Arc<dyn RuleResolver>) -> Self {
+        self.rule_resolver = Some(resolver);
         self
     }
 
@@ -120,6 +130,7 @@ impl ApiContextBuilder {
             admission,
             min_request_timeout: self.min_request_timeout,
             watches_end: tokio::sync::watch::Sender::new(false),
+            rule_resolver: self.rule_resolver,
         })
     }
 }
@@ -140,6 +151,7 @@ impl ApiContext {
             media_type: StorageMediaType::default(),
             admission: AdmissionOptions::default(),
             plugins: Vec::new(),
+            rule_resolver: None,
         }
     }
 
@@ -165,6 +177,11 @@ impl ApiContext {
         self.watches_end.subscribe()
     }
 
+    /// The RBAC rules users hold, if the server resolves them.
+    pub fn rule_resolver(&self) -> Option<&dyn RuleResolver> {
+        self.rule_resolver.as_deref()
+    }
+
     /// The store of a kind (created, with its watch cache, on first use).
     pub fn store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
         self.registry.store(kind)
@@ -187,6 +204,17 @@ impl ApiContext {
                 self.registry.clone(),
                 self.scheme.clone(),
             )?;
+            tokio::spawn(controller.run());
+        }
+        if self
+            .scheme
+            .by_kind("rbac.authorization.k8s.io", "ClusterRole")
+            .is_some()
+        {
+            let controller =
+                crate::controllers::cluster_role_aggregation::AggregationController::new(
+                    &self.registry,
+                )?;
             tokio::spawn(controller.run());
         }
         if self.scheme.by_kind("", "ResourceQuota").is_some() {

@@ -50,7 +50,8 @@ pub async fn patch(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bod
             ..OperationOptions::default()
         },
         &scope.user,
-    );
+    )
+    .with_authorization(scope.authorizer(), ctx.rule_resolver());
     let info = PatchInfo {
         scope: &scope,
         patch_type,
@@ -161,7 +162,8 @@ async fn apply(
         dry_run,
         options,
         &scope.user,
-    );
+    )
+    .with_authorization(scope.authorizer(), ctx.rule_resolver());
     let create_admission = admission.as_operation(Operation::Create);
     let info = ApplyInfo {
         scope: &scope,

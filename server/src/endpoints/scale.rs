@@ -163,7 +163,8 @@ async fn write(
             ..OperationOptions::default()
         },
         &rc.user,
-    );
+    )
+    .with_authorization(rc.authorizer(), ctx.rule_resolver());
     let info = ScaleInfo {
         rc,
         make_scale,

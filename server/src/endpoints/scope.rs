@@ -112,6 +112,11 @@ impl RequestScope {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// The authorizer the request went through, if any.
+    pub fn authorizer(&self) -> Option<&dyn apimachinery::authorization::Authorizer> {
+        self.authorizer.as_ref().map(|a| &*a.0)
+    }
+
     /// The namespace of the request (empty for cluster scope).
     pub fn namespace(&self) -> &str {
         if self.version.namespaced() {

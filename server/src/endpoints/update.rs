@@ -45,7 +45,8 @@ pub async fn update(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
             ..OperationOptions::default()
         },
         &scope.user,
-    );
+    )
+    .with_authorization(scope.authorizer(), ctx.rule_resolver());
     let create_admission = admission.as_operation(Operation::Create);
     let info = PutInfo {
         scope: &scope,
@@ -169,5 +170,9 @@ impl ValidateObject for AuthorizeCreate<'_> {
 
     async fn committed(&self, succeeded: bool) {
         self.then.committed(succeeded).await
+    }
+
+    fn authorize(&self, object: &dyn Object, old: Option<&dyn Object>) -> Result<(), ApiError> {
+        self.then.authorize(object, old)
     }
 }

@@ -40,3 +40,19 @@ pub fn decide(
         Err(ApiError::forbidden(&resource, &attrs.name, &message)),
     )
 }
+
+/// A cluster-scoped kind has no namespaced path: such a request is answered 404 before it is
+/// authorized (kube-apiserver installs no such route), so a grant in one namespace never
+/// reaches cluster-scoped objects.
+pub fn check_scope(config: &ChainConfig, info: &RequestInfo) -> Result<(), ApiError> {
+    let Some(scheme) = &config.scheme else {
+        return Ok(());
+    };
+    if !info.is_resource_request || !info.is_namespaced_path() {
+        return Ok(());
+    }
+    match scheme.by_resource(&info.api_group, &info.resource) {
+        Some(kind) if !kind.storage_info().namespaced() => Err(ApiError::not_found_path()),
+        _ => Ok(()),
+    }
+}

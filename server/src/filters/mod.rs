@@ -57,6 +57,8 @@ pub struct ChainConfig {
     pub in_flight: max_in_flight::InFlightLimits,
     /// The audit policy and log (`None` without `--audit-policy-file` and `--audit-log-path`).
     pub audit: Option<Arc<Auditor>>,
+    /// The served kinds, whose scope a resource request's path must match.
+    pub scheme: Option<Arc<apimachinery::Scheme>>,
 }
 
 /// Wraps `inner` (the director, or any handler service) in the filter chain.
@@ -201,6 +203,7 @@ where
         None => user,
     };
     let permit = max_in_flight::admit(config, &info, &user)?;
+    authorization::check_scope(config, &info)?;
     let (reason, verdict) = authorization::decide(config, &user, &info);
     if let Some(record) = record.as_mut() {
         record.authorized(verdict.is_ok(), &reason);

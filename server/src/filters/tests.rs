@@ -12,7 +12,8 @@ use tower::ServiceExt;
 
 use super::{ChainConfig, build};
 use crate::authn::{Authenticator, AuthnOutcome, MASTERS_GROUP, UnionAuthenticator, UserInfo};
-use crate::authz::{PublicInfoAuthorizer, SystemMastersAuthorizer, UnionAuthorizer};
+use crate::authz::rbac::{RbacAuthorizer, Snapshot, bootstrap};
+use crate::authz::{SystemMastersAuthorizer, UnionAuthorizer};
 use crate::genericserver::lifecycle::LifecycleSignals;
 use crate::genericserver::metrics::Metrics;
 
@@ -55,6 +56,16 @@ impl crate::authz::Authorizer for AllowUser {
 
 async fn boom() -> &'static str {
     panic!("boom")
+}
+
+/// RBAC over the bootstrap policy, built once for every test.
+fn bootstrap_rbac() -> Arc<RbacAuthorizer> {
+    static RBAC: std::sync::OnceLock<Arc<RbacAuthorizer>> = std::sync::OnceLock::new();
+    Arc::clone(RBAC.get_or_init(|| {
+        let rbac = RbacAuthorizer::new();
+        rbac.publish(Snapshot::build(&bootstrap::sources()));
+        rbac
+    }))
 }
 
 pub(super) fn app(anonymous: bool) -> super::FilterChain<Router> {
@@ -136,7 +147,7 @@ pub(super) fn app_with(
         authorizer: Arc::new(UnionAuthorizer(vec![
             Arc::new(AllowUser("jane")),
             Arc::new(SystemMastersAuthorizer),
-            Arc::new(PublicInfoAuthorizer),
+            bootstrap_rbac(),
         ])),
         request_timeout: Duration::from_millis(200),
         min_request_timeout: Duration::from_secs(1800),
@@ -145,6 +156,7 @@ pub(super) fn app_with(
         metrics: Arc::new(Metrics::new(Vec::new())),
         in_flight: super::max_in_flight::InFlightLimits::new(1, 1),
         audit,
+        scheme: None,
     });
     build(router, config)
 }

@@ -37,7 +37,8 @@ use self::runtime_config::RuntimeConfig;
 use self::version::VersionInfo;
 use crate::authn::x509::X509Authenticator;
 use crate::authn::{Authenticator, UnionAuthenticator};
-use crate::authz::{Authorizer, PublicInfoAuthorizer, SystemMastersAuthorizer, UnionAuthorizer};
+use crate::authz::rbac::RbacAuthorizer;
+use crate::authz::{AuthorizationMode, Authorizer};
 use crate::endpoints::ApiContext;
 use crate::filters::{self, ChainConfig};
 
@@ -103,10 +104,12 @@ pub struct Config {
     pub max_mutating_requests_inflight: usize,
     /// Extra authenticators, tried after x509.
     pub authenticators: Vec<Box<dyn Authenticator>>,
-    /// Authorizers tried before the built-in ones (system:masters, public info).
+    /// Authorizers tried after `system:masters` and before the `--authorization-mode` ones.
     pub authorizers: Vec<Arc<dyn Authorizer>>,
     /// `--audit-policy-file` and `--audit-log-*`: `None` records nothing.
     pub audit: Option<crate::audit::AuditOptions>,
+    /// `--authorization-mode`, in order.
+    pub authorization_modes: Vec<AuthorizationMode>,
 }
 
 /// A configuration with every default filled in.
@@ -114,26 +117,29 @@ pub struct CompletedConfig {
     config: Config,
     authenticator: Arc<UnionAuthenticator>,
     authorizer: Arc<dyn Authorizer>,
+    rbac: Arc<RbacAuthorizer>,
 }
 
 impl Config {
     /// Fills in defaults: the authenticator union (x509, then the extra ones, then anonymous)
-    /// and the authorizer union (the extra ones, then `system:masters`, then public info paths,
-    /// then the self-reviews and discovery every authenticated user may use).
+    /// and the authorizer union (`system:masters`, the extra ones, then the
+    /// `--authorization-mode` ones in order). The RBAC index exists whatever the modes: the
+    /// RBAC kinds' escalation checks read it.
     pub fn complete(mut self) -> CompletedConfig {
         let mut authenticators: Vec<Box<dyn Authenticator>> =
             vec![Box::new(X509Authenticator::default())];
         authenticators.append(&mut self.authenticators);
         let authenticator = Arc::new(UnionAuthenticator::new(authenticators, self.anonymous_auth));
-        let mut authorizers = std::mem::take(&mut self.authorizers);
-        authorizers.push(Arc::new(SystemMastersAuthorizer));
-        authorizers.push(Arc::new(PublicInfoAuthorizer));
-        authorizers.push(Arc::new(crate::authz::BasicUserAuthorizer));
-        let authorizer: Arc<dyn Authorizer> = Arc::new(UnionAuthorizer(authorizers));
+        let rbac = RbacAuthorizer::new();
+        let mut union = crate::authz::build(&self.authorization_modes, &rbac);
+        let extra = std::mem::take(&mut self.authorizers);
+        union.0.splice(1..1, extra);
+        let authorizer: Arc<dyn Authorizer> = Arc::new(union);
         CompletedConfig {
             config: self,
             authenticator,
             authorizer,
+            rbac,
         }
     }
 }
@@ -161,7 +167,8 @@ impl CompletedConfig {
         )
         .min_request_timeout(c.min_request_timeout)
         .storage_media_type(c.storage_media_type)
-        .admission(c.admission.clone());
+        .admission(c.admission.clone())
+        .rule_resolver(Arc::clone(&self.rbac) as Arc<dyn apimachinery::rbac::RuleResolver>);
         if let Some(encryption) = &c.encryption {
             api = api.encryption(Arc::clone(encryption));
         }
@@ -193,6 +200,22 @@ impl CompletedConfig {
             Arc::new(move || {
                 let api = Arc::clone(&bootstrap_api);
                 Box::pin(async move { api.bootstrap().await.map_err(|e| e.to_string()) })
+            }),
+        );
+        let rbac_api = Arc::clone(&api);
+        let rbac = Arc::clone(&server.config.rbac);
+        let informer_started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        server.add_post_start_hook(
+            "rbac/bootstrap-roles",
+            Arc::new(move || {
+                let api = Arc::clone(&rbac_api);
+                let rbac = Arc::clone(&rbac);
+                let started = Arc::clone(&informer_started);
+                Box::pin(async move {
+                    crate::authz::rbac::bootstrap::start(&api, &rbac, &started)
+                        .await
+                        .map_err(|e| e.to_string())
+                })
             }),
         );
         let controllers_api = Arc::clone(&api);
@@ -342,6 +365,7 @@ impl GenericServer {
                 c.max_mutating_requests_inflight,
             ),
             audit: audit.clone(),
+            scheme: Some(Arc::clone(&c.scheme)),
         });
         let app = filters::build(DirectorService(director), chain);
         Ok(PreparedServer {

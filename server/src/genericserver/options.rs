@@ -101,6 +101,11 @@ pub struct ServerOptions {
     /// Group versions to enable or disable, such as `example.dev/v1alpha1=false,api/all=true`.
     #[arg(long, value_delimiter = ',')]
     pub runtime_config: Vec<String>,
+    /// Ordered list of plug-ins to do authorization on the secure port, comma-delimited:
+    /// `RBAC`, `AlwaysAllow`, `AlwaysDeny` (members of `system:masters` are always allowed
+    /// first).
+    #[arg(long, value_delimiter = ',', default_value = "RBAC")]
+    pub authorization_mode: Vec<String>,
     /// The maximum number of non-mutating requests in flight (0 means unlimited).
     #[arg(long, default_value_t = 400)]
     pub max_requests_inflight: u32,
@@ -168,6 +173,9 @@ pub enum OptionsError {
         "--runtime-config: {0:?} is not of the form <group>/<version>=true|false, api/all=true|false or api/ga|beta|alpha=true|false"
     )]
     RuntimeConfig(String),
+    /// `--authorization-mode` is refused.
+    #[error(transparent)]
+    AuthorizationMode(#[from] crate::authz::AuthorizationModeError),
 }
 
 impl ServerOptions {
@@ -249,6 +257,9 @@ impl ServerOptions {
             if parse_runtime_config_entry(entry).is_none() {
                 errs.push(OptionsError::RuntimeConfig(entry.clone()));
             }
+        }
+        if let Err(modes) = crate::authz::AuthorizationMode::parse_list(&self.authorization_mode) {
+            errs.extend(modes.into_iter().map(OptionsError::AuthorizationMode));
         }
         errs
     }

@@ -50,6 +50,13 @@ pub trait ValidateObject: Send + Sync {
     /// Learns the outcome of the write it admitted: stored (`true`; for a delete, removed) or
     /// not. Plugins with side effects (quota charges) settle them here.
     async fn committed(&self, _succeeded: bool) {}
+
+    /// Checks a create or update against what its requester may do, before the kind's rules
+    /// and validation (Kubernetes' RBAC storage refuses privilege escalation there): `object`
+    /// is the new object, `old` the stored one (`None` for a create).
+    fn authorize(&self, _object: &dyn Object, _old: Option<&dyn Object>) -> Result<(), ApiError> {
+        Ok(())
+    }
 }
 
 /// No admission (the server's own writes: bootstrap objects, controllers).
@@ -494,6 +501,7 @@ impl Store {
             Some(_) => String::new(),
         };
         let generated = !prefix.is_empty();
+        admission.authorize(&*object, None)?;
         let warnings = rest::before_create(self.kind, &mut *object)?;
         admission.validate(Some(&*object), None).await?;
         let namespace = object.namespace().to_string();
@@ -569,12 +577,14 @@ impl Store {
                     let mut object = info.updated_object(None).await?;
                     // A create through an update ignores the resourceVersion it may carry.
                     object.metadata_mut().resource_version = None;
+                    create_admission.authorize(&*object, None)?;
                     let warnings = rest::before_create(self.kind, &mut *object)?;
                     create_admission.validate(Some(&*object), None).await?;
                     Ok((object, true, warnings))
                 }
                 Some(old) => {
                     let mut object = info.updated_object(Some(&*old)).await?;
+                    update_admission.authorize(&*object, Some(&*old))?;
                     rest::check_update_precondition(self.kind, &mut *object, &*old)?;
                     let warnings =
                         rest::before_update(self.kind, &mut object, &*old, opts.subresource)?;
