@@ -67,8 +67,9 @@ pub fn user_from_certificate(der: &[u8]) -> Result<UserInfo, String> {
     })
 }
 
+#[async_trait::async_trait]
 impl Authenticator for X509Authenticator {
-    fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
+    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
         let Some(user) = request
             .extensions
             .get::<PeerCertificates>()
@@ -135,14 +136,14 @@ mod tests {
         req.into_parts().0
     }
 
-    #[test]
-    fn every_request_of_a_connection_gets_its_certificate_user() {
+    #[tokio::test]
+    async fn every_request_of_a_connection_gets_its_certificate_user() {
         let authn = X509Authenticator::default();
         let admin = PeerCertificates::new(vec![certificate("admin", "system:masters").into()]);
         let alice = PeerCertificates::new(vec![certificate("alice", "dev").into()]);
         for _ in 0..2 {
             for (certs, name) in [(&admin, "admin"), (&alice, "alice")] {
-                match authn.authenticate(&request_with(certs)) {
+                match authn.authenticate(&request_with(certs)).await {
                     AuthnOutcome::Authenticated(user) => assert_eq!(user.name, name),
                     other => panic!("{other:?}"),
                 }
@@ -151,17 +152,19 @@ mod tests {
         let broken = PeerCertificates::new(vec![b"not a certificate".to_vec().into()]);
         for _ in 0..2 {
             assert!(matches!(
-                authn.authenticate(&request_with(&broken)),
+                authn.authenticate(&request_with(&broken)).await,
                 AuthnOutcome::Failed(_)
             ));
         }
         let none = PeerCertificates::new(Vec::new());
         assert_eq!(
-            authn.authenticate(&request_with(&none)),
+            authn.authenticate(&request_with(&none)).await,
             AuthnOutcome::NoCredentials
         );
         assert_eq!(
-            authn.authenticate(&http::Request::new(()).into_parts().0),
+            authn
+                .authenticate(&http::Request::new(()).into_parts().0)
+                .await,
             AuthnOutcome::NoCredentials
         );
     }

@@ -130,7 +130,7 @@ where
     S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
 {
     let (mut parts, body) = req.into_parts();
-    let user = authentication::authenticate(config, &parts)?;
+    let user = authentication::authenticate(config, &parts).await?;
     let permit = max_in_flight::admit(config, &info, &user)?;
     authorization::authorize(config, &user, &info)?;
     let limit = if info.is_long_running() {

@@ -35,6 +35,25 @@ pub struct ServerOptions {
     /// Whether requests without credentials are served as `system:anonymous`.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub anonymous_auth: bool,
+    /// CSV file of static bearer tokens: `token,user,uid,"group1,group2"` per line.
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+    /// PEM files of public keys (or certificates, or private keys) that verify service-account
+    /// tokens; repeatable or comma-separated. The signing key's public half always verifies.
+    #[arg(long, value_delimiter = ',')]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// PEM file of the RSA private key that signs service-account tokens. Generated under
+    /// --data-dir (pki/sa.key) if unset.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// The issuer (`iss`) of service-account tokens; repeatable: the first signs, every one is
+    /// accepted.
+    #[arg(long, default_value = crate::authn::serviceaccount::DEFAULT_ISSUER)]
+    pub service_account_issuer: Vec<String>,
+    /// The audiences of the API server: tokens must be valid for one of them (default: the
+    /// issuers).
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
     /// Comma-separated etcd endpoints; when empty the embedded store under --data-dir is used.
     #[arg(long, value_delimiter = ',')]
     pub etcd_servers: Vec<String>,
@@ -130,7 +149,20 @@ impl ServerOptions {
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push(OptionsError::EtcdPair);
         }
-        let files: [(&'static str, &Option<PathBuf>); 7] = [
+        for path in &self.service_account_key_file {
+            if !path.exists() {
+                errs.push(OptionsError::MissingFile {
+                    flag: "--service-account-key-file",
+                    path: path.display().to_string(),
+                });
+            }
+        }
+        let files: [(&'static str, &Option<PathBuf>); 9] = [
+            ("--token-auth-file", &self.token_auth_file),
+            (
+                "--service-account-signing-key-file",
+                &self.service_account_signing_key_file,
+            ),
             ("--tls-cert-file", &self.tls_cert_file),
             ("--tls-private-key-file", &self.tls_private_key_file),
             ("--client-ca-file", &self.client_ca_file),
