@@ -37,24 +37,37 @@ pub enum AuthnOutcome {
 }
 
 /// The connection-level facts an authenticator may use, stored as a request extension by the
-/// TLS acceptor: the client's verified certificate chain, shared by every request of the
-/// connection.
+/// TLS acceptor: the certificate chain the client presented and whether it verified against the
+/// client CA, shared by every request of the connection.
 #[derive(Clone, Debug, Default)]
 pub struct PeerCertificates(Arc<ConnectionCertificates>);
 
 #[derive(Debug, Default)]
 struct ConnectionCertificates {
     chain: Vec<rustls_pki_types::CertificateDer<'static>>,
+    /// Why the chain did not verify against the client CA, if it did not.
+    unverified: Option<String>,
     /// What x509 authentication read from the leaf, remembered for the connection's later
     /// requests.
     x509_user: OnceLock<Result<UserInfo, String>>,
 }
 
 impl PeerCertificates {
-    /// The certificates a client presented on one connection, leaf first.
+    /// The verified certificates a client presented on one connection, leaf first.
     pub fn new(chain: Vec<rustls_pki_types::CertificateDer<'static>>) -> Self {
+        Self::checked(chain, Ok(()))
+    }
+
+    /// The certificates a client presented, leaf first, with the outcome of verifying them
+    /// against the client CA (the handshake accepts any chain; an unverifiable one is a failed
+    /// x509 credential, answered 401 as kube-apiserver does).
+    pub fn checked(
+        chain: Vec<rustls_pki_types::CertificateDer<'static>>,
+        verified: Result<(), String>,
+    ) -> Self {
         Self(Arc::new(ConnectionCertificates {
             chain,
+            unverified: verified.err(),
             x509_user: OnceLock::new(),
         }))
     }
@@ -65,13 +78,17 @@ impl PeerCertificates {
     }
 
     /// The user x509 authentication reads from the leaf: computed by `read` on the connection's
-    /// first request, then remembered (every request of a connection has the same chain).
+    /// first request, then remembered (every request of a connection has the same chain). A
+    /// chain that did not verify gives its verification error.
     pub fn x509_user(
         &self,
         read: impl FnOnce(&[u8]) -> Result<UserInfo, String>,
     ) -> Option<&Result<UserInfo, String>> {
         let leaf = self.0.chain.first()?;
-        Some(self.0.x509_user.get_or_init(|| read(leaf.as_ref())))
+        Some(self.0.x509_user.get_or_init(|| match &self.0.unverified {
+            Some(reason) => Err(reason.clone()),
+            None => read(leaf.as_ref()),
+        }))
     }
 }
 

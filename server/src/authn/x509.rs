@@ -1,12 +1,96 @@
-//! x509 client-certificate authentication: the TLS layer has verified the chain against the
-//! client CA; the leaf's Common Name is the user and its Organizations are the groups.
+//! x509 client-certificate authentication: the chain a client presented is verified against
+//! the client CA ([`DeferredClientVerifier`]: the handshake accepts any chain whose key the
+//! client holds, and an unverifiable one fails authentication with 401, as in kube-apiserver);
+//! the leaf's Common Name is the user and its Organizations are the groups.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use rustls::DigitallySignedStruct;
+use rustls::client::danger::HandshakeSignatureValid;
+use rustls::pki_types::{CertificateDer, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{DistinguishedName, SignatureScheme};
 
 use parking_lot::Mutex;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
 use super::{Authenticator, AuthnOutcome, PeerCertificates, UserInfo};
+
+/// A client-certificate verifier for the TLS handshake that asks for a certificate, checks
+/// that the client holds its key (the handshake signatures), and defers the chain's
+/// verification against the client CA to authentication ([`DeferredClientVerifier::check`],
+/// recorded in [`PeerCertificates`]): kube-apiserver answers an untrusted or expired client
+/// certificate with 401, not with a failed handshake.
+#[derive(Debug)]
+pub struct DeferredClientVerifier {
+    inner: Arc<dyn ClientCertVerifier>,
+}
+
+impl DeferredClientVerifier {
+    /// Defers to `inner` (a verifier over the client CA that allows clients without
+    /// certificates).
+    pub fn new(inner: Arc<dyn ClientCertVerifier>) -> Self {
+        Self { inner }
+    }
+
+    /// Verifies a presented chain (leaf first) against the client CA; an empty chain is no
+    /// credential and passes.
+    pub fn check(&self, chain: &[CertificateDer<'_>]) -> Result<(), String> {
+        let Some((leaf, intermediates)) = chain.split_first() else {
+            return Ok(());
+        };
+        self.inner
+            .verify_client_cert(leaf, intermediates, UnixTime::now())
+            .map(|_| ())
+            .map_err(|e| format!("verifying certificate failed: {e}"))
+    }
+}
+
+impl ClientCertVerifier for DeferredClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
 
 /// How many distinct client certificates the authenticator remembers; when full, the memory
 /// starts over.

@@ -83,7 +83,8 @@ pub async fn serve_tls(
             }
         };
         let _ = tcp.set_nodelay(true);
-        let acceptor = TlsAcceptor::from(tls.current());
+        let (config, verifier) = tls.current_with_verifier();
+        let acceptor = TlsAcceptor::from(config);
         let app = app.clone();
         let builder = Arc::clone(&builder);
         let watcher = graceful.watcher();
@@ -100,13 +101,14 @@ pub async fn serve_tls(
                     return;
                 }
             };
-            let certs = PeerCertificates::new(
-                tls.get_ref()
-                    .1
-                    .peer_certificates()
-                    .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
-                    .unwrap_or_default(),
-            );
+            let chain: Vec<_> = tls
+                .get_ref()
+                .1
+                .peer_certificates()
+                .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
+                .unwrap_or_default();
+            let verified = verifier.check(&chain);
+            let certs = PeerCertificates::checked(chain, verified);
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
                 req.extensions_mut().insert(certs.clone());

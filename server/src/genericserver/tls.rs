@@ -1,6 +1,7 @@
-//! TLS for the secure port: TLS 1.2 and 1.3, ALPN `h2` and `http/1.1`, client certificates
-//! verified against the client CA but optional (requests without one are anonymous), and a
-//! serving certificate that is reloaded when its files change.
+//! TLS for the secure port: TLS 1.2 and 1.3, ALPN `h2` and `http/1.1`, optional client
+//! certificates (requests without one are anonymous) verified against the client CA by
+//! authentication (an unverifiable one is answered 401, as kube-apiserver does), and a serving
+//! certificate that is reloaded when its files change.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,8 @@ use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::authn::x509::DeferredClientVerifier;
 
 /// Why the TLS configuration could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -153,38 +156,48 @@ impl ResolvesServerCert for ReloadingCert {
     }
 }
 
-/// Builds the client verifier: certificates are checked against `client_ca`, but a client may
-/// present none.
-pub fn client_verifier(client_ca: &Path) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+/// Builds the client verifier: a client may present no certificate; one it presents is checked
+/// against `client_ca` by authentication ([`DeferredClientVerifier::check`]), so that an
+/// untrusted or expired certificate is answered 401 rather than failing the handshake.
+pub fn client_verifier(client_ca: &Path) -> Result<Arc<DeferredClientVerifier>, TlsError> {
     let mut roots = RootCertStore::empty();
     for cert in load_certs(client_ca)? {
         roots.add(cert)?;
     }
-    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-        .allow_unauthenticated()
-        .build()
-        .map_err(|e| TlsError::Verifier(e.to_string()))
+    let inner: Arc<dyn ClientCertVerifier> =
+        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| TlsError::Verifier(e.to_string()))?;
+    Ok(Arc::new(DeferredClientVerifier::new(inner)))
 }
 
 /// Builds the server configuration.
 pub fn server_config(
     cert: Arc<ReloadingCert>,
-    client_ca: &Path,
+    verifier: Arc<DeferredClientVerifier>,
 ) -> Result<rustls::ServerConfig, TlsError> {
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
-        .with_client_cert_verifier(client_verifier(client_ca)?)
+        .with_client_cert_verifier(verifier)
         .with_cert_resolver(cert);
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }
+
+/// The TLS configuration for new connections and the client verifier it uses.
+type TlsState = (
+    Arc<rustls::ServerConfig>,
+    Arc<DeferredClientVerifier>,
+    Option<SystemTime>,
+);
 
 /// The live TLS configuration: the serving pair follows its files through [`ReloadingCert`], and
 /// a change of the client CA bundle rebuilds the configuration used for new connections.
 pub struct TlsReloader {
     cert: Arc<ReloadingCert>,
     client_ca: PathBuf,
-    state: RwLock<(Arc<rustls::ServerConfig>, Option<SystemTime>)>,
+    state: RwLock<TlsState>,
 }
 
 fn file_mtime(path: &Path) -> Option<SystemTime> {
@@ -194,12 +207,13 @@ fn file_mtime(path: &Path) -> Option<SystemTime> {
 impl TlsReloader {
     /// Loads the serving pair and the client CA.
     pub fn new(cert: Arc<ReloadingCert>, client_ca: PathBuf) -> Result<Arc<Self>, TlsError> {
-        let config = Arc::new(server_config(Arc::clone(&cert), &client_ca)?);
+        let verifier = client_verifier(&client_ca)?;
+        let config = Arc::new(server_config(Arc::clone(&cert), Arc::clone(&verifier))?);
         let stamp = file_mtime(&client_ca);
         Ok(Arc::new(Self {
             cert,
             client_ca,
-            state: RwLock::new((config, stamp)),
+            state: RwLock::new((config, verifier, stamp)),
         }))
     }
 
@@ -208,16 +222,28 @@ impl TlsReloader {
         Arc::clone(&self.state.read().0)
     }
 
+    /// The configuration for the next connection and the verifier of its client certificates.
+    pub fn current_with_verifier(
+        &self,
+    ) -> (Arc<rustls::ServerConfig>, Arc<DeferredClientVerifier>) {
+        let state = self.state.read();
+        (Arc::clone(&state.0), Arc::clone(&state.1))
+    }
+
     /// Reloads what changed; returns whether the client CA was reloaded.
     pub fn reload_if_changed(&self) -> bool {
         self.cert.reload_if_changed();
         let stamp = file_mtime(&self.client_ca);
-        if stamp.is_none() || stamp == self.state.read().1 {
+        if stamp.is_none() || stamp == self.state.read().2 {
             return false;
         }
-        match server_config(Arc::clone(&self.cert), &self.client_ca) {
-            Ok(config) => {
-                *self.state.write() = (Arc::new(config), stamp);
+        let built = client_verifier(&self.client_ca).and_then(|verifier| {
+            server_config(Arc::clone(&self.cert), Arc::clone(&verifier))
+                .map(|config| (config, verifier))
+        });
+        match built {
+            Ok((config, verifier)) => {
+                *self.state.write() = (Arc::new(config), verifier, stamp);
                 tracing::info!(client_ca = %self.client_ca.display(), "reloaded the client CA");
                 true
             }
@@ -320,7 +346,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let (c, k) = write_pair(dir.path(), "ca");
         let cert = ReloadingCert::load(c.clone(), k).unwrap_or_else(|e| panic!("{e}"));
-        let config = server_config(cert, &c).unwrap_or_else(|e| panic!("{e}"));
+        let verifier = client_verifier(&c).unwrap_or_else(|e| panic!("{e}"));
+        let config = server_config(cert, verifier).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             config.alpn_protocols,
             vec![b"h2".to_vec(), b"http/1.1".to_vec()]
