@@ -45,8 +45,8 @@ fn text(bytes: &[u8]) -> String {
 
 /// Who kubectl is with `token`: the SelfSubjectReview it creates with the token (`kubectl
 /// create --raw`, which every kubectl can send), and `kubectl auth whoami -o json` must agree
-/// (kubectl 1.27 asks for `v1beta1`, which apiary, serving `v1` as Kubernetes 1.33 does, does not
-/// serve, so only the raw review is asked of it). `None` when authorization refused the review:
+/// (kubectl 1.27 asks for `v1beta1`, which Kubernetes 1.33 does not serve by default and apiary
+/// does not serve, so only the raw review is asked of it). `None` when authorization refused the review:
 /// then the 403 must name the token's user (which users may ask is the authorizer's decision).
 fn whoami(
     k: &Path,
@@ -291,6 +291,30 @@ async fn service_account_tokens_work_until_their_account_goes() {
     assert_eq!(token_resource["version"], "v1");
     assert_eq!(token_resource["verbs"], json!(["create"]));
     assert_eq!(token_resource["namespaced"], true);
+    let aggregated: Value = server
+        .admin()
+        .get(server.url("/api"))
+        .header(
+            "Accept",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let subresources = aggregated["items"][0]["versions"][0]["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["resource"] == "serviceaccounts"))
+        .map(|r| r["subresources"].clone())
+        .unwrap_or_else(|| panic!("no serviceaccounts in {aggregated}"));
+    assert_eq!(
+        subresources,
+        json!([{"subresource": "token",
+                "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"},
+                "verbs": ["create"]}])
+    );
 
     for (i, k) in all.iter().enumerate() {
         let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -58,13 +58,15 @@ impl AuthenticationConfig {
             )?)),
             None => None,
         };
-        let service_accounts = Some(service_account_config(
+        let mut service_accounts = service_account_config(
             &options.data_dir,
             options.service_account_signing_key_file.as_deref(),
             &options.service_account_key_file,
             issuers,
             api_audiences,
-        )?);
+        )?;
+        service_accounts.jwks_uri = options.service_account_jwks_uri.clone();
+        let service_accounts = Some(service_accounts);
         Ok(Self {
             token_file,
             service_accounts,
@@ -100,5 +102,6 @@ pub fn service_account_config(
         api_audiences,
         signing,
         public_keys,
+        jwks_uri: None,
     })
 }

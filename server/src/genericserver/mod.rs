@@ -350,7 +350,7 @@ impl GenericServer {
         let address = format!("{}:{}", local.ip(), local.port());
         let mut delegates = self.delegates.clone();
         if let Some(sa) = &self.config.service_accounts {
-            let jwks_uri = format!("https://{address}{}", oidc::JWKS_PATH);
+            let jwks_uri = sa.jwks_uri(format!("https://{address}{}", oidc::JWKS_PATH));
             delegates.insert(0, Arc::new(oidc::OidcDiscovery::new(sa, &jwks_uri)));
         }
         let director = Arc::new(Director {

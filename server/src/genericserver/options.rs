@@ -50,6 +50,10 @@ pub struct ServerOptions {
     /// accepted.
     #[arg(long, default_value = crate::authn::serviceaccount::DEFAULT_ISSUER)]
     pub service_account_issuer: Vec<String>,
+    /// The `jwks_uri` the issuer's discovery document announces (default:
+    /// `https://<the serving address>/openid/v1/jwks`).
+    #[arg(long)]
+    pub service_account_jwks_uri: Option<String>,
     /// The audiences of the API server: tokens must be valid for one of them (default: the
     /// issuers).
     #[arg(long, value_delimiter = ',')]
@@ -280,6 +284,47 @@ mod tests {
         assert_eq!(parse(&["apiary"]), Some(true));
         assert_eq!(parse(&["apiary", "--anonymous-auth"]), Some(true));
         assert_eq!(parse(&["apiary", "--anonymous-auth=false"]), Some(false));
+    }
+
+    #[test]
+    fn authentication_flags() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(args)
+                .map(|c| c.opts)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let opts = parse(&["apiary"]);
+        assert_eq!(
+            opts.service_account_issuer,
+            vec![crate::authn::serviceaccount::DEFAULT_ISSUER.to_string()]
+        );
+        assert!(opts.service_account_key_file.is_empty());
+        assert!(opts.api_audiences.is_empty());
+        let opts = parse(&[
+            "apiary",
+            "--service-account-issuer=https://a",
+            "--service-account-issuer=https://b",
+            "--service-account-key-file=/k1,/k2",
+            "--service-account-key-file=/k3",
+            "--api-audiences=x,y",
+            "--token-auth-file=/nonexistent.csv",
+        ]);
+        assert_eq!(opts.service_account_issuer, vec!["https://a", "https://b"]);
+        assert_eq!(
+            opts.service_account_key_file,
+            vec![
+                PathBuf::from("/k1"),
+                PathBuf::from("/k2"),
+                PathBuf::from("/k3")
+            ]
+        );
+        assert_eq!(opts.api_audiences, vec!["x", "y"]);
+        let errs = opts.validate();
+        assert_eq!(errs.len(), 4, "{errs:?}");
+        assert!(errs.contains(&OptionsError::MissingFile {
+            flag: "--token-auth-file",
+            path: "/nonexistent.csv".to_string()
+        }));
     }
 
     #[test]

@@ -172,8 +172,16 @@ pub fn client_verifier(client_ca: &Path) -> Result<Arc<DeferredClientVerifier>, 
     Ok(Arc::new(DeferredClientVerifier::new(inner)))
 }
 
-/// Builds the server configuration.
+/// Builds the server configuration with client certificates checked against `client_ca`.
 pub fn server_config(
+    cert: Arc<ReloadingCert>,
+    client_ca: &Path,
+) -> Result<rustls::ServerConfig, TlsError> {
+    server_config_with(cert, client_verifier(client_ca)?)
+}
+
+/// Builds the server configuration with `verifier` for client certificates.
+pub fn server_config_with(
     cert: Arc<ReloadingCert>,
     verifier: Arc<DeferredClientVerifier>,
 ) -> Result<rustls::ServerConfig, TlsError> {
@@ -208,7 +216,10 @@ impl TlsReloader {
     /// Loads the serving pair and the client CA.
     pub fn new(cert: Arc<ReloadingCert>, client_ca: PathBuf) -> Result<Arc<Self>, TlsError> {
         let verifier = client_verifier(&client_ca)?;
-        let config = Arc::new(server_config(Arc::clone(&cert), Arc::clone(&verifier))?);
+        let config = Arc::new(server_config_with(
+            Arc::clone(&cert),
+            Arc::clone(&verifier),
+        )?);
         let stamp = file_mtime(&client_ca);
         Ok(Arc::new(Self {
             cert,
@@ -238,7 +249,7 @@ impl TlsReloader {
             return false;
         }
         let built = client_verifier(&self.client_ca).and_then(|verifier| {
-            server_config(Arc::clone(&self.cert), Arc::clone(&verifier))
+            server_config_with(Arc::clone(&self.cert), Arc::clone(&verifier))
                 .map(|config| (config, verifier))
         });
         match built {
@@ -346,8 +357,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let (c, k) = write_pair(dir.path(), "ca");
         let cert = ReloadingCert::load(c.clone(), k).unwrap_or_else(|e| panic!("{e}"));
-        let verifier = client_verifier(&c).unwrap_or_else(|e| panic!("{e}"));
-        let config = server_config(cert, verifier).unwrap_or_else(|e| panic!("{e}"));
+        let config = server_config(cert, &c).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             config.alpn_protocols,
             vec![b"h2".to_vec(), b"http/1.1".to_vec()]

@@ -9,13 +9,13 @@ pub mod claims;
 pub mod keys;
 pub mod oidc;
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use apimachinery::authentication::{
     IssuedToken, ServiceAccountToken, TokenAuthenticator, TokenIssuer, TokenOutcome,
 };
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 
 use self::claims::{Claims, KubernetesClaims, ObjectRef};
 use self::keys::{PublicKey, SigningKey};
@@ -42,6 +42,19 @@ pub struct ServiceAccountConfig {
     pub signing: SigningKey,
     /// The verifying keys (`--service-account-key-file` and the signing key's public half).
     pub public_keys: Vec<PublicKey>,
+    /// `--service-account-jwks-uri`, if given.
+    pub jwks_uri: Option<String>,
+}
+
+/// What token validation needs of a ServiceAccount, remembered per stored revision.
+#[derive(Debug)]
+struct AccountFacts {
+    /// The storage revision these facts were read at.
+    revision: i64,
+    /// The uid.
+    uid: String,
+    /// When deletion started, if it did.
+    deleting_since: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A late-bound handle on the ServiceAccount store (the registry is built after the
@@ -53,7 +66,10 @@ pub struct ServiceAccountTokens {
     config: ServiceAccountConfig,
     accounts: ServiceAccountStore,
     /// Tokens whose signature, issuer and shape were verified, with their claims.
-    verified: Mutex<HashMap<String, Arc<Claims>>>,
+    verified: Mutex<FxHashMap<String, Arc<Claims>>>,
+    /// The facts of ServiceAccounts by storage key, so that a request decodes an account only
+    /// when it has changed.
+    accounts_seen: Mutex<FxHashMap<String, Arc<AccountFacts>>>,
 }
 
 impl ServiceAccountTokens {
@@ -62,7 +78,8 @@ impl ServiceAccountTokens {
         Self {
             config,
             accounts,
-            verified: Mutex::new(HashMap::new()),
+            verified: Mutex::new(FxHashMap::default()),
+            accounts_seen: Mutex::new(FxHashMap::default()),
         }
     }
 
@@ -77,6 +94,11 @@ impl ServiceAccountTokens {
     /// The verifying keys.
     pub fn public_keys(&self) -> &[PublicKey] {
         &self.config.public_keys
+    }
+
+    /// Where the key set is published: `--service-account-jwks-uri`, or `default`.
+    pub fn jwks_uri(&self, default: String) -> String {
+        self.config.jwks_uri.clone().unwrap_or(default)
     }
 
     /// Signs `claims`.
@@ -145,32 +167,53 @@ impl ServiceAccountTokens {
         Ok(Some(claims))
     }
 
-    /// Checks that the token's ServiceAccount still exists with the token's uid (read from the
-    /// watch cache, then consistently when the cache does not have it yet).
-    async fn check_service_account(&self, k8s: &KubernetesClaims) -> Result<(), String> {
+    /// The facts of a ServiceAccount, read from the watch cache (then consistently when the
+    /// cache does not have it yet) and decoded only when its revision changed.
+    async fn account(&self, namespace: &str, name: &str) -> Result<Arc<AccountFacts>, String> {
         let store = self
             .accounts
             .get()
             .ok_or("service account lookup is not ready")?;
-        let (namespace, name) = (&k8s.namespace, &k8s.serviceaccount.name);
-        let found = match store.get(namespace, name, "0").await {
-            Err(e) if e.code() == 404 => store.get(namespace, name, "").await,
+        let found = match store.get_stored(namespace, name, "0").await {
+            Err(e) if e.code() == 404 => store.get_stored(namespace, name, "").await,
             other => other,
         };
-        let account = found.map_err(|e| e.message().to_string())?;
+        let stored = found.map_err(|e| e.message().to_string())?;
+        if let Some(known) = self.accounts_seen.lock().get(&stored.key)
+            && known.revision == stored.resource_version
+        {
+            return Ok(Arc::clone(known));
+        }
+        let account = store.decode(&stored).map_err(|e| e.message().to_string())?;
         let meta = account.metadata();
-        if let Some(deleted) = &meta.deletion_timestamp
-            && deleted.0 < chrono::Utc::now() - chrono::Duration::seconds(LEEWAY_SECONDS)
+        let facts = Arc::new(AccountFacts {
+            revision: stored.resource_version,
+            uid: meta.uid.clone().unwrap_or_default(),
+            deleting_since: meta.deletion_timestamp.as_ref().map(|t| t.0),
+        });
+        let mut seen = self.accounts_seen.lock();
+        if seen.len() >= VERIFIED_CAPACITY {
+            seen.clear();
+        }
+        seen.insert(stored.key, Arc::clone(&facts));
+        Ok(facts)
+    }
+
+    /// Checks that the token's ServiceAccount still exists with the token's uid.
+    async fn check_service_account(&self, k8s: &KubernetesClaims) -> Result<(), String> {
+        let (namespace, name) = (&k8s.namespace, &k8s.serviceaccount.name);
+        let account = self.account(namespace, name).await?;
+        if let Some(deleted) = account.deleting_since
+            && deleted < chrono::Utc::now() - chrono::Duration::seconds(LEEWAY_SECONDS)
         {
             return Err(format!(
                 "service account {namespace}/{name} has been deleted"
             ));
         }
-        let uid = meta.uid.as_deref().unwrap_or("");
-        if uid != k8s.serviceaccount.uid {
+        if account.uid != k8s.serviceaccount.uid {
             return Err(format!(
-                "service account UID ({uid}) does not match claim ({})",
-                k8s.serviceaccount.uid
+                "service account UID ({}) does not match claim ({})",
+                account.uid, k8s.serviceaccount.uid
             ));
         }
         // No kind a token can be bound to besides the ServiceAccount is checked here.

@@ -19,6 +19,7 @@ fn tokens_with(
             .iter()
             .map(|k| PublicKey::new(k.to_public_key()).unwrap_or_else(|e| panic!("{e}")))
             .collect(),
+        jwks_uri: None,
     };
     ServiceAccountTokens::new(config, Arc::new(OnceLock::new()))
 }
