@@ -570,3 +570,105 @@ async fn token_requests_and_the_issuer_documents() {
         "system:serviceaccount:default:robot"
     );
 }
+
+#[tokio::test]
+async fn tokens_bound_to_a_secret_end_with_it() {
+    let server = Server::start(&[]);
+    let admin = server.admin();
+    let ns_url = |path: &str| server.url(&format!("/api/v1/namespaces/default/{path}"));
+    let (code, _) = post_json(
+        &admin,
+        ns_url("serviceaccounts"),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let (code, secret) = post_json(
+        &admin,
+        ns_url("secrets"),
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bound"}}),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let secret_uid = secret["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let request = |bound: Value| {
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+               "spec": {"boundObjectRef": bound}})
+    };
+    let url = ns_url("serviceaccounts/robot/token");
+
+    // Kinds apiary does not serve, a missing Secret and a stale uid are refused as in Kubernetes.
+    let (code, body) = post_json(
+        &admin,
+        url.clone(),
+        request(json!({"kind": "Pod", "apiVersion": "v1", "name": "p"})),
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "cannot bind token for serviceaccount \"robot\" to object of type /v1, Kind=Pod"
+    );
+    let (code, body) = post_json(
+        &admin,
+        url.clone(),
+        request(json!({"kind": "Secret", "apiVersion": "v1", "name": "missing"})),
+    )
+    .await;
+    assert_eq!(code, 404, "{body}");
+    assert_eq!(body["message"], "secrets \"missing\" not found");
+    let (code, body) = post_json(
+        &admin,
+        url.clone(),
+        request(json!({"kind": "Secret", "apiVersion": "v1", "name": "bound", "uid": "stale"})),
+    )
+    .await;
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(
+        body["message"],
+        "Operation cannot be fulfilled on Secret \"bound\": the UID in the bound object reference (stale) does not match the UID in record. The object might have been deleted and then recreated"
+    );
+
+    let (code, answer) = post_json(
+        &admin,
+        url,
+        request(json!({"kind": "Secret", "apiVersion": "v1", "name": "bound", "uid": secret_uid})),
+    )
+    .await;
+    assert_eq!(code, 201, "{answer}");
+    let token = answer["status"]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let claims: Value = {
+        use base64::Engine;
+        let payload = token.split('.').nth(1).unwrap_or_default();
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(
+        claims["kubernetes.io"]["secret"],
+        json!({"name": "bound", "uid": secret_uid})
+    );
+    let (code, _) = get_with_token(&server, "/version", &token).await;
+    assert_eq!(code, 200);
+
+    let resp = admin
+        .delete(ns_url("secrets/bound"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+    let (code, body) = becomes_unauthorized(&server, &token).await;
+    assert_unauthorized(code, &body);
+    let status = token_review(&server, &token, &[]).await;
+    assert_eq!(
+        status["error"],
+        "service account token has been invalidated"
+    );
+}

@@ -1,7 +1,8 @@
 //! The authentication reviews are answered, never stored; a `TokenRequest` (the body of a
 //! ServiceAccount's `token` subresource) is answered with a signed token.
 
-use ::apimachinery::authentication::{ServiceAccountToken, TokenOutcome};
+use ::apimachinery::authentication::{BoundObject, ServiceAccountToken, TokenOutcome};
+use ::apimachinery::gvk::GroupResource;
 use ::apimachinery::errors::FieldError;
 use ::apimachinery::meta::{ObjectMeta, Time};
 use ::apimachinery::runtime::Object;
@@ -89,10 +90,11 @@ const MAX_TOKEN_SECONDS: i64 = 1 << 32;
 
 /// Answers a `TokenRequest` for `service_account` (the `serviceaccounts/token` subresource, as
 /// kube-apiserver's `TokenREST`): the body's name and namespace must match the URL's, audiences
-/// default to the API server's, the lifetime is checked, and the issued token and its expiry
-/// fill the status. Tokens bound to an object are refused: none of the kinds they may bind to
-/// (Pod, Secret, Node) can be checked here.
-pub fn answer_token_request(
+/// default to the API server's, the lifetime is checked, a bound object must exist (with the
+/// uid given, if any), and the issued token and its expiry fill the status. Kubernetes binds
+/// tokens to Pods, Secrets and Nodes; those of the three kinds the server does not serve are
+/// refused as kinds that cannot be bound.
+pub async fn answer_token_request(
     service_account: &ObjectMeta,
     body: SubresourceBody,
     context: &dyn ReviewContext,
@@ -178,14 +180,10 @@ pub fn answer_token_request(
     if !errors.is_empty() {
         return Err(ApiError::invalid(GROUP, KIND, "", &errors));
     }
-    if let Some(bound) = &request.spec.bound_object_ref {
-        let api_version = bound.api_version.as_deref().unwrap_or("");
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        return Err(ApiError::bad_request(format!(
-            "cannot bind token for serviceaccount {name:?} to object of type {group}/{version}, Kind={}",
-            bound.kind.as_deref().unwrap_or("")
-        )));
-    }
+    let bound_object = match &request.spec.bound_object_ref {
+        Some(bound) => Some(bound_object(bound, &name, &namespace, context).await?),
+        None => None,
+    };
     let issued = issuer
         .issue(&ServiceAccountToken {
             namespace,
@@ -193,7 +191,7 @@ pub fn answer_token_request(
             uid: service_account.uid.clone().unwrap_or_default(),
             audiences: request.spec.audiences.clone(),
             expiration_seconds: seconds,
-            bound_object: None,
+            bound_object,
         })
         .map_err(ApiError::internal)?;
     request.spec.expiration_seconds = Some(seconds);
@@ -208,4 +206,53 @@ pub fn answer_token_request(
         out.extend(fields);
     }
     Ok(out)
+}
+
+/// Checks the object a token is to be bound to and returns its kind, name and uid (Kubernetes'
+/// `TokenREST`: a Pod or Secret of the ServiceAccount's namespace, or a Node; it must exist, and
+/// match the uid the reference gives).
+async fn bound_object(
+    bound: &v1::BoundObjectReference,
+    service_account: &str,
+    namespace: &str,
+    context: &dyn ReviewContext,
+) -> Result<BoundObject, ApiError> {
+    let api_version = bound.api_version.as_deref().unwrap_or("");
+    let (group, _) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let version = api_version.rsplit('/').next().unwrap_or("");
+    let kind = bound.kind.as_deref().unwrap_or("");
+    let name = bound.name.as_deref().unwrap_or("");
+    let unbindable = || {
+        ApiError::bad_request(format!(
+            "cannot bind token for serviceaccount {service_account:?} to object of type {group}/{version}, Kind={kind}"
+        ))
+    };
+    let scope = match (group, kind) {
+        ("", "Pod" | "Secret") => namespace,
+        ("", "Node") => "",
+        _ => return Err(unbindable()),
+    };
+    let Some(found) = context.objects() else {
+        return Err(unbindable());
+    };
+    let Some(meta) = found.metadata(group, kind, scope, name).await else {
+        return Err(unbindable());
+    };
+    let uid = meta?.uid.unwrap_or_default();
+    if let Some(expected) = bound.uid.as_deref().filter(|u| !u.is_empty())
+        && expected != uid
+    {
+        return Err(ApiError::conflict(
+            &GroupResource::new(group, kind),
+            name,
+            &format!(
+                "the UID in the bound object reference ({expected}) does not match the UID in record. The object might have been deleted and then recreated"
+            ),
+        ));
+    }
+    Ok(BoundObject {
+        kind: kind.to_string(),
+        name: name.to_string(),
+        uid,
+    })
 }

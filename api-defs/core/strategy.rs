@@ -178,11 +178,14 @@ impl Strategy for ServiceAccountStrategy {
         context: &dyn ::apimachinery::strategy::ReviewContext,
     ) -> Result<Value, ::apimachinery::status::ApiError> {
         match subresource {
-            "token" => crate::authentication_k8s_io::strategy::answer_token_request(
-                parent.metadata(),
-                body,
-                context,
-            ),
+            "token" => {
+                crate::authentication_k8s_io::strategy::answer_token_request(
+                    parent.metadata(),
+                    body,
+                    context,
+                )
+                .await
+            }
             _ => Err(::apimachinery::status::ApiError::not_found_path()),
         }
     }

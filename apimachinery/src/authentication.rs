@@ -76,3 +76,18 @@ pub trait TokenIssuer: Send + Sync {
     /// The API server's audiences (`--api-audiences`), used when a request names none.
     fn api_audiences(&self) -> &[String];
 }
+
+/// Reads the metadata of objects the server serves, for strategies that must check another
+/// object (a token bound to a Secret).
+#[async_trait]
+pub trait ObjectReader: Send + Sync {
+    /// The metadata of the named object of `group`/`kind`: `None` when the server does not
+    /// serve that kind, `Some(Err)` when the read fails (404 when there is no such object).
+    async fn metadata(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Result<crate::meta::ObjectMeta, crate::status::ApiError>>;
+}

@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::authentication::{TokenAuthenticator, TokenIssuer};
+use crate::authentication::{ObjectReader, TokenAuthenticator, TokenIssuer};
 use crate::authorization::Authorizer;
 use crate::errors::FieldError;
 use crate::resource::PrinterColumn;
@@ -182,6 +182,11 @@ pub trait ReviewContext: Send + Sync {
 
     /// The server's service-account token issuer (`serviceaccounts/token`), when it has one.
     fn token_issuer(&self) -> Option<&dyn TokenIssuer> {
+        None
+    }
+
+    /// Reads other objects the server serves (a token's bound object), when it can.
+    fn objects(&self) -> Option<&dyn ObjectReader> {
         None
     }
 }

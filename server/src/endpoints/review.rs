@@ -2,8 +2,9 @@
 //! and self-subject reviews): the body is decoded, the kind's strategy answers it with the
 //! request's user and the server's authorizer, and the answer is returned with 201.
 
-use apimachinery::authentication::{TokenAuthenticator, TokenIssuer};
+use apimachinery::authentication::{ObjectReader, TokenAuthenticator, TokenIssuer};
 use apimachinery::authorization::{Attributes, Authorization, Authorizer};
+use apimachinery::meta::ObjectMeta;
 use apimachinery::status::ApiError;
 use apimachinery::strategy::ReviewContext;
 use axum::body::Body;
@@ -53,6 +54,29 @@ impl ReviewContext for Context<'_> {
 
     fn token_issuer(&self) -> Option<&dyn TokenIssuer> {
         self.ctx.tokens.issuer.as_deref()
+    }
+
+    fn objects(&self) -> Option<&dyn ObjectReader> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectReader for Context<'_> {
+    async fn metadata(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Result<ObjectMeta, ApiError>> {
+        let kind = self.ctx.scheme.by_kind(group, kind)?;
+        let read = async {
+            let store = self.ctx.store(kind)?;
+            let object = store.get(namespace, name, "").await?;
+            Ok(object.metadata().clone())
+        };
+        Some(read.await)
     }
 }
 

@@ -200,11 +200,17 @@ impl CompletedConfig {
             api = api.encryption(Arc::clone(encryption));
         }
         let api = Arc::new(api.build()?);
-        // Service-account tokens are checked against the ServiceAccounts of the registry.
-        if let Some(kind) = c.scheme.by_kind("", "ServiceAccount")
-            && let Ok(store) = api.store(kind)
-        {
-            let _ = self.service_account_store.set(store);
+        // Service-account tokens are checked against the ServiceAccounts (and the Secrets
+        // they may be bound to) of the registry.
+        for (kind, slot) in [
+            ("ServiceAccount", &self.service_account_store.accounts),
+            ("Secret", &self.service_account_store.secrets),
+        ] {
+            if let Some(kind) = c.scheme.by_kind("", kind)
+                && let Ok(store) = api.store(kind)
+            {
+                let _ = slot.set(store);
+            }
         }
         let backend = Arc::clone(&c.backend);
         let etcd = HealthCheck::new("etcd", move || {

@@ -46,7 +46,8 @@ pub struct ServiceAccountConfig {
     pub jwks_uri: Option<String>,
 }
 
-/// What token validation needs of a ServiceAccount, remembered per stored revision.
+/// What token validation needs of a ServiceAccount or bound Secret, remembered per stored
+/// revision.
 #[derive(Debug)]
 struct AccountFacts {
     /// The storage revision these facts were read at.
@@ -57,9 +58,18 @@ struct AccountFacts {
     deleting_since: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// A late-bound handle on the ServiceAccount store (the registry is built after the
-/// authenticators).
-pub type ServiceAccountStore = Arc<OnceLock<Arc<Store>>>;
+/// Late-bound handles on the stores tokens are checked against (the registry is built after
+/// the authenticators).
+#[derive(Default)]
+pub struct LookupStores {
+    /// The ServiceAccounts.
+    pub accounts: OnceLock<Arc<Store>>,
+    /// The Secrets (tokens bound to a Secret).
+    pub secrets: OnceLock<Arc<Store>>,
+}
+
+/// The shared [`LookupStores`].
+pub type ServiceAccountStore = Arc<LookupStores>;
 
 /// Issues and authenticates service-account tokens.
 pub struct ServiceAccountTokens {
@@ -167,13 +177,15 @@ impl ServiceAccountTokens {
         Ok(Some(claims))
     }
 
-    /// The facts of a ServiceAccount, read from the watch cache (then consistently when the
-    /// cache does not have it yet) and decoded only when its revision changed.
-    async fn account(&self, namespace: &str, name: &str) -> Result<Arc<AccountFacts>, String> {
-        let store = self
-            .accounts
-            .get()
-            .ok_or("service account lookup is not ready")?;
+    /// The facts of an object, read from the watch cache (then consistently when the cache
+    /// does not have it yet) and decoded only when its revision changed.
+    async fn facts(
+        &self,
+        store: Option<&Arc<Store>>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<AccountFacts>, String> {
+        let store = store.ok_or("service account lookup is not ready")?;
         let found = match store.get_stored(namespace, name, "0").await {
             Err(e) if e.code() == 404 => store.get_stored(namespace, name, "").await,
             other => other,
@@ -202,7 +214,9 @@ impl ServiceAccountTokens {
     /// Checks that the token's ServiceAccount still exists with the token's uid.
     async fn check_service_account(&self, k8s: &KubernetesClaims) -> Result<(), String> {
         let (namespace, name) = (&k8s.namespace, &k8s.serviceaccount.name);
-        let account = self.account(namespace, name).await?;
+        let account = self
+            .facts(self.accounts.accounts.get(), namespace, name)
+            .await?;
         if let Some(deleted) = account.deleting_since
             && deleted < chrono::Utc::now() - chrono::Duration::seconds(LEEWAY_SECONDS)
         {
@@ -216,9 +230,27 @@ impl ServiceAccountTokens {
                 account.uid, k8s.serviceaccount.uid
             ));
         }
-        // No kind a token can be bound to besides the ServiceAccount is checked here.
-        if k8s.pod.is_some() || k8s.secret.is_some() || k8s.node.is_some() {
-            return Err("service account token has been invalidated".to_string());
+        let invalidated = || "service account token has been invalidated".to_string();
+        if let Some(secret) = &k8s.secret {
+            let found = self
+                .facts(self.accounts.secrets.get(), namespace, &secret.name)
+                .await
+                .map_err(|_| invalidated())?;
+            if found.deleting_since.is_some_and(|deleted| {
+                deleted < chrono::Utc::now() - chrono::Duration::seconds(LEEWAY_SECONDS)
+            }) {
+                return Err(invalidated());
+            }
+            if found.uid != secret.uid {
+                return Err(format!(
+                    "secret UID ({}) does not match service account secret ref claim ({})",
+                    found.uid, secret.uid
+                ));
+            }
+        }
+        // Pods and Nodes are not served: a token bound to one cannot be checked.
+        if k8s.pod.is_some() || k8s.node.is_some() {
+            return Err(invalidated());
         }
         Ok(())
     }

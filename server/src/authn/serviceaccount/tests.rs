@@ -21,7 +21,7 @@ fn tokens_with(
             .collect(),
         jwks_uri: None,
     };
-    ServiceAccountTokens::new(config, Arc::new(OnceLock::new()))
+    ServiceAccountTokens::new(config, Arc::default())
 }
 
 fn claims(now: i64) -> Claims {
