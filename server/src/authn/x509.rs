@@ -253,6 +253,69 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_chain_that_did_not_verify_fails_authentication() {
+        let authn = X509Authenticator::default();
+        let certs = PeerCertificates::checked(
+            vec![certificate("admin", "system:masters").into()],
+            Err("verifying certificate failed: invalid peer certificate: UnknownIssuer".into()),
+        );
+        assert_eq!(
+            authn.authenticate(&request_with(&certs)).await,
+            AuthnOutcome::Failed(
+                "verifying certificate failed: invalid peer certificate: UnknownIssuer".into()
+            )
+        );
+    }
+
+    #[test]
+    fn the_deferred_verifier_checks_chains_against_the_client_ca() {
+        let ca_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut ca_params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = ca_params
+            .self_signed(&ca_key)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut leaf_params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        leaf_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "jane");
+        let leaf = leaf_params
+            .signed_by(&leaf_key, &issuer)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(ca.der().clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let inner = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .allow_unauthenticated()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+        let verifier = DeferredClientVerifier::new(inner);
+        assert!(!verifier.client_auth_mandatory());
+        assert_eq!(verifier.check(&[]), Ok(()));
+        assert_eq!(verifier.check(&[leaf.der().clone()]), Ok(()));
+        let stranger = CertificateDer::from(certificate("jane", "dev"));
+        let err = verifier
+            .check(&[stranger.clone()])
+            .err()
+            .unwrap_or_default();
+        assert!(err.starts_with("verifying certificate failed: "), "{err}");
+        // The handshake itself accepts the stranger: authentication answers it.
+        assert!(
+            verifier
+                .verify_client_cert(&stranger, &[], UnixTime::now())
+                .is_ok()
+        );
+    }
+
     #[test]
     fn the_memory_stays_bounded() {
         let authn = X509Authenticator::default();
