@@ -524,6 +524,15 @@ async fn token_requests_and_the_issuer_documents() {
     );
     let (ct, jwks) = get("/openid/v1/jwks").await;
     assert_eq!(ct, "application/jwk-set+json");
+    let (_, root) = get("/").await;
+    for path in ["/.well-known/openid-configuration", "/openid/v1/jwks"] {
+        assert!(
+            root["paths"]
+                .as_array()
+                .is_some_and(|p| p.iter().any(|x| x == path)),
+            "{path} not in {root}"
+        );
+    }
 
     // The key set verifies the issued token.
     let header = jsonwebtoken::decode_header(&token).unwrap_or_else(|e| panic!("{e}"));

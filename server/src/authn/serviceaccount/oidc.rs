@@ -69,4 +69,8 @@ impl Delegate for OidcDiscovery {
         };
         Box::pin(async move { resp.ok_or(req) })
     }
+
+    fn root_paths(&self) -> Vec<String> {
+        vec![DISCOVERY_PATH.to_string(), JWKS_PATH.to_string()]
+    }
 }
