@@ -582,7 +582,7 @@ async fn token_requests_and_the_issuer_documents() {
 
 #[tokio::test]
 async fn tokens_bound_to_a_secret_end_with_it() {
-    let server = Server::start(&[]);
+    let server = Server::start(&["--service-account-max-token-expiration=1h"]);
     let admin = server.admin();
     let ns_url = |path: &str| server.url(&format!("/api/v1/namespaces/default/{path}"));
     let (code, _) = post_json(
@@ -641,13 +641,13 @@ async fn tokens_bound_to_a_secret_end_with_it() {
         "Operation cannot be fulfilled on Secret \"bound\": the UID in the bound object reference (stale) does not match the UID in record. The object might have been deleted and then recreated"
     );
 
-    let (code, answer) = post_json(
-        &admin,
-        url,
-        request(json!({"kind": "Secret", "apiVersion": "v1", "name": "bound", "uid": secret_uid})),
-    )
-    .await;
+    // Two hours asked, the server's maximum (one hour) given.
+    let mut body =
+        request(json!({"kind": "Secret", "apiVersion": "v1", "name": "bound", "uid": secret_uid}));
+    body["spec"]["expirationSeconds"] = json!(7200);
+    let (code, answer) = post_json(&admin, url, body).await;
     assert_eq!(code, 201, "{answer}");
+    assert_eq!(answer["spec"]["expirationSeconds"], 3600);
     let token = answer["status"]["token"]
         .as_str()
         .unwrap_or_default()
@@ -663,6 +663,13 @@ async fn tokens_bound_to_a_secret_end_with_it() {
     assert_eq!(
         claims["kubernetes.io"]["secret"],
         json!({"name": "bound", "uid": secret_uid})
+    );
+    assert_eq!(
+        claims["exp"]
+            .as_i64()
+            .zip(claims["iat"].as_i64())
+            .map(|(e, i)| e - i),
+        Some(3600)
     );
     let (code, _) = get_with_token(&server, "/version", &token).await;
     assert_eq!(code, 200);

@@ -180,6 +180,11 @@ pub async fn answer_token_request(
     if !errors.is_empty() {
         return Err(ApiError::invalid(GROUP, KIND, "", &errors));
     }
+    // A validity above the server's maximum is lowered to it (Kubernetes'
+    // `--service-account-max-token-expiration`).
+    let seconds = issuer
+        .max_expiration_seconds()
+        .map_or(seconds, |max| seconds.min(max));
     let bound_object = match &request.spec.bound_object_ref {
         Some(bound) => Some(bound_object(bound, &name, &namespace, context).await?),
         None => None,

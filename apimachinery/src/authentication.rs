@@ -75,6 +75,12 @@ pub trait TokenIssuer: Send + Sync {
 
     /// The API server's audiences (`--api-audiences`), used when a request names none.
     fn api_audiences(&self) -> &[String];
+
+    /// The longest validity a token is issued with, in seconds
+    /// (`--service-account-max-token-expiration`); longer requests get this.
+    fn max_expiration_seconds(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// Reads the metadata of objects the server serves, for strategies that must check another

@@ -66,6 +66,9 @@ impl AuthenticationConfig {
             api_audiences,
         )?;
         service_accounts.jwks_uri = options.service_account_jwks_uri.clone();
+        service_accounts.max_expiration_seconds = options
+            .service_account_max_token_expiration
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
         let service_accounts = Some(service_accounts);
         Ok(Self {
             token_file,
@@ -103,5 +106,6 @@ pub fn service_account_config(
         signing,
         public_keys,
         jwks_uri: None,
+        max_expiration_seconds: None,
     })
 }

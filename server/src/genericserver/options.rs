@@ -50,6 +50,10 @@ pub struct ServerOptions {
     /// accepted.
     #[arg(long, default_value = crate::authn::serviceaccount::DEFAULT_ISSUER)]
     pub service_account_issuer: Vec<String>,
+    /// The longest validity of a requested service-account token, such as `48h`; longer
+    /// requests get this validity (unset: no maximum).
+    #[arg(long, value_parser = parse_duration)]
+    pub service_account_max_token_expiration: Option<Duration>,
     /// The `jwks_uri` the issuer's discovery document announces (default:
     /// `https://<the serving address>/openid/v1/jwks`).
     #[arg(long)]
@@ -141,6 +145,9 @@ pub enum OptionsError {
         "--runtime-config: {0:?} is not of the form <group>/<version>=true|false, api/all=true|false or api/ga|beta|alpha=true|false"
     )]
     RuntimeConfig(String),
+    /// `--service-account-max-token-expiration` is out of range.
+    #[error("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")]
+    MaxTokenExpiration,
 }
 
 impl ServerOptions {
@@ -201,6 +208,11 @@ impl ServerOptions {
         }
         if self.min_request_timeout == 0 {
             errs.push(OptionsError::MinRequestTimeout);
+        }
+        if let Some(max) = self.service_account_max_token_expiration
+            && (max < Duration::from_secs(3600) || max > Duration::from_secs(1 << 32))
+        {
+            errs.push(OptionsError::MaxTokenExpiration);
         }
         for entry in &self.runtime_config {
             if parse_runtime_config_entry(entry).is_none() {
@@ -319,6 +331,16 @@ mod tests {
             ]
         );
         assert_eq!(opts.api_audiences, vec!["x", "y"]);
+        assert!(
+            parse(&["apiary", "--service-account-max-token-expiration=30m"])
+                .validate()
+                .contains(&OptionsError::MaxTokenExpiration)
+        );
+        assert!(
+            parse(&["apiary", "--service-account-max-token-expiration=48h"])
+                .validate()
+                .is_empty()
+        );
         let errs = opts.validate();
         assert_eq!(errs.len(), 4, "{errs:?}");
         assert!(errs.contains(&OptionsError::MissingFile {

@@ -44,6 +44,8 @@ pub struct ServiceAccountConfig {
     pub public_keys: Vec<PublicKey>,
     /// `--service-account-jwks-uri`, if given.
     pub jwks_uri: Option<String>,
+    /// `--service-account-max-token-expiration`, in seconds, if given.
+    pub max_expiration_seconds: Option<i64>,
 }
 
 /// What token validation needs of a ServiceAccount or bound Secret, remembered per stored
@@ -363,6 +365,10 @@ impl TokenIssuer for ServiceAccountTokens {
 
     fn api_audiences(&self) -> &[String] {
         &self.config.api_audiences
+    }
+
+    fn max_expiration_seconds(&self) -> Option<i64> {
+        self.config.max_expiration_seconds
     }
 }
 

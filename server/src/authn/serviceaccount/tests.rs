@@ -20,6 +20,7 @@ fn tokens_with(
             .map(|k| PublicKey::new(k.to_public_key()).unwrap_or_else(|e| panic!("{e}")))
             .collect(),
         jwks_uri: None,
+        max_expiration_seconds: None,
     };
     ServiceAccountTokens::new(config, Arc::default())
 }
