@@ -391,6 +391,28 @@ async fn service_account_tokens_work_until_their_account_goes() {
         assert_eq!(status["authenticated"], true, "{status}");
         assert_eq!(status["audiences"], json!(["vault"]));
 
+        // Bound to a Secret by kubectl: works while the Secret exists.
+        admin(k, &["create", "secret", "generic", "holder", "-n", &ns]);
+        let bound = admin(
+            k,
+            &[
+                "create",
+                "token",
+                "default",
+                "-n",
+                &ns,
+                "--bound-object-kind",
+                "Secret",
+                "--bound-object-name",
+                "holder",
+            ],
+        );
+        let (code, _) = get_with_token(&server, "/version", bound.trim()).await;
+        assert_eq!(code, 200, "{}", k.display());
+        admin(k, &["delete", "secret", "holder", "-n", &ns]);
+        let (code, body) = becomes_unauthorized(&server, bound.trim()).await;
+        assert_unauthorized(code, &body);
+
         // Deleted: the token stops working.
         admin(k, &["delete", "serviceaccount", "default", "-n", &ns]);
         let (code, body) = becomes_unauthorized(&server, &token).await;
