@@ -304,7 +304,7 @@ mod tests {
         assert_eq!(verifier.check(&[leaf.der().clone()]), Ok(()));
         let stranger = CertificateDer::from(certificate("jane", "dev"));
         let err = verifier
-            .check(&[stranger.clone()])
+            .check(std::slice::from_ref(&stranger))
             .err()
             .unwrap_or_default();
         assert!(err.starts_with("verifying certificate failed: "), "{err}");
