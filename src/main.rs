@@ -120,6 +120,12 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         )),
         None => None,
     };
+    let authn_options = opts.clone();
+    let authentication = tokio::task::spawn_blocking(move || {
+        server::authn::config::AuthenticationConfig::load(&authn_options)
+    })
+    .await
+    .context("loading the authentication configuration")??;
     let backend = open_backend(&opts).await?;
     let config = Config {
         scheme: Arc::new(generated::scheme()),
@@ -142,6 +148,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         },
         max_requests_inflight: opts.max_requests_inflight as usize,
         max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
+        authentication,
         authenticators: Vec::new(),
         authorizers: Vec::new(),
         audit: opts.audit()?,

@@ -133,23 +133,54 @@ async fn other_users_get_403_with_kubernetes_message() {
     assert_eq!(resp.status().as_u16(), 200);
 }
 
+/// Certificates that do not verify against the client CA are failed x509 credentials: 401
+/// `Unauthorized`, as kube-apiserver answers, not a failed TLS handshake.
 #[tokio::test]
-async fn certificates_from_another_ca_are_rejected_in_the_handshake() {
+async fn certificates_from_another_ca_or_expired_get_401() {
     let server = Server::start(&[]);
     let other_key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
     let mut params = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
     params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let issuer = Issuer::new(params, other_key);
-    let (cert, key) = signed("admin", "system:masters", &issuer);
-    let result = server
-        .with_identity(&cert, &key)
-        .get(server.url("/api"))
-        .send()
-        .await;
-    assert!(
-        result.is_err(),
-        "a foreign client certificate must fail the TLS handshake: {result:?}"
-    );
+    let other_ca = Issuer::new(params, other_key);
+    let foreign = signed("admin", "system:masters", &other_ca);
+
+    let dir = server.data_dir.join("pki");
+    let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap_or_default();
+    let ca_key =
+        KeyPair::from_pem(&std::fs::read_to_string(dir.join("ca.key")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("ca key: {e}"));
+    let our_ca =
+        Issuer::from_ca_cert_pem(&ca_pem, ca_key).unwrap_or_else(|e| panic!("issuer: {e}"));
+    let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+    params.distinguished_name.push(DnType::CommonName, "admin");
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, "system:masters");
+    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+    let expired = params
+        .signed_by(&key, &our_ca)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let expired = (expired.pem(), key.serialize_pem());
+
+    for (what, (cert, key)) in [("another CA's", foreign), ("an expired", expired)] {
+        let client = server.with_identity(&cert, &key);
+        for path in ["/api", "/version"] {
+            let (code, body) = status_of(
+                client
+                    .get(server.url(path))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{what} certificate, {path}: {e}")),
+            )
+            .await;
+            assert_eq!(code, 401, "{what} certificate, {path}: {body}");
+            assert_eq!(body["kind"], "Status");
+            assert_eq!(body["reason"], "Unauthorized");
+            assert_eq!(body["message"], "Unauthorized");
+        }
+    }
 }
 
 #[tokio::test]

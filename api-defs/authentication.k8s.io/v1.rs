@@ -84,3 +84,61 @@ pub struct SelfSubjectReviewStatus {
     #[proto(1)]
     pub user_info: UserInfo,
 }
+
+/// Requests a token for a ServiceAccount: the body and answer of the ServiceAccount's `token`
+/// subresource (it is not a resource of its own).
+#[gvk(group = "authentication.k8s.io", version = "v1")]
+pub struct TokenRequest {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// What the token is for.
+    #[proto(2)]
+    pub spec: TokenRequestSpec,
+    /// The token, filled in by the server.
+    #[proto(3)]
+    pub status: TokenRequestStatus,
+}
+
+/// The audiences, lifetime and binding of a requested token.
+pub struct TokenRequestSpec {
+    /// The intended audiences of the token; empty means the API server's own.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub audiences: Vec<String>,
+    /// The requested duration of validity, in seconds; at least 600.
+    #[proto(4)]
+    #[default(3600)]
+    pub expiration_seconds: Option<i64>,
+    /// The object the token is bound to: the token stops working when it is deleted.
+    #[proto(3)]
+    pub bound_object_ref: Option<BoundObjectReference>,
+}
+
+/// A reference to the object a token is bound to.
+pub struct BoundObjectReference {
+    /// The referent's kind: `Pod`, `Secret` or `Node`.
+    #[proto(1, by_value)]
+    pub kind: Option<String>,
+    /// The referent's API version.
+    #[proto(2, by_value)]
+    pub api_version: Option<String>,
+    /// The referent's name.
+    #[proto(3, by_value)]
+    pub name: Option<String>,
+    /// The referent's uid.
+    #[proto(4, by_value)]
+    pub uid: Option<String>,
+}
+
+/// The issued token.
+pub struct TokenRequestStatus {
+    /// The opaque bearer token.
+    #[proto(1, by_value)]
+    #[json(keep_zero)]
+    pub token: Option<String>,
+    /// When the token expires.
+    #[proto(2, by_value)]
+    #[json(always)]
+    pub expiration_timestamp: Option<Time>,
+}

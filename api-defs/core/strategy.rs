@@ -160,12 +160,34 @@ fn secret_cells(secret: &v1::Secret, now: DateTime<Utc>) -> Vec<Value> {
     ]
 }
 
-/// A ServiceAccount prints how many secrets it lists.
+/// A ServiceAccount prints how many secrets it lists, and answers its `token` subresource
+/// (a `TokenRequest`) with a signed token.
 pub struct ServiceAccountStrategy;
 
+#[::async_trait::async_trait]
 impl Strategy for ServiceAccountStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&SERVICE_ACCOUNT_TABLE)
+    }
+
+    async fn create_subresource(
+        &self,
+        subresource: &str,
+        parent: &dyn Object,
+        body: ::apimachinery::strategy::SubresourceBody,
+        context: &dyn ::apimachinery::strategy::ReviewContext,
+    ) -> Result<Value, ::apimachinery::status::ApiError> {
+        match subresource {
+            "token" => {
+                crate::authentication_k8s_io::strategy::answer_token_request(
+                    parent.metadata(),
+                    body,
+                    context,
+                )
+                .await
+            }
+            _ => Err(::apimachinery::status::ApiError::not_found_path()),
+        }
     }
 }
 

@@ -114,6 +114,7 @@ pub struct Secret {
 /// A ServiceAccount is an identity for processes running in pods, with the secrets they may
 /// use.
 #[kind(namespaced, short_names = ["sa"], strategic_merge_patch, unconditional_update, no_generation)]
+#[subresource(name = "token", group = "authentication.k8s.io", version = "v1", kind = "TokenRequest")]
 pub struct ServiceAccount {
     /// Standard object metadata.
     #[proto(1)]

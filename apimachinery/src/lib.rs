@@ -14,6 +14,7 @@
 extern crate self as apimachinery;
 
 pub mod admission;
+pub mod authentication;
 pub mod authorization;
 pub mod cel;
 pub mod duration;
@@ -41,5 +42,5 @@ pub mod user;
 pub mod validation;
 
 pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
-pub use resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope};
+pub use resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope, SubresourceInfo};
 pub use scheme::{CodecError, Scheme};

@@ -29,6 +29,23 @@ pub struct PrinterColumn {
     pub json_path: &'static str,
 }
 
+/// A subresource a kind declares (`#[subresource]`) with a body of another kind, such as a
+/// ServiceAccount's `token` (an `authentication.k8s.io/v1` `TokenRequest`); its strategy's
+/// `create_subresource` answers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubresourceInfo {
+    /// The path segment, such as `token`.
+    pub name: &'static str,
+    /// The group of the body's kind.
+    pub group: &'static str,
+    /// The version of the body's kind.
+    pub version: &'static str,
+    /// The body's kind, such as `TokenRequest`.
+    pub kind: &'static str,
+    /// The verbs served (only `create` is).
+    pub verbs: &'static [&'static str],
+}
+
 /// Where the scale subresource reads and writes its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScaleInfo {
@@ -68,6 +85,8 @@ pub struct ResourceInfo {
     pub status_subresource: bool,
     /// The scale subresource, if any.
     pub scale: Option<ScaleInfo>,
+    /// The kind's own subresources (`#[subresource]`), answered by its strategy.
+    pub subresources: &'static [SubresourceInfo],
     /// Printer columns after `Name` and before `Age`.
     pub printer_columns: &'static [PrinterColumn],
     /// Extra field selector labels beyond `metadata.name` and `metadata.namespace`, as JSONPaths

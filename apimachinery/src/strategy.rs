@@ -10,6 +10,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::authentication::{ObjectReader, TokenAuthenticator, TokenIssuer};
 use crate::authorization::Authorizer;
 use crate::errors::FieldError;
 use crate::resource::PrinterColumn;
@@ -19,6 +20,7 @@ use crate::user::UserInfo;
 
 /// The behaviour of one kind beyond what its markers say. Every method has a default that does
 /// nothing, so a strategy states only what differs.
+#[async_trait::async_trait]
 pub trait Strategy: Send + Sync + 'static {
     /// Adjusts a new object before it is validated and stored (after the registry has set its
     /// system metadata): defaults that depend on the object, fields only the server sets.
@@ -113,6 +115,47 @@ pub trait Strategy: Send + Sync + 'static {
             object.info().kind
         )))
     }
+
+    /// Answers a create of a kind that is never stored when the answer must wait (a
+    /// `TokenReview` reads the token's ServiceAccount); by default [`Strategy::review`].
+    async fn review_async(
+        &self,
+        object: &mut dyn Object,
+        context: &dyn ReviewContext,
+    ) -> Result<(), ApiError> {
+        self.review(object, context)
+    }
+
+    /// Answers a `create` of one of the kind's declared subresources (`#[subresource]`, such
+    /// as a ServiceAccount's `token`): `parent` is the stored object the request names,
+    /// `body` the request's body; the answer is the JSON object returned with 201.
+    async fn create_subresource(
+        &self,
+        subresource: &str,
+        _parent: &dyn Object,
+        _body: SubresourceBody,
+        _context: &dyn ReviewContext,
+    ) -> Result<Value, ApiError> {
+        Err(ApiError::internal(format!(
+            "the strategy does not answer the {subresource} subresource"
+        )))
+    }
+}
+
+/// The body of a subresource request, for the strategy to decode into the subresource's type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SubresourceBody {
+    /// A JSON (or YAML) body, parsed.
+    Json(Value),
+    /// A protobuf body, out of its `runtime.Unknown` envelope.
+    Protobuf {
+        /// The envelope's `apiVersion`.
+        api_version: String,
+        /// The envelope's `kind`.
+        kind: String,
+        /// The message.
+        raw: Vec<u8>,
+    },
 }
 
 /// The strategy of kinds whose behaviour their markers say entirely.
@@ -143,4 +186,19 @@ pub trait ReviewContext: Send + Sync {
 
     /// The namespace of the request (empty at cluster scope).
     fn namespace(&self) -> &str;
+
+    /// The server's bearer-token authenticators (`TokenReview`), when it has any.
+    fn token_authenticator(&self) -> Option<&dyn TokenAuthenticator> {
+        None
+    }
+
+    /// The server's service-account token issuer (`serviceaccounts/token`), when it has one.
+    fn token_issuer(&self) -> Option<&dyn TokenIssuer> {
+        None
+    }
+
+    /// Reads other objects the server serves (a token's bound object), when it can.
+    fn objects(&self) -> Option<&dyn ObjectReader> {
+        None
+    }
 }

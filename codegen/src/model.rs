@@ -327,6 +327,8 @@ pub struct KindModel {
     pub name_format: String,
     /// `#[scale(…)]`, if the kind has a scale subresource.
     pub scale: Option<ScaleModel>,
+    /// `#[subresource(…)]`s: the kind's own subresources, answered by its strategy.
+    pub subresources: Vec<SubresourceModel>,
     /// `#[print_column(…)]`s in order.
     pub print_columns: Vec<PrintColumn>,
     /// Where the `#[kind]` marker is.
@@ -351,6 +353,23 @@ pub const DEFAULT_VERBS: [&str; 8] = [
     "update",
     "watch",
 ];
+
+/// `#[subresource(name = "…", group = "…", version = "…", kind = "…", verbs = […])]`: a
+/// subresource whose body is a kind of another group (a ServiceAccount's `token`, a
+/// `TokenRequest`), answered by the kind's strategy (`create_subresource`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubresourceModel {
+    /// The path segment.
+    pub name: String,
+    /// The body kind's group.
+    pub group: String,
+    /// The body kind's version.
+    pub version: String,
+    /// The body kind.
+    pub kind: String,
+    /// The verbs served (default `create`, the only one served).
+    pub verbs: Vec<String>,
+}
 
 /// `#[scale(spec_replicas = "…", status_replicas = "…", selector = "…")]`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -403,3 +403,25 @@ fn a_served_marker_that_is_not_a_boolean_is_a_spanned_error() {
         .expect("line");
     assert_eq!((errors[0].loc.line, errors[0].loc.column), (line, 13));
 }
+
+#[test]
+fn a_subresource_without_a_kind_or_with_other_verbs_is_an_error() {
+    let defs = copy_api_defs();
+    let file = defs.path().join("core/v1.rs");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let text = text.replacen(
+        "#[subresource(name = \"token\", group = \"authentication.k8s.io\", version = \"v1\", kind = \"TokenRequest\")]",
+        "#[subresource(name = \"token\", version = \"v1\")]\n#[subresource(name = \"other\", version = \"v1\", kind = \"X\", verbs = [\"get\"])]",
+        1,
+    );
+    std::fs::write(&file, &text).expect("write");
+    let errors = diagnostics(Generator::new(defs.path()).load());
+    let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "`#[subresource]` needs a name, a version and a kind, such as `#[subresource(name = \"token\", group = \"authentication.k8s.io\", version = \"v1\", kind = \"TokenRequest\")]`",
+            "`#[subresource]` serves `create` only: write `verbs = [\"create\"]` or leave it out",
+        ]
+    );
+}

@@ -288,3 +288,37 @@ fn v2_documents_use_definitions_and_body_parameters() {
         Value::Null
     );
 }
+
+/// A `#[subresource]` is a `post` operation with its body kind's GVK, and the body's schema
+/// (from another group) is in the document, as kube-apiserver publishes
+/// `createCoreV1NamespacedServiceAccountToken`.
+#[test]
+fn the_token_subresource_is_published_with_its_schema() {
+    let model = model();
+    let doc = v3(&model, "", "v1");
+    let op = &doc["paths"]["/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"]["post"];
+    assert_eq!(
+        op["operationId"],
+        "createCoreV1NamespacedServiceAccountToken"
+    );
+    assert_eq!(
+        op["x-kubernetes-group-version-kind"],
+        json!({"group": "authentication.k8s.io", "kind": "TokenRequest", "version": "v1"})
+    );
+    let schema = "#/components/schemas/io.k8s.api.authentication.v1.TokenRequest";
+    assert_eq!(
+        op["requestBody"]["content"]["*/*"]["schema"]["$ref"],
+        schema
+    );
+    let schemas = &doc["components"]["schemas"];
+    for name in [
+        "io.k8s.api.authentication.v1.TokenRequest",
+        "io.k8s.api.authentication.v1.TokenRequestSpec",
+        "io.k8s.api.authentication.v1.BoundObjectReference",
+    ] {
+        assert!(schemas[name].is_object(), "{name} is missing");
+    }
+    let g = model.group("").expect("core");
+    let v2 = emit_openapi_v2(&model, g, g.version("v1").expect("v1"));
+    assert!(v2["definitions"]["io.k8s.api.authentication.v1.TokenRequest"].is_object());
+}

@@ -85,3 +85,28 @@ fn create_on_update_is_set_on_the_kinds_kubernetes_allows() {
         assert!(all.iter().any(|k| k == not_allowed), "{not_allowed} exists");
     }
 }
+
+/// `#[subresource]` declares a ServiceAccount's `token` with its body's kind.
+#[test]
+fn service_account_declares_its_token_subresource() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let model = codegen::Generator::new(&dir)
+        .load()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let core = model.group("").expect("core");
+    let sa = core
+        .version("v1")
+        .and_then(|v| v.struct_named("ServiceAccount"))
+        .and_then(|s| s.kind.as_ref())
+        .expect("ServiceAccount");
+    assert_eq!(
+        sa.subresources,
+        [codegen::model::SubresourceModel {
+            name: "token".to_string(),
+            group: "authentication.k8s.io".to_string(),
+            version: "v1".to_string(),
+            kind: "TokenRequest".to_string(),
+            verbs: vec!["create".to_string()],
+        }]
+    );
+}

@@ -74,6 +74,7 @@ async fn hooks_delegation_and_shutdown_order() {
         admission: Default::default(),
         max_requests_inflight: 0,
         max_mutating_requests_inflight: 0,
+        authentication: Default::default(),
         authenticators: Vec::new(),
         authorizers: Vec::new(),
         audit: None,

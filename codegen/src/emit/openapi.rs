@@ -21,7 +21,7 @@ mod meta;
 mod paths;
 mod schema;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
@@ -90,8 +90,28 @@ fn schemas_and_paths(
     version: &VersionModel,
 ) -> (Map<String, Value>, Map<String, Value>) {
     let mut schemas = schema::version_schemas(dialect, version);
-    let paths = paths::version_paths(dialect, version);
-    let shared = shared_schemas(dialect, model.shared());
+    // The body types of the kinds' `#[subresource]`s live in other groups: their definitions
+    // (and those they reference) join this version's document.
+    let mut foreign = BTreeMap::new();
+    let mut shared = shared_schemas(dialect, model.shared());
+    for kind in version.structs.iter().filter_map(|s| s.kind.as_ref()) {
+        for sub in &kind.subresources {
+            let Some(body_version) = model
+                .group(&sub.group)
+                .and_then(|g| g.version(&sub.version))
+            else {
+                continue;
+            };
+            foreign.insert(
+                format!("{}/{}/{}", sub.group, sub.version, sub.kind),
+                schema::definition_name(body_version, &sub.kind),
+            );
+            for (name, schema) in schema::version_schemas(dialect, body_version) {
+                shared.entry(name).or_insert(schema);
+            }
+        }
+    }
+    let paths = paths::version_paths(dialect, version, &foreign);
     let prefix = dialect.ref_prefix();
     let mut pending = BTreeSet::new();
     collect_refs(&Value::Object(schemas.clone()), prefix, &mut pending);

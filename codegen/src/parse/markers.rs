@@ -16,8 +16,16 @@ use crate::model::{
 };
 
 /// Markers allowed on a struct.
-pub const STRUCT_MARKERS: [&str; 7] =
-    ["kind", "scale", "print_column", "rule", "doc", "map", "gvk"];
+pub const STRUCT_MARKERS: [&str; 8] = [
+    "kind",
+    "scale",
+    "subresource",
+    "print_column",
+    "rule",
+    "doc",
+    "map",
+    "gvk",
+];
 /// Markers allowed on a field.
 pub const FIELD_MARKERS: [&str; 9] = [
     "proto", "json", "default", "validate", "rule", "list", "map", "patch", "doc",
@@ -445,6 +453,61 @@ pub fn parse_scale(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<ScaleModel
         }
     }
     Some(scale)
+}
+
+/// Parses `#[subresource(name = …, group = …, version = …, kind = …, verbs = […])]`.
+pub fn parse_subresource(
+    cx: &mut MarkerCx<'_>,
+    attr: &Attribute,
+) -> Option<crate::model::SubresourceModel> {
+    const KEYS: [&str; 5] = ["name", "group", "version", "kind", "verbs"];
+    let mut sub = crate::model::SubresourceModel {
+        name: String::new(),
+        group: String::new(),
+        version: String::new(),
+        kind: String::new(),
+        verbs: vec!["create".to_string()],
+    };
+    let result = attr.parse_nested_meta(|meta| {
+        match path_name(&meta.path).as_str() {
+            "name" => sub.name = string_value(&meta)?,
+            "group" => sub.group = string_value(&meta)?,
+            "version" => sub.version = string_value(&meta)?,
+            "kind" => sub.kind = string_value(&meta)?,
+            "verbs" => sub.verbs = string_list_value(&meta)?,
+            _ => unknown_key(cx, &meta, "subresource", &KEYS)?,
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        cx.syn_error(e);
+        return None;
+    }
+    if sub.name.is_empty() || sub.version.is_empty() || sub.kind.is_empty() {
+        cx.error(
+            attr.span(),
+            "`#[subresource]` needs a name, a version and a kind, such as `#[subresource(name = \"token\", group = \"authentication.k8s.io\", version = \"v1\", kind = \"TokenRequest\")]`",
+        );
+        return None;
+    }
+    if sub.verbs != ["create"] {
+        cx.error(
+            attr.span(),
+            "`#[subresource]` serves `create` only: write `verbs = [\"create\"]` or leave it out",
+        );
+        return None;
+    }
+    if ["status", "scale"].contains(&sub.name.as_str()) {
+        cx.error(
+            attr.span(),
+            format!(
+                "`{}` is declared with `#[kind(status)]` or `#[scale]`",
+                sub.name
+            ),
+        );
+        return None;
+    }
+    Some(sub)
 }
 
 /// Parses `#[print_column(name = …, type = …, json_path = …, format?, description?, priority?)]`.

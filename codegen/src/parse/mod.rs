@@ -455,6 +455,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
     let mut kind_keys = KindKeys::default();
     let mut kind_span = None;
     let mut scale = None;
+    let mut subresources = Vec::new();
     let mut print_columns = Vec::new();
     let mut rules = Vec::new();
     let mut map = None;
@@ -468,6 +469,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
                 markers::parse_kind(cx, attr, &mut kind_keys);
             }
             "scale" => scale = markers::parse_scale(cx, attr),
+            "subresource" => subresources.extend(markers::parse_subresource(cx, attr)),
             "print_column" => print_columns.extend(markers::parse_print_column(cx, attr)),
             "rule" => rules.extend(markers::parse_rule(cx, attr)),
             "map" => map = markers::parse_map(cx, attr),
@@ -519,15 +521,16 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
                     .name_format
                     .unwrap_or_else(|| "dns1123-subdomain".to_string()),
                 scale,
+                subresources,
                 print_columns,
                 loc: cx.loc(span),
             })
         }
         None => {
-            if scale.is_some() || !print_columns.is_empty() {
+            if scale.is_some() || !print_columns.is_empty() || !subresources.is_empty() {
                 cx.error(
                     s.ident.span(),
-                    "`#[scale]` and `#[print_column]` need `#[kind(…)]` on the same struct",
+                    "`#[scale]`, `#[subresource]` and `#[print_column]` need `#[kind(…)]` on the same struct",
                 );
             }
             None

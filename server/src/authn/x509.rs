@@ -1,12 +1,96 @@
-//! x509 client-certificate authentication: the TLS layer has verified the chain against the
-//! client CA; the leaf's Common Name is the user and its Organizations are the groups.
+//! x509 client-certificate authentication: the chain a client presented is verified against
+//! the client CA ([`DeferredClientVerifier`]: the handshake accepts any chain whose key the
+//! client holds, and an unverifiable one fails authentication with 401, as in kube-apiserver);
+//! the leaf's Common Name is the user and its Organizations are the groups.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use rustls::DigitallySignedStruct;
+use rustls::client::danger::HandshakeSignatureValid;
+use rustls::pki_types::{CertificateDer, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{DistinguishedName, SignatureScheme};
 
 use parking_lot::Mutex;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
 use super::{Authenticator, AuthnOutcome, PeerCertificates, UserInfo};
+
+/// A client-certificate verifier for the TLS handshake that asks for a certificate, checks
+/// that the client holds its key (the handshake signatures), and defers the chain's
+/// verification against the client CA to authentication ([`DeferredClientVerifier::check`],
+/// recorded in [`PeerCertificates`]): kube-apiserver answers an untrusted or expired client
+/// certificate with 401, not with a failed handshake.
+#[derive(Debug)]
+pub struct DeferredClientVerifier {
+    inner: Arc<dyn ClientCertVerifier>,
+}
+
+impl DeferredClientVerifier {
+    /// Defers to `inner` (a verifier over the client CA that allows clients without
+    /// certificates).
+    pub fn new(inner: Arc<dyn ClientCertVerifier>) -> Self {
+        Self { inner }
+    }
+
+    /// Verifies a presented chain (leaf first) against the client CA; an empty chain is no
+    /// credential and passes.
+    pub fn check(&self, chain: &[CertificateDer<'_>]) -> Result<(), String> {
+        let Some((leaf, intermediates)) = chain.split_first() else {
+            return Ok(());
+        };
+        self.inner
+            .verify_client_cert(leaf, intermediates, UnixTime::now())
+            .map(|_| ())
+            .map_err(|e| format!("verifying certificate failed: {e}"))
+    }
+}
+
+impl ClientCertVerifier for DeferredClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
 
 /// How many distinct client certificates the authenticator remembers; when full, the memory
 /// starts over.
@@ -67,8 +151,9 @@ pub fn user_from_certificate(der: &[u8]) -> Result<UserInfo, String> {
     })
 }
 
+#[async_trait::async_trait]
 impl Authenticator for X509Authenticator {
-    fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
+    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
         let Some(user) = request
             .extensions
             .get::<PeerCertificates>()
@@ -135,14 +220,14 @@ mod tests {
         req.into_parts().0
     }
 
-    #[test]
-    fn every_request_of_a_connection_gets_its_certificate_user() {
+    #[tokio::test]
+    async fn every_request_of_a_connection_gets_its_certificate_user() {
         let authn = X509Authenticator::default();
         let admin = PeerCertificates::new(vec![certificate("admin", "system:masters").into()]);
         let alice = PeerCertificates::new(vec![certificate("alice", "dev").into()]);
         for _ in 0..2 {
             for (certs, name) in [(&admin, "admin"), (&alice, "alice")] {
-                match authn.authenticate(&request_with(certs)) {
+                match authn.authenticate(&request_with(certs)).await {
                     AuthnOutcome::Authenticated(user) => assert_eq!(user.name, name),
                     other => panic!("{other:?}"),
                 }
@@ -151,18 +236,83 @@ mod tests {
         let broken = PeerCertificates::new(vec![b"not a certificate".to_vec().into()]);
         for _ in 0..2 {
             assert!(matches!(
-                authn.authenticate(&request_with(&broken)),
+                authn.authenticate(&request_with(&broken)).await,
                 AuthnOutcome::Failed(_)
             ));
         }
         let none = PeerCertificates::new(Vec::new());
         assert_eq!(
-            authn.authenticate(&request_with(&none)),
+            authn.authenticate(&request_with(&none)).await,
             AuthnOutcome::NoCredentials
         );
         assert_eq!(
-            authn.authenticate(&http::Request::new(()).into_parts().0),
+            authn
+                .authenticate(&http::Request::new(()).into_parts().0)
+                .await,
             AuthnOutcome::NoCredentials
+        );
+    }
+
+    #[tokio::test]
+    async fn a_chain_that_did_not_verify_fails_authentication() {
+        let authn = X509Authenticator::default();
+        let certs = PeerCertificates::checked(
+            vec![certificate("admin", "system:masters").into()],
+            Err("verifying certificate failed: invalid peer certificate: UnknownIssuer".into()),
+        );
+        assert_eq!(
+            authn.authenticate(&request_with(&certs)).await,
+            AuthnOutcome::Failed(
+                "verifying certificate failed: invalid peer certificate: UnknownIssuer".into()
+            )
+        );
+    }
+
+    #[test]
+    fn the_deferred_verifier_checks_chains_against_the_client_ca() {
+        let ca_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut ca_params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = ca_params
+            .self_signed(&ca_key)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut leaf_params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        leaf_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "jane");
+        let leaf = leaf_params
+            .signed_by(&leaf_key, &issuer)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(ca.der().clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let inner = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .allow_unauthenticated()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+        let verifier = DeferredClientVerifier::new(inner);
+        assert!(!verifier.client_auth_mandatory());
+        assert_eq!(verifier.check(&[]), Ok(()));
+        assert_eq!(verifier.check(&[leaf.der().clone()]), Ok(()));
+        let stranger = CertificateDer::from(certificate("jane", "dev"));
+        let err = verifier
+            .check(std::slice::from_ref(&stranger))
+            .err()
+            .unwrap_or_default();
+        assert!(err.starts_with("verifying certificate failed: "), "{err}");
+        // The handshake itself accepts the stranger: authentication answers it.
+        assert!(
+            verifier
+                .verify_client_cert(&stranger, &[], UnixTime::now())
+                .is_ok()
         );
     }
 

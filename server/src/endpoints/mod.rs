@@ -24,6 +24,7 @@ mod response;
 mod review;
 mod scale;
 mod scope;
+mod subresource;
 mod update;
 mod watch;
 
@@ -55,10 +56,22 @@ pub struct ApiContext {
     /// `--min-request-timeout`: watches last this long times a random factor in [1, 2) unless
     /// the client asks for `timeoutSeconds`.
     pub min_request_timeout: Duration,
+    /// The bearer-token authenticators and the service-account token issuer the review kinds
+    /// and the `serviceaccounts/token` subresource use.
+    pub tokens: TokenServices,
     /// Flips to true when the server shuts down: open watch streams then end cleanly.
     watches_end: tokio::sync::watch::Sender<bool>,
     /// The RBAC rules users hold, for the escalation checks of the RBAC kinds' strategies.
     rule_resolver: Option<Arc<dyn RuleResolver>>,
+}
+
+/// The token services handlers hand to strategies (`TokenReview`, `serviceaccounts/token`).
+#[derive(Clone, Default)]
+pub struct TokenServices {
+    /// Authenticates bearer tokens for `TokenReview`.
+    pub authenticator: Option<Arc<dyn apimachinery::authentication::TokenAuthenticator>>,
+    /// Signs service-account tokens.
+    pub issuer: Option<Arc<dyn apimachinery::authentication::TokenIssuer>>,
 }
 
 /// How an [`ApiContext`] is built.
@@ -72,9 +85,16 @@ pub struct ApiContextBuilder {
     admission: AdmissionOptions,
     plugins: Vec<apimachinery::admission::Plugin>,
     rule_resolver: Option<Arc<dyn RuleResolver>>,
+    tokens: TokenServices,
 }
 
 impl ApiContextBuilder {
+    /// Sets the token authenticator and issuer strategies may use.
+    pub fn tokens(mut self, tokens: TokenServices) -> Self {
+        self.tokens = tokens;
+        self
+    }
+
     /// Adds an admission plugin beyond the built-in ones and those the definitions ship (an
     /// embedder's own, or a test's); it runs, when enabled, after those the definitions ship.
     pub fn plugin(mut self, plugin: apimachinery::admission::Plugin) -> Self {
@@ -129,6 +149,7 @@ impl ApiContextBuilder {
             registry,
             admission,
             min_request_timeout: self.min_request_timeout,
+            tokens: self.tokens,
             watches_end: tokio::sync::watch::Sender::new(false),
             rule_resolver: self.rule_resolver,
         })
@@ -152,6 +173,7 @@ impl ApiContext {
             admission: AdmissionOptions::default(),
             plugins: Vec::new(),
             rule_resolver: None,
+            tokens: TokenServices::default(),
         }
     }
 
@@ -286,7 +308,15 @@ async fn dispatch(
                 _ => Err(unsupported()),
             };
         }
-        _ => return Err(ApiError::not_found_path()),
+        sub => {
+            let Some(declared) = version.subresources.iter().find(|s| s.name == sub) else {
+                return Err(ApiError::not_found_path());
+            };
+            if !declared.verbs.contains(&verb.as_str()) {
+                return Err(unsupported());
+            }
+            return subresource::create(ctx, scope, declared).await;
+        }
     }
     if !version.verbs.is_empty() && !version.verbs.contains(&verb.as_str()) {
         return Err(unsupported());

@@ -2,7 +2,9 @@
 //! and self-subject reviews): the body is decoded, the kind's strategy answers it with the
 //! request's user and the server's authorizer, and the answer is returned with 201.
 
+use apimachinery::authentication::{ObjectReader, TokenAuthenticator, TokenIssuer};
 use apimachinery::authorization::{Attributes, Authorization, Authorizer};
+use apimachinery::meta::ObjectMeta;
 use apimachinery::status::ApiError;
 use apimachinery::strategy::ReviewContext;
 use axum::body::Body;
@@ -23,9 +25,11 @@ impl Authorizer for NoAuthorizer {
     }
 }
 
-/// What a review may consult: the request's user, namespace and the server's authorizer.
-struct Context<'a> {
-    scope: &'a RequestScope,
+/// What a review may consult: the request's user, namespace, the server's authorizer and its
+/// token services.
+pub(super) struct Context<'a> {
+    pub(super) ctx: &'a ApiContext,
+    pub(super) scope: &'a RequestScope,
 }
 
 impl ReviewContext for Context<'_> {
@@ -43,17 +47,49 @@ impl ReviewContext for Context<'_> {
     fn namespace(&self) -> &str {
         self.scope.namespace()
     }
+
+    fn token_authenticator(&self) -> Option<&dyn TokenAuthenticator> {
+        self.ctx.tokens.authenticator.as_deref()
+    }
+
+    fn token_issuer(&self) -> Option<&dyn TokenIssuer> {
+        self.ctx.tokens.issuer.as_deref()
+    }
+
+    fn objects(&self) -> Option<&dyn ObjectReader> {
+        Some(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectReader for Context<'_> {
+    async fn metadata(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Result<ObjectMeta, ApiError>> {
+        let kind = self.ctx.scheme.by_kind(group, kind)?;
+        let read = async {
+            let store = self.ctx.store(kind)?;
+            let object = store.get(namespace, name, "").await?;
+            Ok(object.metadata().clone())
+        };
+        Some(read.await)
+    }
 }
 
 /// `POST` of a review kind.
-pub async fn create(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
+pub async fn create(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
     let options = apimachinery::meta::options::CreateOptions::parse(&scope.query)?;
     let body = decode_body(&scope, options.field_validation_directive())?;
     let mut object = scope.to_storage_version(body.object)?;
     scope
         .kind
         .strategy()
-        .review(&mut *object, &Context { scope: &scope })?;
+        .review_async(&mut *object, &Context { ctx, scope: &scope })
+        .await?;
     let meta = object.metadata_mut();
     meta.creation_timestamp = None;
     meta.managed_fields.clear();

@@ -6,12 +6,16 @@ use crate::authn::UserInfo;
 use apimachinery::status::ApiError;
 
 /// The user of a request, or the 401 error.
-pub fn authenticate(
+pub async fn authenticate(
     config: &ChainConfig,
     parts: &http::request::Parts,
 ) -> Result<UserInfo, ApiError> {
-    config.authenticator.authenticate(parts).map_err(|reason| {
-        tracing::debug!(%reason, "authentication failed");
-        ApiError::unauthorized("Unauthorized")
-    })
+    config
+        .authenticator
+        .authenticate(parts)
+        .await
+        .map_err(|reason| {
+            tracing::debug!(%reason, "authentication failed");
+            ApiError::unauthorized("Unauthorized")
+        })
 }

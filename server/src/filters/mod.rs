@@ -180,7 +180,7 @@ where
 {
     let received = config.audit.as_ref().map(|_| chrono::Utc::now());
     let (mut parts, body) = req.into_parts();
-    let user = match authentication::authenticate(config, &parts) {
+    let user = match authentication::authenticate(config, &parts).await {
         Ok(user) => user,
         Err(err) => {
             if let (Some(auditor), Some(received)) = (&config.audit, received) {

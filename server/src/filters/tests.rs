@@ -20,8 +20,9 @@ use crate::genericserver::metrics::Metrics;
 /// Authenticates `x-test-user: name[,group...]`.
 struct HeaderAuth;
 
+#[async_trait::async_trait]
 impl Authenticator for HeaderAuth {
-    fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
+    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
         match request
             .headers
             .get("x-test-user")

@@ -32,6 +32,11 @@ pub type DelegateFuture =
 pub trait Delegate: Send + Sync + 'static {
     /// Serves the request or hands it back.
     fn handle(&self, req: Request<Body>) -> DelegateFuture;
+
+    /// The paths it serves that the root document (`GET /`) lists.
+    fn root_paths(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The health checks of the three endpoints.
@@ -208,6 +213,9 @@ impl Director {
         }
         for c in &self.health.readyz {
             paths.push(format!("/readyz/{}", c.name));
+        }
+        for d in &self.delegates {
+            paths.extend(d.root_paths());
         }
         paths.sort();
         paths.dedup();

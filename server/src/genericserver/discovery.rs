@@ -134,6 +134,10 @@ fn resource_list_entries(group: &str, items: &[(ResourceInfo, ResourceInfo)]) ->
             out.push(json!({"name": format!("{}/status", r.plural), "singularName": "", "namespaced": r.namespaced(),
                 "kind": r.kind, "verbs": ["get", "patch", "update"]}));
         }
+        for sub in r.subresources {
+            out.push(json!({"name": format!("{}/{}", r.plural, sub.name), "singularName": "", "namespaced": r.namespaced(),
+                "group": sub.group, "version": sub.version, "kind": sub.kind, "verbs": sub.verbs}));
+        }
     }
     out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     out
@@ -178,6 +182,11 @@ fn aggregated_resources(items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
             subs.push(json!({"subresource": "status",
                 "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
                 "verbs": ["get", "patch", "update"]}));
+        }
+        for sub in r.subresources {
+            subs.push(json!({"subresource": sub.name,
+                "responseKind": {"group": sub.group, "version": sub.version, "kind": sub.kind},
+                "verbs": sub.verbs}));
         }
         if !subs.is_empty() {
             entry.insert("subresources".into(), Value::Array(subs));

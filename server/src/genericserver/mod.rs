@@ -35,12 +35,15 @@ use self::metrics::Metrics;
 use self::options::DEFAULT_MAX_REQUEST_BODY_BYTES;
 use self::runtime_config::RuntimeConfig;
 use self::version::VersionInfo;
+use crate::authn::config::AuthenticationConfig;
+use crate::authn::serviceaccount::{ServiceAccountStore, ServiceAccountTokens, oidc};
 use crate::authn::x509::X509Authenticator;
-use crate::authn::{Authenticator, UnionAuthenticator};
+use crate::authn::{Authenticator, BearerTokenAuthenticator, TokenUnion, UnionAuthenticator};
 use crate::authz::rbac::RbacAuthorizer;
 use crate::authz::{AuthorizationMode, Authorizer};
 use crate::endpoints::ApiContext;
 use crate::filters::{self, ChainConfig};
+use apimachinery::authentication::TokenAuthenticator;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +105,9 @@ pub struct Config {
     pub max_requests_inflight: usize,
     /// `--max-mutating-requests-inflight` (0: unlimited).
     pub max_mutating_requests_inflight: usize,
-    /// Extra authenticators, tried after x509.
+    /// The token file and service-account tokens (`AuthenticationConfig::default()`: neither).
+    pub authentication: AuthenticationConfig,
+    /// Extra authenticators, tried after x509 and bearer tokens.
     pub authenticators: Vec<Box<dyn Authenticator>>,
     /// Authorizers tried after `system:masters` and before the `--authorization-mode` ones.
     pub authorizers: Vec<Arc<dyn Authorizer>>,
@@ -118,16 +123,37 @@ pub struct CompletedConfig {
     authenticator: Arc<UnionAuthenticator>,
     authorizer: Arc<dyn Authorizer>,
     rbac: Arc<RbacAuthorizer>,
+    tokens: Arc<TokenUnion>,
+    service_accounts: Option<Arc<ServiceAccountTokens>>,
+    service_account_store: ServiceAccountStore,
 }
 
 impl Config {
-    /// Fills in defaults: the authenticator union (x509, then the extra ones, then anonymous)
-    /// and the authorizer union (`system:masters`, the extra ones, then the
-    /// `--authorization-mode` ones in order). The RBAC index exists whatever the modes: the
-    /// RBAC kinds' escalation checks read it.
+    /// Fills in defaults: the authenticator union (x509, bearer tokens of the token file and
+    /// service accounts, then the extra ones, then anonymous) and the authorizer union
+    /// (`system:masters`, the extra ones, then the `--authorization-mode` ones in order). The
+    /// RBAC index exists whatever the modes: the RBAC kinds' escalation checks read it.
     pub fn complete(mut self) -> CompletedConfig {
+        let service_account_store = ServiceAccountStore::default();
+        let service_accounts = self.authentication.service_accounts.take().map(|c| {
+            Arc::new(ServiceAccountTokens::new(
+                c,
+                Arc::clone(&service_account_store),
+            ))
+        });
+        let mut token_authenticators: Vec<Arc<dyn TokenAuthenticator>> = Vec::new();
+        if let Some(file) = &self.authentication.token_file {
+            token_authenticators.push(Arc::clone(file) as Arc<dyn TokenAuthenticator>);
+        }
+        if let Some(sa) = &service_accounts {
+            token_authenticators.push(Arc::clone(sa) as Arc<dyn TokenAuthenticator>);
+        }
+        let tokens = Arc::new(TokenUnion::new(token_authenticators));
         let mut authenticators: Vec<Box<dyn Authenticator>> =
             vec![Box::new(X509Authenticator::default())];
+        if !tokens.is_empty() {
+            authenticators.push(Box::new(BearerTokenAuthenticator::new(Arc::clone(&tokens))));
+        }
         authenticators.append(&mut self.authenticators);
         let authenticator = Arc::new(UnionAuthenticator::new(authenticators, self.anonymous_auth));
         let rbac = RbacAuthorizer::new();
@@ -140,6 +166,9 @@ impl Config {
             authenticator,
             authorizer,
             rbac,
+            tokens,
+            service_accounts,
+            service_account_store,
         }
     }
 }
@@ -168,11 +197,30 @@ impl CompletedConfig {
         .min_request_timeout(c.min_request_timeout)
         .storage_media_type(c.storage_media_type)
         .admission(c.admission.clone())
-        .rule_resolver(Arc::clone(&self.rbac) as Arc<dyn apimachinery::rbac::RuleResolver>);
+        .rule_resolver(Arc::clone(&self.rbac) as Arc<dyn apimachinery::rbac::RuleResolver>)
+        .tokens(crate::endpoints::TokenServices {
+            authenticator: Some(Arc::clone(&self.tokens) as Arc<dyn TokenAuthenticator>),
+            issuer: self
+                .service_accounts
+                .as_ref()
+                .map(|sa| Arc::clone(sa) as Arc<dyn apimachinery::authentication::TokenIssuer>),
+        });
         if let Some(encryption) = &c.encryption {
             api = api.encryption(Arc::clone(encryption));
         }
         let api = Arc::new(api.build()?);
+        // Service-account tokens are checked against the ServiceAccounts (and the Secrets
+        // they may be bound to) of the registry.
+        for (kind, slot) in [
+            ("ServiceAccount", &self.service_account_store.accounts),
+            ("Secret", &self.service_account_store.secrets),
+        ] {
+            if let Some(kind) = c.scheme.by_kind("", kind)
+                && let Ok(store) = api.store(kind)
+            {
+                let _ = slot.set(store);
+            }
+        }
         let backend = Arc::clone(&c.backend);
         let etcd = HealthCheck::new("etcd", move || {
             let backend = Arc::clone(&backend);
@@ -341,6 +389,11 @@ impl GenericServer {
         };
 
         let address = format!("{}:{}", local.ip(), local.port());
+        let mut delegates = self.delegates.clone();
+        if let Some(sa) = &self.config.service_accounts {
+            let jwks_uri = sa.jwks_uri(format!("https://{address}{}", oidc::JWKS_PATH));
+            delegates.insert(0, Arc::new(oidc::OidcDiscovery::new(sa, &jwks_uri)));
+        }
         let director = Arc::new(Director {
             scheme: Arc::clone(&c.scheme),
             api: Arc::clone(&self.api),
@@ -350,7 +403,7 @@ impl GenericServer {
             version: c.version.clone(),
             health,
             metrics: Arc::clone(&metrics),
-            delegates: self.delegates.clone(),
+            delegates,
         });
         let chain = Arc::new(ChainConfig {
             authenticator: Arc::clone(&self.config.authenticator),

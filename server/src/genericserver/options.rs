@@ -60,6 +60,33 @@ pub struct ServerOptions {
     /// Whether requests without credentials are served as `system:anonymous`.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub anonymous_auth: bool,
+    /// CSV file of static bearer tokens: `token,user,uid,"group1,group2"` per line.
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+    /// PEM files of public keys (or certificates, or private keys) that verify service-account
+    /// tokens; repeatable or comma-separated. The signing key's public half always verifies.
+    #[arg(long, value_delimiter = ',')]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// PEM file of the RSA private key that signs service-account tokens. Generated under
+    /// --data-dir (pki/sa.key) if unset.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// The issuer (`iss`) of service-account tokens; repeatable: the first signs, every one is
+    /// accepted.
+    #[arg(long, default_value = crate::authn::serviceaccount::DEFAULT_ISSUER)]
+    pub service_account_issuer: Vec<String>,
+    /// The longest validity of a requested service-account token, such as `48h`; longer
+    /// requests get this validity (unset: no maximum).
+    #[arg(long, value_parser = parse_duration)]
+    pub service_account_max_token_expiration: Option<Duration>,
+    /// The `jwks_uri` the issuer's discovery document announces (default:
+    /// `https://<the serving address>/openid/v1/jwks`).
+    #[arg(long)]
+    pub service_account_jwks_uri: Option<String>,
+    /// The audiences of the API server: tokens must be valid for one of them (default: the
+    /// issuers).
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
     /// Comma-separated etcd endpoints; when empty the embedded store under --data-dir is used.
     #[arg(long, value_delimiter = ',')]
     pub etcd_servers: Vec<String>,
@@ -176,6 +203,9 @@ pub enum OptionsError {
     /// `--authorization-mode` is refused.
     #[error(transparent)]
     AuthorizationMode(#[from] crate::authz::AuthorizationModeError),
+    /// `--service-account-max-token-expiration` is out of range.
+    #[error("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")]
+    MaxTokenExpiration,
 }
 
 impl ServerOptions {
@@ -188,7 +218,20 @@ impl ServerOptions {
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push(OptionsError::EtcdPair);
         }
-        let files: [(&'static str, &Option<PathBuf>); 8] = [
+        for path in &self.service_account_key_file {
+            if !path.exists() {
+                errs.push(OptionsError::MissingFile {
+                    flag: "--service-account-key-file",
+                    path: path.display().to_string(),
+                });
+            }
+        }
+        let files: [(&'static str, &Option<PathBuf>); 10] = [
+            ("--token-auth-file", &self.token_auth_file),
+            (
+                "--service-account-signing-key-file",
+                &self.service_account_signing_key_file,
+            ),
             ("--tls-cert-file", &self.tls_cert_file),
             ("--tls-private-key-file", &self.tls_private_key_file),
             ("--client-ca-file", &self.client_ca_file),
@@ -252,6 +295,11 @@ impl ServerOptions {
             && let Err(e) = crate::audit::policy::Policy::from_file(path)
         {
             errs.push(OptionsError::AuditPolicy(e.to_string()));
+        }
+        if let Some(max) = self.service_account_max_token_expiration
+            && (max < Duration::from_secs(3600) || max > Duration::from_secs(1 << 32))
+        {
+            errs.push(OptionsError::MaxTokenExpiration);
         }
         for entry in &self.runtime_config {
             if parse_runtime_config_entry(entry).is_none() {
@@ -436,6 +484,57 @@ mod tests {
             opts.validate().as_slice(),
             [OptionsError::AuditPolicy(_)]
         ));
+    }
+
+    #[test]
+    fn authentication_flags() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(args)
+                .map(|c| c.opts)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let opts = parse(&["apiary"]);
+        assert_eq!(
+            opts.service_account_issuer,
+            vec![crate::authn::serviceaccount::DEFAULT_ISSUER.to_string()]
+        );
+        assert!(opts.service_account_key_file.is_empty());
+        assert!(opts.api_audiences.is_empty());
+        let opts = parse(&[
+            "apiary",
+            "--service-account-issuer=https://a",
+            "--service-account-issuer=https://b",
+            "--service-account-key-file=/k1,/k2",
+            "--service-account-key-file=/k3",
+            "--api-audiences=x,y",
+            "--token-auth-file=/nonexistent.csv",
+        ]);
+        assert_eq!(opts.service_account_issuer, vec!["https://a", "https://b"]);
+        assert_eq!(
+            opts.service_account_key_file,
+            vec![
+                PathBuf::from("/k1"),
+                PathBuf::from("/k2"),
+                PathBuf::from("/k3")
+            ]
+        );
+        assert_eq!(opts.api_audiences, vec!["x", "y"]);
+        assert!(
+            parse(&["apiary", "--service-account-max-token-expiration=30m"])
+                .validate()
+                .contains(&OptionsError::MaxTokenExpiration)
+        );
+        assert!(
+            parse(&["apiary", "--service-account-max-token-expiration=48h"])
+                .validate()
+                .is_empty()
+        );
+        let errs = opts.validate();
+        assert_eq!(errs.len(), 4, "{errs:?}");
+        assert!(errs.contains(&OptionsError::MissingFile {
+            flag: "--token-auth-file",
+            path: "/nonexistent.csv".to_string()
+        }));
     }
 
     #[test]

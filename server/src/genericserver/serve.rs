@@ -172,6 +172,7 @@ pub async fn serve_tls(
                 continue;
             }
         };
+        let verifier = tls.client_verifier();
         let acceptor = TlsAcceptor::from(config);
         let app = app.clone();
         let builder = Arc::clone(&builder);
@@ -195,12 +196,12 @@ pub async fn serve_tls(
             };
             let session = tls.get_ref().1;
             let h2 = session.alpn_protocol() == Some(b"h2");
-            let certs = PeerCertificates::new(
-                session
-                    .peer_certificates()
-                    .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
-                    .unwrap_or_default(),
-            );
+            let chain: Vec<_> = session
+                .peer_certificates()
+                .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
+                .unwrap_or_default();
+            let verified = verifier.check(&chain);
+            let certs = PeerCertificates::checked(chain, verified);
             let activity = Arc::new(Activity::new(
                 h2,
                 opts.read_header_timeout,

@@ -10,6 +10,8 @@
 //! parameters are on the operations (kubectl looks for `fieldValidation` on the PATCH
 //! operation); path parameters and `pretty` are on the path.
 
+use std::collections::BTreeMap;
+
 use heck::{ToLowerCamelCase, ToUpperCamelCase};
 use serde_json::{Map, Value, json};
 
@@ -64,6 +66,9 @@ struct Ops<'a> {
     version: &'a VersionModel,
     tag: String,
     id_prefix: String,
+    /// The definition names of the body types of the kinds' `#[subresource]`s, by
+    /// `group/version/Kind`.
+    foreign: &'a BTreeMap<String, String>,
 }
 
 /// A parameter's type.
@@ -634,6 +639,40 @@ fn kind_paths(ops: &Ops<'_>, kind: &KindModel, paths: &mut Map<String, Value>) {
         );
     }
 
+    for sub in kind.subresources.iter().filter(|_| !kind.create_only) {
+        let key = format!("{}/{}/{}", sub.group, sub.version, sub.kind);
+        let Some(schema) = ops.foreign.get(&key) else {
+            continue;
+        };
+        let body = Body {
+            schema: schema.clone(),
+            media: &OBJECT_MEDIA,
+        };
+        let op = ops.op(
+            &format!("create{id_stem}{}", sub.name.to_upper_camel_case()),
+            &format!("create {} of a {k}", sub.name),
+            "post",
+            (&sub.group, &sub.version, &sub.kind),
+            ops.qs(&WRITE_PARAMS),
+            Some(Body {
+                schema: schema.clone(),
+                media: &["*/*"],
+            }),
+            &[
+                ("200", Some(&body)),
+                ("201", Some(&body)),
+                ("202", Some(&body)),
+            ],
+        );
+        put(
+            paths,
+            &format!("{item}/{}", sub.name),
+            "post",
+            op,
+            &item_params,
+        );
+    }
+
     if has("watch") {
         let watch_params: Vec<&str> = LIST_PARAMS.to_vec();
         let (watch_collection, watch_item) = if namespaced {
@@ -694,10 +733,15 @@ fn kind_paths(ops: &Ops<'_>, kind: &KindModel, paths: &mut Map<String, Value>) {
 }
 
 /// Every path of a version: its resource discovery path and every kind's paths.
-pub fn version_paths(dialect: Dialect, version: &VersionModel) -> Map<String, Value> {
+pub fn version_paths(
+    dialect: Dialect,
+    version: &VersionModel,
+    foreign: &BTreeMap<String, String>,
+) -> Map<String, Value> {
     let ops = Ops {
         dialect,
         version,
+        foreign,
         tag: tag(version),
         id_prefix: format!(
             "{}{}",

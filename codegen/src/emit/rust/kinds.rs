@@ -74,6 +74,10 @@ fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
         }
         None => quote!(::std::option::Option::None),
     };
+    let subresources = k.subresources.iter().map(|sub| {
+        let (n, g, v, kd, verbs) = (&sub.name, &sub.group, &sub.version, &sub.kind, &sub.verbs);
+        quote!(::apimachinery::SubresourceInfo { name: #n, group: #g, version: #v, kind: #kd, verbs: &[#(#verbs),*] })
+    });
     let columns = k.print_columns.iter().map(|c| {
         let (n, t, f, d, p, j) = (&c.name, &c.type_, &c.format, &c.description, c.priority, &c.json_path);
         quote!(::apimachinery::PrinterColumn { name: #n, type_: #t, format: #f, description: #d, priority: #p, json_path: #j })
@@ -101,6 +105,7 @@ fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
             verbs: &[#(#verbs),*],
             status_subresource: #status,
             scale: #scale,
+            subresources: &[#(#subresources),*],
             printer_columns: &[#(#columns),*],
             field_selectors: &[#(#field_selectors),*],
             storage_version: #storage,

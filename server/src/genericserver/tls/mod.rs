@@ -15,6 +15,8 @@ use std::sync::Arc;
 use rustls::RootCertStore;
 use rustls::crypto::CryptoProvider;
 use rustls::server::danger::ClientCertVerifier;
+
+use crate::authn::x509::DeferredClientVerifier;
 use rustls::server::{ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -151,23 +153,26 @@ pub fn certified_key(
     Ok(CertifiedKey::from_der(chain, key, &provider)?)
 }
 
-/// Builds the client verifier from a PEM CA bundle: certificates are checked against it, but a
-/// client may present none (kube-apiserver's `RequestClientCert`).
+/// Builds the client verifier from a PEM CA bundle: a client may present no certificate
+/// (kube-apiserver's `RequestClientCert`); one it presents is checked against the bundle by
+/// authentication ([`DeferredClientVerifier::check`]), so that an untrusted or expired
+/// certificate is answered 401 rather than failing the handshake.
 pub fn client_verifier(
     ca_pem: &[u8],
     ca_path: &Path,
-) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+) -> Result<Arc<DeferredClientVerifier>, TlsError> {
     let mut roots = RootCertStore::empty();
     for cert in parse_certs(ca_pem, ca_path)? {
         roots.add(cert)?;
     }
-    WebPkiClientVerifier::builder_with_provider(
+    let inner: Arc<dyn ClientCertVerifier> = WebPkiClientVerifier::builder_with_provider(
         Arc::new(roots),
         Arc::new(rustls::crypto::ring::default_provider()),
     )
     .allow_unauthenticated()
     .build()
-    .map_err(|e| TlsError::Verifier(e.to_string()))
+    .map_err(|e| TlsError::Verifier(e.to_string()))?;
+    Ok(Arc::new(DeferredClientVerifier::new(inner)))
 }
 
 /// Builds a server configuration: the protocol versions from `min_version` up, the crypto

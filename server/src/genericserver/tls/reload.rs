@@ -13,6 +13,8 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use rustls::crypto::CryptoProvider;
 use rustls::server::danger::ClientCertVerifier;
+
+use crate::authn::x509::DeferredClientVerifier;
 use rustls::sign::CertifiedKey;
 
 use super::sni::{CertStore, SniResolver};
@@ -92,7 +94,7 @@ struct CaSlot {
     path: PathBuf,
     content: Vec<u8>,
     failed: Option<Vec<u8>>,
-    verifier: Arc<dyn ClientCertVerifier>,
+    verifier: Arc<DeferredClientVerifier>,
 }
 
 /// What changed in one poll.
@@ -165,7 +167,7 @@ impl TlsReloader {
     }
 
     fn build(&self, local_ip: Option<IpAddr>) -> Result<Arc<rustls::ServerConfig>, TlsError> {
-        let verifier = Arc::clone(&self.files.lock().ca.verifier);
+        let verifier: Arc<dyn ClientCertVerifier> = self.client_verifier();
         let resolver = Arc::new(SniResolver {
             store: Arc::clone(&self.store),
             local_ip,
@@ -176,6 +178,12 @@ impl TlsReloader {
             verifier,
             resolver,
         )?))
+    }
+
+    /// The verifier of the current client CA, which authentication uses to check the chain a
+    /// client presented (the handshake defers that check).
+    pub fn client_verifier(&self) -> Arc<DeferredClientVerifier> {
+        Arc::clone(&self.files.lock().ca.verifier)
     }
 
     /// The configuration for the next connection accepted on `local_ip`.
