@@ -8,35 +8,24 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Server;
-use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
 use serde_json::Value;
-
-/// A client certificate for `cn` in group `org`, signed by the server's CA.
-fn user_cert(server: &Server, cn: &str, org: &str) -> (String, String) {
-    let dir = server.data_dir.join("pki");
-    let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap_or_default();
-    let ca_key =
-        KeyPair::from_pem(&std::fs::read_to_string(dir.join("ca.key")).unwrap_or_default())
-            .unwrap_or_else(|e| panic!("ca key: {e}"));
-    let issuer =
-        Issuer::from_ca_cert_pem(&ca_pem, ca_key).unwrap_or_else(|e| panic!("issuer: {e}"));
-    let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
-    params.distinguished_name.push(DnType::CommonName, cn);
-    params
-        .distinguished_name
-        .push(DnType::OrganizationName, org);
-    let cert = params
-        .signed_by(&key, &issuer)
-        .unwrap_or_else(|e| panic!("{e}"));
-    (cert.pem(), key.serialize_pem())
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_mutating_requests_beyond_the_limit_get_429_while_watches_work() {
     let server = Server::start(&[]);
-    let (cert, key) = user_cert(&server, "joe", "developers");
-    let joe = server.with_identity(&cert, &key);
+    let (cert, key) = server.user_cert("joe", "developers");
+    // HTTP/1.1, a connection per request: over h2 the server admits at most 100 concurrent
+    // streams per connection (`--http2-max-streams-per-connection`), which would hold back the
+    // requests this test needs in flight together.
+    let joe = server
+        .builder()
+        .identity(
+            reqwest::Identity::from_pem(format!("{cert}{key}").as_bytes())
+                .unwrap_or_else(|e| panic!("identity: {e}")),
+        )
+        .http1_only()
+        .build()
+        .unwrap_or_else(|e| panic!("client: {e}"));
     let url = server.url("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
 
     // 401 creates whose bodies never finish: each holds a mutating slot once admitted.

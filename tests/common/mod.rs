@@ -109,7 +109,8 @@ impl Server {
             .unwrap_or_else(|e| panic!("ca data: {e}"))
     }
 
-    fn builder(&self) -> reqwest::ClientBuilder {
+    /// A client builder that trusts the server's CA (no identity yet).
+    pub fn builder(&self) -> reqwest::ClientBuilder {
         let ca = reqwest::Certificate::from_pem(&self.kubeconfig_ca())
             .unwrap_or_else(|e| panic!("ca: {e}"));
         reqwest::Client::builder()

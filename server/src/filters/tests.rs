@@ -135,7 +135,7 @@ pub(super) fn app_with(
         )
         .route("/api/v1/configmaps", get(boom))
         .route("/api/v1/namespaces/default/pods", get(whoami))
-        .route("/version/whoami", get(whoami))
+        .route("/version/", get(whoami))
         .route(
             "/api/v1/namespaces/default/events",
             post(|| async { "unused" }),

@@ -13,8 +13,9 @@ use crate::audit::policy::Policy;
 use crate::audit::{AuditOptions, Auditor};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
-/// A path anyone may read that answers with the user the handler sees.
-const WHOAMI: &str = "/version/whoami";
+/// A path anyone may read (`system:public-info-viewer` grants it to every user) that answers
+/// with the user the handler sees.
+const WHOAMI: &str = "/version/";
 
 fn impersonating(user: &str, headers: &[(&str, &str)]) -> http::Request<Body> {
     impersonating_at(PODS, user, headers)
@@ -68,7 +69,7 @@ async fn masters_impersonate_users_groups_uids_and_extras() {
         &[("Impersonate-User", "system:serviceaccount:team:builder")],
     )
     .await;
-    assert_eq!(v["name"], "system:serviceaccount:team:builder");
+    assert_eq!(v["name"], "system:serviceaccount:team:builder", "{v}");
     assert_eq!(
         v["groups"],
         serde_json::json!([
