@@ -103,6 +103,9 @@ pub struct Endpoint {
     addr: SocketAddr,
     proto: Proto,
     tls: TlsConnector,
+    /// The `Authorization` header of every request, when the endpoint authenticates with a
+    /// bearer token instead of a client certificate.
+    authorization: Option<http::HeaderValue>,
 }
 
 impl Endpoint {
@@ -127,6 +130,33 @@ impl Endpoint {
             addr,
             proto,
             tls: TlsConnector::from(Arc::new(config)),
+            authorization: None,
+        }))
+    }
+
+    /// An endpoint at `addr` trusting the kubeconfig's CA that presents no client certificate
+    /// and sends `token` as a bearer token with every request.
+    pub fn with_token(
+        addr: SocketAddr,
+        proto: Proto,
+        creds: &Kubeconfig,
+        token: &str,
+    ) -> anyhow::Result<Arc<Self>> {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls_pemfile::certs(&mut creds.ca_pem.as_slice()) {
+            roots.add(cert?)?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![proto.alpn()];
+        Ok(Arc::new(Self {
+            addr,
+            proto,
+            tls: TlsConnector::from(Arc::new(config)),
+            authorization: Some(http::HeaderValue::from_str(&format!("Bearer {token}"))?),
         }))
     }
 
@@ -161,6 +191,10 @@ impl Endpoint {
         let builder = match self.proto {
             Proto::H1 => builder.uri(path).header("host", self.addr.to_string()),
             Proto::H2 => builder.uri(format!("https://{}{path}", self.addr)),
+        };
+        let builder = match &self.authorization {
+            Some(value) => builder.header("authorization", value.clone()),
+            None => builder,
         };
         let builder = if body.is_empty() {
             builder

@@ -21,7 +21,8 @@
 //! `APIARY_BENCH_ONLY=creates` only the create case runs (`reads`: only consistent GETs over
 //! etcd and embedded; `watch`: only the watch fan-out; `audit`: only the audit case; `rbac`:
 //! GETs and creates by a user authorized through one RoleBinding among 1,000 against
-//! `system:masters`); `APIARY_BENCH_BIN=<path>` benchmarks another build of the `apiary` binary
+//! `system:masters`; `tokens`: token authentication against x509);
+//! `APIARY_BENCH_BIN=<path>` benchmarks another build of the `apiary` binary
 //! (for A/B comparisons of two trees), and
 //! `APIARY_BENCH_AB_BIN=<path>` runs another build beside this one in the reads case;
 //! `APIARY_BENCH_ETCD=1` adds the etcd cases (a fresh etcd, etcd on PATH).
@@ -36,6 +37,7 @@ mod raw;
 mod rbac_case;
 mod reads_case;
 mod report;
+mod token_case;
 mod watch_case;
 mod workload;
 

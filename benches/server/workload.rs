@@ -15,7 +15,7 @@ use crate::load::{Limit, Outcome, drive, quantile};
 use crate::process::{start_apiary, start_baseline};
 use crate::raw;
 use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
-use crate::{audit_case, rbac_case, reads_case, watch_case};
+use crate::{audit_case, rbac_case, reads_case, token_case, watch_case};
 
 /// Connection counts of the throughput cases.
 pub(crate) const CONNECTIONS: [usize; 3] = [1, 16, 64];
@@ -32,7 +32,7 @@ const KEEP_ENV: &str = "APIARY_BENCH_KEEP";
 /// quick A/B comparisons); its table is printed and the run ends. `reads` runs only the
 /// consistent reads over etcd, `watch` only the watch fan-out, `audit` only the creates with and
 /// without a Metadata-level audit policy, `rbac` only RBAC-authorized requests against
-/// `system:masters`.
+/// `system:masters`, `tokens` only token authentication against x509.
 const ONLY_ENV: &str = "APIARY_BENCH_ONLY";
 /// Upper bound of any bulk-loading phase.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
@@ -225,6 +225,12 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
             let rows = rbac_case::run(tmp.path(), case).await?;
             report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
             report::print_rbac(&rows);
+            return Ok(());
+        }
+        Ok("tokens") => {
+            let rows = token_case::run(tmp.path(), case).await?;
+            report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
+            token_case::print(&rows);
             return Ok(());
         }
         Ok("watch") => {
