@@ -7,29 +7,7 @@ mod kubectl;
 
 use common::Server;
 use kubectl::each_kubectl;
-use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
 use serde_json::Value;
-
-/// A client certificate for `cn` in group `org`, signed by the server's CA.
-fn user_cert(server: &Server, cn: &str, org: &str) -> (String, String) {
-    let dir = server.data_dir.join("pki");
-    let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap_or_default();
-    let ca_key =
-        KeyPair::from_pem(&std::fs::read_to_string(dir.join("ca.key")).unwrap_or_default())
-            .unwrap_or_else(|e| panic!("ca key: {e}"));
-    let issuer =
-        Issuer::from_ca_cert_pem(&ca_pem, ca_key).unwrap_or_else(|e| panic!("issuer: {e}"));
-    let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
-    params.distinguished_name.push(DnType::CommonName, cn);
-    params
-        .distinguished_name
-        .push(DnType::OrganizationName, org);
-    let cert = params
-        .signed_by(&key, &issuer)
-        .unwrap_or_else(|e| panic!("{e}"));
-    (cert.pem(), key.serialize_pem())
-}
 
 /// The whitespace-separated cells of the table line starting with `first`.
 fn row(table: &str, first: &str) -> Vec<String> {
@@ -137,7 +115,7 @@ async fn status_of(resp: reqwest::Response) -> (u16, Value) {
 #[tokio::test]
 async fn impersonation_needs_permission_and_a_user() {
     let server = Server::start(&[]);
-    let (cert, key) = user_cert(&server, "joe", "developers");
+    let (cert, key) = server.user_cert("joe", "developers");
     let joe = server.with_identity(&cert, &key);
     let url = server.url("/api/v1/namespaces/default/configmaps");
     let (code, body) = status_of(

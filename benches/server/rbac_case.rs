@@ -39,15 +39,20 @@ pub struct RbacRow {
     pub rbac_creates: Outcome,
 }
 
-/// A client certificate for `USER`, signed by the server's CA under `data_dir`.
-fn user_credentials(data_dir: &Path, admin: &Kubeconfig) -> anyhow::Result<Kubeconfig> {
+/// Credentials of `user` (a client certificate signed by the server's CA under `data_dir`) for
+/// the server of `admin`.
+pub(crate) fn user_credentials(
+    data_dir: &Path,
+    admin: &Kubeconfig,
+    user: &str,
+) -> anyhow::Result<Kubeconfig> {
     let pki = data_dir.join("pki");
     let ca_pem = std::fs::read_to_string(pki.join("ca.crt")).context("reading ca.crt")?;
     let ca_key = KeyPair::from_pem(&std::fs::read_to_string(pki.join("ca.key"))?)?;
     let issuer = Issuer::from_ca_cert_pem(&ca_pem, ca_key)?;
     let key = KeyPair::generate()?;
     let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params.distinguished_name.push(DnType::CommonName, USER);
+    params.distinguished_name.push(DnType::CommonName, user);
     let cert = params.signed_by(&key, &issuer)?;
     Ok(Kubeconfig {
         server: admin.server.clone(),
@@ -76,7 +81,7 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Vec<RbacRow>> {
     let admin_creds = Kubeconfig::read(&kubeconfig)?;
     let admin = Endpoint::new(admin_creds.addr()?, Proto::H1, &admin_creds)?;
     wait_ready(&admin).await?;
-    let user_creds = user_credentials(&data_dir, &admin_creds)?;
+    let user_creds = user_credentials(&data_dir, &admin_creds, USER)?;
     let user = Endpoint::new(user_creds.addr()?, Proto::H1, &user_creds)?;
 
     let mut conn = admin.connect().await?;

@@ -12,11 +12,11 @@ use std::time::Duration;
 use anyhow::Context;
 use bytes::Bytes;
 use http::{Method, StatusCode};
-use rcgen::{CertificateParams, DnType, Issuer, KeyPair};
 
 use crate::client::{Endpoint, Kubeconfig, Proto};
 use crate::load::{Limit, Outcome};
 use crate::process::start_apiary;
+use crate::rbac_case::user_credentials;
 use crate::workload::{CONNECTIONS, configmap, http_creates, http_gets, namespace, wait_ready};
 
 /// The namespace of the ConfigMaps and the service account.
@@ -36,24 +36,6 @@ pub struct TokenRow {
     pub connections: usize,
     /// `(credential, GETs, creates)`, x509 first in each pair.
     pub results: Vec<(&'static str, Outcome, Outcome)>,
-}
-
-/// A client certificate for `user`, signed by the server's CA under `data_dir`.
-fn certificate(data_dir: &Path, admin: &Kubeconfig, user: &str) -> anyhow::Result<Kubeconfig> {
-    let pki = data_dir.join("pki");
-    let ca_pem = std::fs::read_to_string(pki.join("ca.crt")).context("reading ca.crt")?;
-    let ca_key = KeyPair::from_pem(&std::fs::read_to_string(pki.join("ca.key"))?)?;
-    let issuer = Issuer::from_ca_cert_pem(&ca_pem, ca_key)?;
-    let key = KeyPair::generate()?;
-    let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params.distinguished_name.push(DnType::CommonName, user);
-    let cert = params.signed_by(&key, &issuer)?;
-    Ok(Kubeconfig {
-        server: admin.server.clone(),
-        ca_pem: admin.ca_pem.clone(),
-        cert_pem: cert.pem().into_bytes(),
-        key_pem: key.serialize_pem().into_bytes(),
-    })
 }
 
 fn json(value: serde_json::Value) -> Bytes {
@@ -145,7 +127,7 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Vec<TokenRow>> {
     let x509_user = Endpoint::new(
         addr,
         Proto::H1,
-        &certificate(&data_dir, &admin_creds, X509_USER)?,
+        &user_credentials(&data_dir, &admin_creds, X509_USER)?,
     )?;
     let sa_user = Endpoint::with_token(addr, Proto::H1, &admin_creds, &sa_token)?;
     // The binding reaches the authorizer through the watch cache.

@@ -177,7 +177,7 @@ mod tests {
     #[async_trait]
     impl Interface for Fake {
         async fn create(&self, _: &str, _: Bytes, _: Option<u64>) -> Result<StoredObject> {
-            unimplemented!("not used")
+            unreachable!("the consistent-read tests only read revisions")
         }
         async fn delete(
             &self,
@@ -186,16 +186,16 @@ mod tests {
             _: Option<ValidateDeletionFn<'_>>,
             _: Option<StoredObject>,
         ) -> Result<StoredObject> {
-            unimplemented!("not used")
+            unreachable!("the consistent-read tests only read revisions")
         }
         async fn watch(&self, _: &str, _: ListOptions) -> Result<WatchEventStream> {
-            unimplemented!("not used")
+            unreachable!("the consistent-read tests only read revisions")
         }
         async fn get(&self, _: &str, _: GetOptions) -> Result<Option<StoredObject>> {
-            unimplemented!("not used")
+            unreachable!("the consistent-read tests only read revisions")
         }
         async fn get_list(&self, _: &str, _: ListOptions) -> Result<ListResult> {
-            unimplemented!("not used")
+            unreachable!("the consistent-read tests only read revisions")
         }
         async fn guaranteed_update(
             &self,
@@ -205,10 +205,10 @@ mod tests {
             _: UpdateFn<'_>,
             _: Option<StoredObject>,
         ) -> Result<StoredObject> {
-            unimplemented!("not used")
+            unreachable!("the consistent-read tests only read revisions")
         }
         async fn count(&self, _: &str) -> Result<i64> {
-            unimplemented!("not used")
+            unreachable!("the consistent-read tests only read revisions")
         }
         async fn current_resource_version(&self) -> Result<Revision> {
             let revision = self.revision.load(Ordering::SeqCst);
