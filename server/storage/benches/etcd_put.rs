@@ -2,8 +2,8 @@
 //! create transactions (`create_revision == 0` compare, put with `prev_kv`, else get: what the
 //! backend sends), and `Store::create` on the etcd backend.
 //!
-//! `Store::create` goes through the backend's group commit: concurrent creates share one etcd
-//! transaction (nested transactions), so at many writers it can outrun single raw requests.
+//! `Store::create` sends each create as its own etcd transaction (the raw create transaction's
+//! shape), concurrent ones in flight together, so each gets its own revision.
 //!
 //! After each benchmark it prints the CPU time per operation of etcd and of this process (the
 //! client side: etcd-client, tonic, the Store), from `/proc/<pid>/stat` (Linux, 100 ticks/s).

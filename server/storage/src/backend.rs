@@ -136,7 +136,9 @@ impl Event {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatchItem {
     /// All events of one revision that match the watched prefix, in key order. A revision's
-    /// events are always delivered together.
+    /// events are always delivered together. Every write of a backend commits at its own
+    /// revision, so an item holds one event; only history written otherwise (an etcd
+    /// transaction of several keys by another client or an earlier apiary) holds more.
     Events(Vec<Event>),
     /// No event below or at `revision` is still to come for this watch.
     Progress(Revision),
@@ -218,6 +220,11 @@ pub(crate) async fn next_progress_request(requests: Option<&mut ProgressRequests
 pub type WatchStream = BoxStream<'static, Result<WatchItem>>;
 
 /// A revisioned key-value engine with etcd v3 semantics.
+///
+/// Every committed [`Backend::put`] and [`Backend::delete`] (and every TTL expiry) is one
+/// change at its own revision, greater than the revision of every change committed before it:
+/// no two changes share a revision, so a resourceVersion names exactly one change and a watch
+/// resumed from any delivered revision delivers every later change.
 #[async_trait]
 pub trait Backend: Send + Sync + 'static {
     /// Reads one key at `revision` (0 means latest). A revision below the compaction point

@@ -2,11 +2,10 @@
 //!
 //! Revisions are etcd's: a key's resourceVersion is its `mod_revision`. Conditional writes are
 //! transactions (create compares `create_revision == 0`, compare-and-swap compares
-//! `mod_revision`), so they are atomic on the server; concurrent writes share one etcd
-//! transaction as nested transactions (group commit, see [`super::batch`]), so several keys may
-//! carry the same revision. Reads are retried with backoff while etcd
-//! is unavailable (they are idempotent); writes are not retried, since a write whose response was
-//! lost may have been applied.
+//! `mod_revision`), so they are atomic on the server; each write is its own transaction (see
+//! [`super::write`]), so no two changes share a revision. Reads are retried with backoff while
+//! etcd is unavailable (they are idempotent); writes are not retried, since a write whose
+//! response was lost may have been applied.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -19,11 +18,11 @@ use etcd_client::{
     TxnOpResponse,
 };
 
-use super::batch::{Applied, Batcher, Write};
 use super::config::EtcdConfig;
 use super::error::{Backoff, Failure, classify};
 use super::lease::LeaseManager;
 use super::watch::{WatchTask, supports_progress_requests};
+use super::write::{Applied, Write, Writer};
 use crate::backend::{
     Backend, Condition, GetResponse, KeyValue, RangeRequest, RangeResponse, TxnOutcome,
     WatchRequest, WatchStream,
@@ -40,8 +39,8 @@ pub(crate) struct Inner {
     pub(crate) client: Client,
     pub(crate) config: EtcdConfig,
     leases: LeaseManager,
-    /// Groups concurrent writes into shared transactions.
-    batcher: Batcher,
+    /// Sends the conditional writes.
+    writer: Writer,
     /// True when the server answers progress requests in order with events (etcd ≥ 3.4.25,
     /// ≥ 3.5.8); older servers may send such a notification ahead of pending events.
     pub(crate) progress_requests: bool,
@@ -98,7 +97,7 @@ impl EtcdBackend {
         let client = config.connect().await?;
         let mut backend = Self {
             inner: Arc::new(Inner {
-                batcher: Batcher::new(&client, config.request_timeout),
+                writer: Writer::new(&client, config.request_timeout),
                 client,
                 config,
                 leases: LeaseManager::default(),
@@ -336,13 +335,11 @@ impl Backend for EtcdBackend {
             options = options.with_lease(lease);
         }
         let write = Write {
-            key: key.to_string(),
             compare: Self::compare_for(key, condition),
-            size: key.len() + value.len(),
             success: TxnOp::put(key, value.to_vec(), Some(options)),
             failure: TxnOp::get(key, None),
         };
-        let applied = self.inner.batcher.submit(write).await?;
+        let applied = self.inner.writer.submit(write).await?;
         self.outcome(applied).await
     }
 
@@ -357,13 +354,11 @@ impl Backend for EtcdBackend {
             Condition::Always => Compare::create_revision(key, CompareOp::Greater, 0),
         };
         let write = Write {
-            key: key.to_string(),
             compare: vec![compare],
-            size: key.len(),
             success: TxnOp::delete(key, Some(DeleteOptions::new().with_prev_key())),
             failure: TxnOp::get(key, None),
         };
-        let applied = self.inner.batcher.submit(write).await?;
+        let applied = self.inner.writer.submit(write).await?;
         self.outcome(applied).await
     }
 

@@ -14,12 +14,12 @@
 //! flag lowered to keep consistent reads fast; otherwise such reads fall back to etcd.
 
 mod backend;
-mod batch;
 mod config;
 mod error;
 mod lease;
 pub mod process;
 mod watch;
+mod write;
 
 pub use backend::EtcdBackend;
 pub use config::{EtcdConfig, EtcdTls};

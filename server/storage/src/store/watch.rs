@@ -2,7 +2,7 @@
 //! Kubernetes watch events with the predicate applied to both the new and the previous state
 //! (an object that stops matching is reported DELETED, one that starts matching ADDED).
 //!
-//! The events of one revision (several keys written by one backend transaction) are yielded
+//! The events of one revision (several keys, only in etcd history another client wrote) come
 //! back to back without waiting in between, so a consumer that takes every ready event at once
 //! (the watch cache) sees a revision whole.
 

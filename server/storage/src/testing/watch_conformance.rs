@@ -311,9 +311,11 @@ pub async fn watch_initial_events(factory: &Factory) {
     );
 }
 
-/// Under concurrent writers a watch delivers every change once, in revision order. Revisions
-/// never decrease; a backend that commits concurrent writes in one transaction (etcd's group
-/// commit) gives several changes the same revision.
+/// Under concurrent writers every change (creates and updates of different keys) gets its own
+/// resourceVersion, the one its write returned: a watch delivers every change once, in strictly
+/// increasing resourceVersion order, and a watch resumed from ANY delivered resourceVersion
+/// delivers exactly the changes after it (Kubernetes' watch contract: a client resumes from the
+/// last resourceVersion it saw).
 pub async fn watch_ordering_under_concurrency(factory: &Factory) {
     let ctx = factory().await;
     let start = ctx.store.current_resource_version().await.expect("rv");
@@ -323,34 +325,84 @@ pub async fn watch_ordering_under_concurrency(factory: &Factory) {
         .await
         .expect("watch");
     let writers = 8;
-    let per_writer = 25;
+    let per_writer = 12;
     let mut tasks = Vec::new();
     for t in 0..writers {
         let store = std::sync::Arc::clone(&ctx.store);
         let keys = ctx.keys.clone();
         tasks.push(tokio::spawn(async move {
+            let mut written = Vec::new();
             for i in 0..per_writer {
                 let name = format!("o-{t}-{i}");
                 let k = keys.object_key(Some("ns"), &name).expect("key");
-                store
+                let created = store
                     .create(&k, object("ns", &name, &[], "x"), None)
                     .await
                     .expect("create");
+                written.push((created.resource_version, k.clone()));
+                if i % 3 == 0 {
+                    let data = object("ns", &name, &[], "y");
+                    let f: UpdateFn<'static> = Box::new(move |_| {
+                        let data = data.clone();
+                        async move { Ok(Update { data, ttl: None }) }.boxed()
+                    });
+                    let updated = store
+                        .guaranteed_update(&k, false, None, f, None)
+                        .await
+                        .expect("update");
+                    written.push((updated.resource_version, k));
+                }
             }
+            written
         }));
     }
+    let mut written = Vec::new();
     for t in tasks {
-        t.await.expect("task");
+        written.extend(t.await.expect("task"));
     }
-    let mut last = start;
-    let mut names = std::collections::BTreeSet::new();
-    while names.len() < writers * per_writer {
-        let o = added(next_non_bookmark(&mut w).await);
-        assert!(o.resource_version >= last, "revisions never decrease");
-        last = o.resource_version;
-        assert!(names.insert(o.key.clone()), "duplicate {}", o.key);
+    written.sort();
+    let distinct: std::collections::BTreeSet<i64> = written.iter().map(|(rv, _)| *rv).collect();
+    assert_eq!(
+        distinct.len(),
+        written.len(),
+        "every change has its own resourceVersion"
+    );
+    assert!(written.iter().all(|(rv, _)| *rv > start));
+
+    let mut delivered = Vec::new();
+    while delivered.len() < written.len() {
+        delivered.push(object_change(next_non_bookmark(&mut w).await));
     }
     expect_no_event(&mut w, Duration::from_millis(300)).await;
+    assert_eq!(
+        delivered, written,
+        "every change once, in resourceVersion order, with the resourceVersion its write returned"
+    );
+
+    for (i, (rv, _)) in delivered.iter().enumerate() {
+        let mut resumed = ctx
+            .store
+            .watch(ctx.keys.resource_prefix(), watch_all(&rv.to_string()))
+            .await
+            .expect("resumed watch");
+        for expected in &delivered[i + 1..] {
+            let got = object_change(next_non_bookmark(&mut resumed).await);
+            assert_eq!(&got, expected, "a watch resumed from {rv}");
+        }
+        if i + 1 == delivered.len() {
+            expect_no_event(&mut resumed, Duration::from_millis(300)).await;
+        }
+    }
+}
+
+/// The resourceVersion and key of an ADDED or MODIFIED event.
+fn object_change(event: WatchEvent) -> (i64, String) {
+    match event {
+        WatchEvent::Added(o) | WatchEvent::Modified { object: o, .. } => {
+            (o.resource_version, o.key)
+        }
+        other => panic!("expected ADDED or MODIFIED, got {other:?}"),
+    }
 }
 
 /// sendInitialEvents=false without a resourceVersion starts from now: existing objects are not
