@@ -61,7 +61,9 @@ impl Strategy for TokenReviewStrategy {
             None => TokenOutcome::Unrecognized,
         };
         review.status = match outcome {
-            TokenOutcome::Authenticated { user, audiences } => v1::TokenReviewStatus {
+            TokenOutcome::Authenticated {
+                user, audiences, ..
+            } => v1::TokenReviewStatus {
                 authenticated: Some(true),
                 user: user_info(&user),
                 audiences,

@@ -3,6 +3,9 @@
 //! answers `TokenReview`s and a [`TokenIssuer`] signs the tokens of the `serviceaccounts/token`
 //! subresource.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use async_trait::async_trait;
 
 use crate::user::UserInfo;
@@ -16,12 +19,82 @@ pub enum TokenOutcome {
         user: UserInfo,
         /// The audiences the token is valid for.
         audiences: Vec<String>,
+        /// How long this verdict holds, for a caller that remembers it (the same token on
+        /// the same connection).
+        valid: Validity,
     },
     /// No authenticator recognises the token.
     Unrecognized,
     /// An authenticator recognised the token and found it invalid; the text is Kubernetes'.
     Invalid(String),
 }
+
+/// How long an authentication verdict holds: until a time, and while the state it was read
+/// from is unchanged. A caller that remembers the verdict checks [`Validity::holds`] on every
+/// use and authenticates again when it does not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Validity {
+    /// The verdict holds while the time, in seconds since the epoch, is before this; `None`:
+    /// no time limit.
+    pub before: Option<i64>,
+    /// The verdict holds while each of these counters keeps the value it had when the state
+    /// was read.
+    pub unchanged: Vec<Generation>,
+}
+
+impl Validity {
+    /// A verdict that holds for the request it was made for only.
+    pub fn once() -> Self {
+        Self {
+            before: Some(i64::MIN),
+            unchanged: Vec::new(),
+        }
+    }
+
+    /// Also ends the verdict at `before` (seconds since the epoch), if that is sooner.
+    pub fn until(mut self, before: i64) -> Self {
+        self.before = Some(self.before.map_or(before, |b| b.min(before)));
+        self
+    }
+
+    /// Whether the verdict still holds at `now` (seconds since the epoch).
+    pub fn holds(&self, now: i64) -> bool {
+        self.before.is_none_or(|before| now < before)
+            && self.unchanged.iter().all(Generation::current)
+    }
+}
+
+/// The value a change counter had when some state was read: the counter is incremented with
+/// every change to that state, before a read can find the change, so while it keeps the value
+/// taken before the read, what was read is still what a read would find.
+#[derive(Clone, Debug)]
+pub struct Generation {
+    counter: Arc<AtomicU64>,
+    seen: u64,
+}
+
+impl Generation {
+    /// The current value of `counter`. Take it before reading the state it counts changes of.
+    pub fn of(counter: &Arc<AtomicU64>) -> Self {
+        Self {
+            counter: Arc::clone(counter),
+            seen: counter.load(Ordering::Acquire),
+        }
+    }
+
+    /// Whether the counter still has the value it had.
+    pub fn current(&self) -> bool {
+        self.counter.load(Ordering::Acquire) == self.seen
+    }
+}
+
+impl PartialEq for Generation {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.counter, &other.counter) && self.seen == other.seen
+    }
+}
+
+impl Eq for Generation {}
 
 /// Authenticates bearer tokens (Kubernetes' `authenticator.Token`).
 #[async_trait]

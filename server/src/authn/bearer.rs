@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use apimachinery::authentication::{TokenAuthenticator, TokenOutcome};
 
-use super::{Authenticator, AuthnOutcome, add_authenticated_group, aggregate};
+use super::{Authenticator, AuthnOutcome, PeerConnection, add_authenticated_group, aggregate};
 
 /// The error of a bearer token no authenticator recognises (Kubernetes' `invalidToken`).
 pub const INVALID_BEARER_TOKEN: &str = "invalid bearer token";
@@ -38,9 +38,14 @@ impl TokenAuthenticator for TokenUnion {
                 TokenOutcome::Authenticated {
                     mut user,
                     audiences,
+                    valid,
                 } => {
                     add_authenticated_group(&mut user);
-                    return TokenOutcome::Authenticated { user, audiences };
+                    return TokenOutcome::Authenticated {
+                        user,
+                        audiences,
+                        valid,
+                    };
                 }
                 TokenOutcome::Unrecognized => {}
                 TokenOutcome::Invalid(e) => errors.push(e),
@@ -54,7 +59,11 @@ impl TokenAuthenticator for TokenUnion {
     }
 }
 
-/// Authenticates requests by their bearer token.
+/// Authenticates requests by their bearer token. The last token authenticated on a connection
+/// is remembered there with its verdict ([`PeerConnection::remembered_bearer`]): a later
+/// request with the same token is answered by comparing its bytes while the verdict holds
+/// (the token's expiry, and no write to the ServiceAccount or Secret it names since it was
+/// checked), as x509 remembers a connection's certificate user.
 pub struct BearerTokenAuthenticator {
     tokens: Arc<TokenUnion>,
 }
@@ -86,12 +95,31 @@ impl Authenticator for BearerTokenAuthenticator {
         else {
             return AuthnOutcome::NoCredentials;
         };
+        let connection = request.extensions.get::<PeerConnection>();
+        let now = unix_now();
+        if let Some(user) = connection.and_then(|c| c.remembered_bearer(token, now)) {
+            return AuthnOutcome::Authenticated(user);
+        }
         match self.tokens.authenticate_token(token, &[]).await {
-            TokenOutcome::Authenticated { user, .. } => AuthnOutcome::Authenticated(user),
+            TokenOutcome::Authenticated { user, valid, .. } => {
+                if let Some(connection) = connection
+                    && valid.holds(now)
+                {
+                    connection.remember_bearer(token, &user, valid);
+                }
+                AuthnOutcome::Authenticated(user)
+            }
             TokenOutcome::Unrecognized => AuthnOutcome::Failed(INVALID_BEARER_TOKEN.to_string()),
             TokenOutcome::Invalid(e) => AuthnOutcome::Failed(e),
         }
     }
+}
+
+/// Seconds since the epoch.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// The audiences two lists share, in the order of `a` (Kubernetes' `Audiences.Intersect`).
@@ -102,6 +130,92 @@ pub fn intersect(a: &[String], b: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::authn::UserInfo;
+    use crate::authn::tokenfile::TokenFileAuthenticator;
+    use apimachinery::authentication::{Generation, Validity};
+
+    fn request(connection: &PeerConnection, token: &str) -> http::request::Parts {
+        let mut req = http::Request::new(());
+        req.extensions_mut().insert(connection.clone());
+        req.headers_mut().insert(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_str(&format!("Bearer {token}"))
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        req.into_parts().0
+    }
+
+    #[tokio::test]
+    async fn a_connection_remembers_its_last_token() {
+        let file = TokenFileAuthenticator::from_csv(
+            "tokens.csv",
+            "t1,alice,1,\"system:masters\"\nt2,bob,2\n",
+            vec!["api".to_string()],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let union = TokenUnion::new(vec![Arc::new(file) as Arc<dyn TokenAuthenticator>]);
+        let bearer = BearerTokenAuthenticator::new(Arc::new(union));
+        let connection = PeerConnection::default();
+        let now = unix_now();
+        let name = |outcome: AuthnOutcome| match outcome {
+            AuthnOutcome::Authenticated(user) => user.name,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(connection.remembered_bearer("t1", now), None);
+        assert_eq!(
+            name(bearer.authenticate(&request(&connection, "t1")).await),
+            "alice"
+        );
+        let alice = connection.remembered_bearer("t1", now);
+        assert_eq!(
+            alice.map(|u| u.groups),
+            Some(vec![
+                "system:masters".to_string(),
+                crate::authn::AUTHENTICATED_GROUP.to_string()
+            ])
+        );
+        // Another token on the same connection is authenticated, and remembered instead.
+        assert_eq!(
+            name(bearer.authenticate(&request(&connection, "t2")).await),
+            "bob"
+        );
+        assert_eq!(connection.remembered_bearer("t1", now), None);
+        assert!(connection.remembered_bearer("t2", now).is_some());
+        // A token differing from the remembered one is never taken for it.
+        assert_eq!(connection.remembered_bearer("t2x", now), None);
+        assert_eq!(connection.remembered_bearer("t", now), None);
+        assert_eq!(
+            bearer.authenticate(&request(&connection, "t2x")).await,
+            AuthnOutcome::Failed(INVALID_BEARER_TOKEN.to_string())
+        );
+        // A failed token leaves the remembered one alone; a token file never expires.
+        assert!(connection.remembered_bearer("t2", i64::MAX - 1).is_some());
+        assert_eq!(
+            name(bearer.authenticate(&request(&connection, "t1")).await),
+            "alice"
+        );
+    }
+
+    #[test]
+    fn a_remembered_verdict_ends_with_its_validity() {
+        let connection = PeerConnection::default();
+        let user = UserInfo {
+            name: "robot".to_string(),
+            ..UserInfo::default()
+        };
+        let counter = Arc::new(std::sync::atomic::AtomicU64::new(7));
+        let valid = Validity {
+            before: Some(1_000),
+            unchanged: vec![Generation::of(&counter)],
+        };
+        connection.remember_bearer("tok", &user, valid);
+        assert_eq!(connection.remembered_bearer("tok", 999), Some(user));
+        assert_eq!(connection.remembered_bearer("tok", 1_000), None);
+        counter.fetch_add(1, std::sync::atomic::Ordering::Release);
+        assert_eq!(connection.remembered_bearer("tok", 999), None);
+        assert!(!Validity::once().holds(i64::MIN));
+        assert!(Validity::default().holds(i64::MAX));
+    }
 
     #[test]
     fn bearer_header_forms() {

@@ -20,6 +20,9 @@ pub use bearer::{BearerTokenAuthenticator, TokenUnion};
 
 use std::sync::{Arc, OnceLock};
 
+use apimachinery::authentication::Validity;
+use parking_lot::{Mutex, RwLock};
+
 pub use apimachinery::user::{
     ANONYMOUS_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GROUP, UserInfo,
 };
@@ -36,39 +39,102 @@ pub enum AuthnOutcome {
     Failed(String),
 }
 
-/// The connection-level facts an authenticator may use, stored as a request extension by the
-/// TLS acceptor: the certificate chain the client presented and whether it verified against the
-/// client CA, shared by every request of the connection.
+/// What authentication knows of one client connection, stored as a request extension by the
+/// listener and shared by every request of the connection: the certificate chain the client
+/// presented with the verdict of verifying it against the client CA (which holds while the
+/// time stays inside the validity periods it was made in: a certificate that expires during a
+/// kept connection fails the next request, as kube-apiserver verifies per request), the user
+/// read from the leaf, and the last bearer token authenticated on the connection with its
+/// verdict.
 #[derive(Clone, Debug, Default)]
-pub struct PeerCertificates(Arc<ConnectionCertificates>);
+pub struct PeerConnection(Arc<ConnectionState>);
 
 #[derive(Debug, Default)]
-struct ConnectionCertificates {
+struct ConnectionState {
     chain: Vec<rustls_pki_types::CertificateDer<'static>>,
-    /// Why the chain did not verify against the client CA, if it did not.
-    unverified: Option<String>,
+    /// Verifies the chain again when the time leaves the verdict's window.
+    verifier: Option<Arc<x509::DeferredClientVerifier>>,
+    verdict: RwLock<ChainVerdict>,
     /// What x509 authentication read from the leaf, remembered for the connection's later
     /// requests.
     x509_user: OnceLock<Result<UserInfo, String>>,
+    /// The last bearer token authenticated on the connection.
+    bearer: Mutex<Option<RememberedToken>>,
 }
 
-impl PeerCertificates {
-    /// The verified certificates a client presented on one connection, leaf first.
+/// The outcome of verifying a chain, and the seconds since the epoch (`from` included,
+/// `before` excluded) during which no certificate of the chain starts or ends its validity,
+/// so the outcome stays the same.
+#[derive(Clone, Debug)]
+struct ChainVerdict {
+    result: Result<(), String>,
+    from: u64,
+    before: u64,
+}
+
+impl Default for ChainVerdict {
+    fn default() -> Self {
+        Self {
+            result: Ok(()),
+            from: 0,
+            before: u64::MAX,
+        }
+    }
+}
+
+/// A bearer token and the user it was authenticated as, with how long that holds.
+struct RememberedToken {
+    token: Box<str>,
+    user: UserInfo,
+    valid: Validity,
+}
+
+impl std::fmt::Debug for RememberedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token is a secret: never printed.
+        f.debug_struct("RememberedToken")
+            .field("user", &self.user.name)
+            .field("valid", &self.valid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PeerConnection {
+    /// A connection whose client presented `chain` (leaf first), taken as verified.
     pub fn new(chain: Vec<rustls_pki_types::CertificateDer<'static>>) -> Self {
         Self::checked(chain, Ok(()))
     }
 
-    /// The certificates a client presented, leaf first, with the outcome of verifying them
-    /// against the client CA (the handshake accepts any chain; an unverifiable one is a failed
-    /// x509 credential, answered 401 as kube-apiserver does).
+    /// A connection whose client presented `chain` (leaf first), with the outcome of verifying
+    /// it against the client CA, taken to hold for the whole connection.
     pub fn checked(
         chain: Vec<rustls_pki_types::CertificateDer<'static>>,
         verified: Result<(), String>,
     ) -> Self {
-        Self(Arc::new(ConnectionCertificates {
+        Self(Arc::new(ConnectionState {
             chain,
-            unverified: verified.err(),
-            x509_user: OnceLock::new(),
+            verdict: RwLock::new(ChainVerdict {
+                result: verified,
+                ..ChainVerdict::default()
+            }),
+            ..ConnectionState::default()
+        }))
+    }
+
+    /// A connection whose client presented `chain` (leaf first), verified by `verifier` now
+    /// and again whenever a request comes outside the validity periods the verdict was made in
+    /// (the handshake accepts any chain; an unverifiable one is a failed x509 credential,
+    /// answered 401 as kube-apiserver does).
+    pub fn verified_by(
+        chain: Vec<rustls_pki_types::CertificateDer<'static>>,
+        verifier: Arc<x509::DeferredClientVerifier>,
+    ) -> Self {
+        let verdict = verify_at(&chain, &verifier, rustls_pki_types::UnixTime::now());
+        Self(Arc::new(ConnectionState {
+            chain,
+            verifier: Some(verifier),
+            verdict: RwLock::new(verdict),
+            ..ConnectionState::default()
         }))
     }
 
@@ -77,18 +143,77 @@ impl PeerCertificates {
         &self.0.chain
     }
 
-    /// The user x509 authentication reads from the leaf: computed by `read` on the connection's
-    /// first request, then remembered (every request of a connection has the same chain). A
-    /// chain that did not verify gives its verification error.
-    pub fn x509_user(
+    /// The user x509 authentication reads from the leaf at `now`: a chain that does not verify
+    /// then gives its verification error; otherwise the user `read` finds in the leaf, computed
+    /// on the connection's first request and then remembered (every request of a connection
+    /// has the same chain). `None` when the client presented no certificate.
+    pub fn x509_user_at(
         &self,
+        now: rustls_pki_types::UnixTime,
         read: impl FnOnce(&[u8]) -> Result<UserInfo, String>,
-    ) -> Option<&Result<UserInfo, String>> {
+    ) -> Option<Result<&UserInfo, String>> {
         let leaf = self.0.chain.first()?;
-        Some(self.0.x509_user.get_or_init(|| match &self.0.unverified {
-            Some(reason) => Err(reason.clone()),
-            None => read(leaf.as_ref()),
-        }))
+        if let Err(reason) = self.chain_verdict(now) {
+            return Some(Err(reason));
+        }
+        Some(
+            self.0
+                .x509_user
+                .get_or_init(|| read(leaf.as_ref()))
+                .as_ref()
+                .map_err(Clone::clone),
+        )
+    }
+
+    /// The verdict on the chain at `now`: the remembered one while `now` is inside its window,
+    /// else a fresh verification (remembered in its place).
+    fn chain_verdict(&self, now: rustls_pki_types::UnixTime) -> Result<(), String> {
+        let secs = now.as_secs();
+        {
+            let verdict = self.0.verdict.read();
+            if (verdict.from..verdict.before).contains(&secs) {
+                return verdict.result.clone();
+            }
+        }
+        let Some(verifier) = &self.0.verifier else {
+            return self.0.verdict.read().result.clone();
+        };
+        let fresh = verify_at(&self.0.chain, verifier, now);
+        let result = fresh.result.clone();
+        *self.0.verdict.write() = fresh;
+        result
+    }
+
+    /// The user of `token` when it is the bearer token last authenticated on this connection
+    /// and that verdict still holds at `now` (seconds since the epoch). The token is compared
+    /// with the one remembered, byte for byte; both came from this connection's client.
+    pub fn remembered_bearer(&self, token: &str, now: i64) -> Option<UserInfo> {
+        let remembered = self.0.bearer.lock();
+        let known = remembered.as_ref()?;
+        (*known.token == *token && known.valid.holds(now)).then(|| known.user.clone())
+    }
+
+    /// Remembers that `token` authenticated as `user`, for as long as `valid` says.
+    pub fn remember_bearer(&self, token: &str, user: &UserInfo, valid: Validity) {
+        *self.0.bearer.lock() = Some(RememberedToken {
+            token: token.into(),
+            user: user.clone(),
+            valid,
+        });
+    }
+}
+
+/// Verifies `chain` at `now`, with the window in which the outcome stays the same.
+fn verify_at(
+    chain: &[rustls_pki_types::CertificateDer<'static>],
+    verifier: &x509::DeferredClientVerifier,
+    now: rustls_pki_types::UnixTime,
+) -> ChainVerdict {
+    let (from, before) = x509::unchanged_window(chain, now.as_secs());
+    ChainVerdict {
+        result: verifier.check_at(chain, now),
+        from,
+        before,
     }
 }
 
@@ -96,7 +221,7 @@ impl PeerCertificates {
 #[async_trait::async_trait]
 pub trait Authenticator: Send + Sync + 'static {
     /// Authenticates a request from its head (headers and extensions such as
-    /// [`PeerCertificates`]); it must not read the body.
+    /// [`PeerConnection`]); it must not read the body.
     async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome;
 }
 

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use apimachinery::authentication::{TokenAuthenticator, TokenOutcome};
+use apimachinery::authentication::{TokenAuthenticator, TokenOutcome, Validity};
 
 use super::UserInfo;
 use super::bearer::intersect;
@@ -244,9 +244,11 @@ impl TokenAuthenticator for TokenFileAuthenticator {
             shared
         };
         match self.tokens.get(token) {
+            // The file is read once: a verdict holds as long as the server runs.
             Some(user) => TokenOutcome::Authenticated {
                 user: user.clone(),
                 audiences,
+                valid: Validity::default(),
             },
             None => TokenOutcome::Unrecognized,
         }
@@ -343,7 +345,9 @@ mod tests {
             TokenFileAuthenticator::from_csv("f.csv", "t1,alice,1\n", vec!["api".to_string()])
                 .unwrap_or_else(|e| panic!("{e}"));
         match authn.authenticate_token("t1", &[]).await {
-            TokenOutcome::Authenticated { user, audiences } => {
+            TokenOutcome::Authenticated {
+                user, audiences, ..
+            } => {
                 assert_eq!(user.name, "alice");
                 assert_eq!(audiences, vec!["api"]);
             }

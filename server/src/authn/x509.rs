@@ -15,12 +15,12 @@ use rustls::{DistinguishedName, SignatureScheme};
 use parking_lot::Mutex;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
-use super::{Authenticator, AuthnOutcome, PeerCertificates, UserInfo};
+use super::{Authenticator, AuthnOutcome, PeerConnection, UserInfo};
 
 /// A client-certificate verifier for the TLS handshake that asks for a certificate, checks
 /// that the client holds its key (the handshake signatures), and defers the chain's
 /// verification against the client CA to authentication ([`DeferredClientVerifier::check`],
-/// recorded in [`PeerCertificates`]): kube-apiserver answers an untrusted or expired client
+/// recorded in [`PeerConnection`]): kube-apiserver answers an untrusted or expired client
 /// certificate with 401, not with a failed handshake.
 #[derive(Debug)]
 pub struct DeferredClientVerifier {
@@ -34,14 +34,19 @@ impl DeferredClientVerifier {
         Self { inner }
     }
 
-    /// Verifies a presented chain (leaf first) against the client CA; an empty chain is no
-    /// credential and passes.
+    /// Verifies a presented chain (leaf first) against the client CA now; an empty chain is
+    /// no credential and passes.
     pub fn check(&self, chain: &[CertificateDer<'_>]) -> Result<(), String> {
+        self.check_at(chain, UnixTime::now())
+    }
+
+    /// Verifies a presented chain (leaf first) against the client CA at `now`.
+    pub fn check_at(&self, chain: &[CertificateDer<'_>], now: UnixTime) -> Result<(), String> {
         let Some((leaf, intermediates)) = chain.split_first() else {
             return Ok(());
         };
         self.inner
-            .verify_client_cert(leaf, intermediates, UnixTime::now())
+            .verify_client_cert(leaf, intermediates, now)
             .map(|_| ())
             .map_err(|e| format!("verifying certificate failed: {e}"))
     }
@@ -92,6 +97,34 @@ impl ClientCertVerifier for DeferredClientVerifier {
     }
 }
 
+/// The seconds since the epoch around `now` (`from` included, `before` excluded) in which no
+/// certificate of `chain` starts or ends its validity period, so that verifying the chain
+/// anywhere in them has the outcome it has at `now` (the CA's trust does not change with
+/// time). A certificate that does not parse has no period: its verification fails the same
+/// way at any time.
+pub fn unchanged_window(chain: &[CertificateDer<'_>], now: u64) -> (u64, u64) {
+    let (mut from, mut before) = (0, u64::MAX);
+    for der in chain {
+        let Ok((_, cert)) = X509Certificate::from_der(der.as_ref()) else {
+            continue;
+        };
+        let validity = cert.validity();
+        // Valid from notBefore through notAfter, both included (RFC 5280, as webpki checks).
+        let starts = u64::try_from(validity.not_before.timestamp()).unwrap_or(0);
+        let ends = u64::try_from(validity.not_after.timestamp())
+            .unwrap_or(0)
+            .saturating_add(1);
+        for boundary in [starts, ends] {
+            if boundary <= now {
+                from = from.max(boundary);
+            } else {
+                before = before.min(boundary);
+            }
+        }
+    }
+    (from, before)
+}
+
 /// How many distinct client certificates the authenticator remembers; when full, the memory
 /// starts over.
 const CACHE_CAPACITY: usize = 256;
@@ -102,7 +135,7 @@ type CertificateUser = Result<UserInfo, String>;
 /// Authenticates requests whose TLS connection presented a verified client certificate.
 ///
 /// Every request of a connection carries the same certificate, so the user read from a
-/// certificate is remembered for the connection ([`PeerCertificates::x509_user`]) and, across
+/// certificate is remembered for the connection ([`PeerConnection::x509_user_at`]) and, across
 /// connections, keyed by the certificate's DER bytes, instead of parsing it again.
 #[derive(Debug, Default)]
 pub struct X509Authenticator {
@@ -156,8 +189,8 @@ impl Authenticator for X509Authenticator {
     async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
         let Some(user) = request
             .extensions
-            .get::<PeerCertificates>()
-            .and_then(|certs| certs.x509_user(|leaf| self.user(leaf)))
+            .get::<PeerConnection>()
+            .and_then(|conn| conn.x509_user_at(UnixTime::now(), |leaf| self.user(leaf)))
         else {
             return AuthnOutcome::NoCredentials;
         };
@@ -173,7 +206,7 @@ impl Authenticator for X509Authenticator {
                     extra: user.extra.clone(),
                 })
             }
-            Err(reason) => AuthnOutcome::Failed(reason.clone()),
+            Err(reason) => AuthnOutcome::Failed(reason),
         }
     }
 }
@@ -214,7 +247,7 @@ mod tests {
         assert!(authn.user(b"not a certificate").is_err());
     }
 
-    fn request_with(certs: &PeerCertificates) -> http::request::Parts {
+    fn request_with(certs: &PeerConnection) -> http::request::Parts {
         let mut req = http::Request::new(());
         req.extensions_mut().insert(certs.clone());
         req.into_parts().0
@@ -223,8 +256,8 @@ mod tests {
     #[tokio::test]
     async fn every_request_of_a_connection_gets_its_certificate_user() {
         let authn = X509Authenticator::default();
-        let admin = PeerCertificates::new(vec![certificate("admin", "system:masters").into()]);
-        let alice = PeerCertificates::new(vec![certificate("alice", "dev").into()]);
+        let admin = PeerConnection::new(vec![certificate("admin", "system:masters").into()]);
+        let alice = PeerConnection::new(vec![certificate("alice", "dev").into()]);
         for _ in 0..2 {
             for (certs, name) in [(&admin, "admin"), (&alice, "alice")] {
                 match authn.authenticate(&request_with(certs)).await {
@@ -233,14 +266,14 @@ mod tests {
                 }
             }
         }
-        let broken = PeerCertificates::new(vec![b"not a certificate".to_vec().into()]);
+        let broken = PeerConnection::new(vec![b"not a certificate".to_vec().into()]);
         for _ in 0..2 {
             assert!(matches!(
                 authn.authenticate(&request_with(&broken)).await,
                 AuthnOutcome::Failed(_)
             ));
         }
-        let none = PeerCertificates::new(Vec::new());
+        let none = PeerConnection::new(Vec::new());
         assert_eq!(
             authn.authenticate(&request_with(&none)).await,
             AuthnOutcome::NoCredentials
@@ -256,7 +289,7 @@ mod tests {
     #[tokio::test]
     async fn a_chain_that_did_not_verify_fails_authentication() {
         let authn = X509Authenticator::default();
-        let certs = PeerCertificates::checked(
+        let certs = PeerConnection::checked(
             vec![certificate("admin", "system:masters").into()],
             Err("verifying certificate failed: invalid peer certificate: UnknownIssuer".into()),
         );
@@ -313,6 +346,90 @@ mod tests {
             verifier
                 .verify_client_cert(&stranger, &[], UnixTime::now())
                 .is_ok()
+        );
+    }
+
+    /// A CA's verifier and a leaf of user `jane` it signed, valid through 2020–2030.
+    fn ca_and_leaf() -> (Arc<DeferredClientVerifier>, CertificateDer<'static>) {
+        let ca_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut ca_params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = ca_params
+            .self_signed(&ca_key)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut leaf_params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+        leaf_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "jane");
+        leaf_params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        leaf_params.not_after = rcgen::date_time_ymd(2030, 1, 1);
+        let leaf = leaf_params
+            .signed_by(&leaf_key, &issuer)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(ca.der().clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let inner = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .allow_unauthenticated()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+        (
+            Arc::new(DeferredClientVerifier::new(inner)),
+            leaf.der().clone(),
+        )
+    }
+
+    /// Seconds since the epoch of midnight UTC on 1 January of `year`.
+    fn new_year(year: i32) -> u64 {
+        u64::try_from(rcgen::date_time_ymd(year, 1, 1).unix_timestamp()).unwrap_or(0)
+    }
+
+    #[test]
+    fn a_certificate_that_expires_on_a_kept_connection_fails_the_next_request() {
+        let (verifier, leaf) = ca_and_leaf();
+        let authn = X509Authenticator::default();
+        let at = |secs: u64| UnixTime::since_unix_epoch(std::time::Duration::from_secs(secs));
+        // Verified at the handshake (2025); the verdict holds until notAfter has passed.
+        let connection = PeerConnection::verified_by(vec![leaf.clone()], verifier);
+        let user_at = |secs: u64| {
+            connection
+                .x509_user_at(at(secs), |der| authn.user(der))
+                .map(|r| r.map(|u| u.name.clone()))
+        };
+        assert_eq!(user_at(new_year(2025)), Some(Ok("jane".to_string())));
+        let not_after = new_year(2030);
+        assert_eq!(user_at(not_after), Some(Ok("jane".to_string())));
+        let err = match user_at(not_after + 1) {
+            Some(Err(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            err.starts_with("verifying certificate failed: invalid peer certificate: ")
+                && err.contains("xpired"),
+            "{err}"
+        );
+        assert_eq!(user_at(not_after + 3600), Some(Err(err)));
+        // Before notBefore it was not valid yet either.
+        let early = match user_at(new_year(2019)) {
+            Some(Err(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            early.contains("NotValidYet") || early.contains("not valid yet"),
+            "{early}"
+        );
+        assert_eq!(user_at(new_year(2026)), Some(Ok("jane".to_string())));
+        assert_eq!(
+            unchanged_window(&[leaf], new_year(2026)),
+            (new_year(2020), not_after + 1)
         );
     }
 

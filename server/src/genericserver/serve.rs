@@ -18,7 +18,7 @@ use tower::ServiceExt;
 
 use super::lifecycle::LifecycleSignals;
 use super::tls::TlsReloader;
-use crate::authn::PeerCertificates;
+use crate::authn::PeerConnection;
 
 mod activity;
 
@@ -200,8 +200,7 @@ pub async fn serve_tls(
                 .peer_certificates()
                 .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
                 .unwrap_or_default();
-            let verified = verifier.check(&chain);
-            let certs = PeerCertificates::checked(chain, verified);
+            let connection = PeerConnection::verified_by(chain, verifier);
             let activity = Arc::new(Activity::new(
                 h2,
                 opts.read_header_timeout,
@@ -210,7 +209,7 @@ pub async fn serve_tls(
             let tracked = Arc::clone(&activity);
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
-                req.extensions_mut().insert(certs.clone());
+                req.extensions_mut().insert(connection.clone());
                 req.extensions_mut().insert(crate::audit::PeerAddr(peer));
                 // The request keeps the connection busy until its response body is done (a
                 // watch stays active while it streams).

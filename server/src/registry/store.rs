@@ -199,6 +199,12 @@ impl Store {
         self.cacher.as_ref()
     }
 
+    /// The watch cache's change counter ([`Cacher::changes`]), if the store has a cache: it
+    /// moves after every change to the kind's objects is visible to reads.
+    pub fn changes(&self) -> Option<&Arc<std::sync::atomic::AtomicU64>> {
+        self.cacher.as_ref().map(Cacher::changes)
+    }
+
     /// The storage underneath (the watch cache).
     pub fn storage(&self) -> &Arc<dyn Interface> {
         &self.storage

@@ -549,3 +549,62 @@ async fn concurrent_consistent_reads_share_storage_revision_reads() {
         "all served from the cache"
     );
 }
+
+/// Waits until the cache's change counter differs from `seen`; its new value.
+async fn next_change(cacher: &Cacher, seen: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = cacher.changes().load(Ordering::Acquire);
+        if now != seen {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "the change counter did not move");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_change_counter_moves_with_the_resource_only() {
+    let fixture = Fixture::new();
+    let (cacher, keys) = fixture.cacher("widgets", |_| {}).await;
+    let (other, other_keys) = fixture.store("gadgets");
+    let start = cacher.changes().load(Ordering::Acquire);
+    create(&cacher, &keys, "a").await;
+    let created = next_change(&cacher, start).await;
+    // Once the counter moved, a read of the cache finds the change.
+    let key = keys.object_key(Some("ns"), "a").expect("key");
+    let any = GetOptions {
+        ignore_not_found: true,
+        resource_version: "0".to_string(),
+    };
+    assert!(cacher.get(&key, any.clone()).await.expect("get").is_some());
+
+    // Writes to another resource, and the progress notifications they cause, leave it alone.
+    for i in 0..5 {
+        other
+            .create(
+                &other_keys
+                    .object_key(Some("ns"), &format!("g{i}"))
+                    .expect("key"),
+                object("ns", &format!("g{i}"), &[], "g"),
+                None,
+            )
+            .await
+            .expect("create other");
+    }
+    let current = cacher.current_resource_version().await.expect("rv");
+    let consistent = ListOptions {
+        recursive: true,
+        ..ListOptions::default()
+    };
+    let list = cacher
+        .get_list(keys.resource_prefix(), consistent)
+        .await
+        .expect("list");
+    assert!(list.resource_version >= current);
+    assert_eq!(cacher.changes().load(Ordering::Acquire), created);
+
+    cacher.delete(&key, None, None, None).await.expect("delete");
+    next_change(&cacher, created).await;
+    assert!(cacher.get(&key, any).await.expect("get").is_none());
+}

@@ -90,6 +90,12 @@ impl Claims {
         }
         Ok(())
     }
+
+    /// The first second (since the epoch) at which [`Claims::check_time`] finds the token
+    /// expired, if it expires.
+    pub fn valid_before(&self) -> Option<i64> {
+        self.exp.map(|exp| exp.saturating_add(LEEWAY_SECONDS + 1))
+    }
 }
 
 /// `aud` is a string or a list of strings.

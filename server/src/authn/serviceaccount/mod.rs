@@ -12,7 +12,8 @@ pub mod oidc;
 use std::sync::{Arc, OnceLock};
 
 use apimachinery::authentication::{
-    IssuedToken, ServiceAccountToken, TokenAuthenticator, TokenIssuer, TokenOutcome,
+    Generation, IssuedToken, ServiceAccountToken, TokenAuthenticator, TokenIssuer, TokenOutcome,
+    Validity,
 };
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
@@ -180,14 +181,16 @@ impl ServiceAccountTokens {
     }
 
     /// The facts of an object, read from the watch cache (then consistently when the cache
-    /// does not have it yet) and decoded only when its revision changed.
+    /// does not have it yet) and decoded only when its revision changed, with the value the
+    /// cache's change counter had before the read (`None` without a cache).
     async fn facts(
         &self,
         store: Option<&Arc<Store>>,
         namespace: &str,
         name: &str,
-    ) -> Result<Arc<AccountFacts>, String> {
+    ) -> Result<(Arc<AccountFacts>, Option<Generation>), String> {
         let store = store.ok_or("service account lookup is not ready")?;
+        let generation = store.changes().map(Generation::of);
         let found = match store.get_stored(namespace, name, "0").await {
             Err(e) if e.code() == 404 => store.get_stored(namespace, name, "").await,
             other => other,
@@ -196,7 +199,7 @@ impl ServiceAccountTokens {
         if let Some(known) = self.accounts_seen.lock().get(&stored.key)
             && known.revision == stored.resource_version
         {
-            return Ok(Arc::clone(known));
+            return Ok((Arc::clone(known), generation));
         }
         let account = store.decode(&stored).map_err(|e| e.message().to_string())?;
         let meta = account.metadata();
@@ -210,21 +213,27 @@ impl ServiceAccountTokens {
             seen.clear();
         }
         seen.insert(stored.key, Arc::clone(&facts));
-        Ok(facts)
+        Ok((facts, generation))
     }
 
-    /// Checks that the token's ServiceAccount still exists with the token's uid.
-    async fn check_service_account(&self, k8s: &KubernetesClaims) -> Result<(), String> {
+    /// Checks that the token's ServiceAccount still exists with the token's uid (and its bound
+    /// Secret, if any); the answer holds while neither is written or deleted and until a
+    /// deletion in progress passes the leeway.
+    async fn check_service_account(&self, k8s: &KubernetesClaims) -> Result<Validity, String> {
         let (namespace, name) = (&k8s.namespace, &k8s.serviceaccount.name);
-        let account = self
+        let now = chrono::Utc::now();
+        let (account, generation) = self
             .facts(self.accounts.accounts.get(), namespace, name)
             .await?;
-        if let Some(deleted) = account.deleting_since
-            && deleted < chrono::Utc::now() - chrono::Duration::seconds(LEEWAY_SECONDS)
-        {
-            return Err(format!(
-                "service account {namespace}/{name} has been deleted"
-            ));
+        let mut valid = Validity::default();
+        remember(&mut valid, generation);
+        if let Some(deleted) = account.deleting_since {
+            if deleted < now - chrono::Duration::seconds(LEEWAY_SECONDS) {
+                return Err(format!(
+                    "service account {namespace}/{name} has been deleted"
+                ));
+            }
+            valid = valid.until(deleted.timestamp() + LEEWAY_SECONDS);
         }
         if account.uid != k8s.serviceaccount.uid {
             return Err(format!(
@@ -234,14 +243,16 @@ impl ServiceAccountTokens {
         }
         let invalidated = || "service account token has been invalidated".to_string();
         if let Some(secret) = &k8s.secret {
-            let found = self
+            let (found, generation) = self
                 .facts(self.accounts.secrets.get(), namespace, &secret.name)
                 .await
                 .map_err(|_| invalidated())?;
-            if found.deleting_since.is_some_and(|deleted| {
-                deleted < chrono::Utc::now() - chrono::Duration::seconds(LEEWAY_SECONDS)
-            }) {
-                return Err(invalidated());
+            remember(&mut valid, generation);
+            if let Some(deleted) = found.deleting_since {
+                if deleted < now - chrono::Duration::seconds(LEEWAY_SECONDS) {
+                    return Err(invalidated());
+                }
+                valid = valid.until(deleted.timestamp() + LEEWAY_SECONDS);
             }
             if found.uid != secret.uid {
                 return Err(format!(
@@ -254,7 +265,16 @@ impl ServiceAccountTokens {
         if k8s.pod.is_some() || k8s.node.is_some() {
             return Err(invalidated());
         }
-        Ok(())
+        Ok(valid)
+    }
+}
+
+/// Makes `valid` depend on the state a change counter counts; without one (no watch cache)
+/// the verdict holds for its own request only.
+fn remember(valid: &mut Validity, generation: Option<Generation>) {
+    match generation {
+        Some(g) => valid.unchanged.push(g),
+        None => *valid = Validity::once(),
     }
 }
 
@@ -312,12 +332,17 @@ impl TokenAuthenticator for ServiceAccountTokens {
         if let Err(e) = claims.check_time(chrono::Utc::now().timestamp()) {
             return TokenOutcome::Invalid(e.to_string());
         }
-        if let Err(e) = self.check_service_account(&claims.kubernetes).await {
-            return TokenOutcome::Invalid(e);
+        let mut valid = match self.check_service_account(&claims.kubernetes).await {
+            Ok(valid) => valid,
+            Err(e) => return TokenOutcome::Invalid(e),
+        };
+        if let Some(before) = claims.valid_before() {
+            valid = valid.until(before);
         }
         TokenOutcome::Authenticated {
             user: user_of(&claims),
             audiences: shared,
+            valid,
         }
     }
 }

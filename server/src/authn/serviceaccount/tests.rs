@@ -1,5 +1,6 @@
-//! Unit tests of service-account token validation (the parts before the ServiceAccount
-//! lookup; the lookup is tested against the running server in `tests/server_authn.rs`).
+//! Unit tests of service-account token validation: the parts before the ServiceAccount lookup,
+//! and the verdict a connection remembers against ServiceAccounts in a registry on the
+//! embedded store (the whole server is tested in `tests/server_authn.rs`).
 
 use super::*;
 
@@ -10,6 +11,14 @@ fn key() -> rsa::RsaPrivateKey {
 fn tokens_with(
     signing: &rsa::RsaPrivateKey,
     verifying: &[&rsa::RsaPrivateKey],
+) -> ServiceAccountTokens {
+    tokens_over(signing, verifying, Arc::default())
+}
+
+fn tokens_over(
+    signing: &rsa::RsaPrivateKey,
+    verifying: &[&rsa::RsaPrivateKey],
+    stores: ServiceAccountStore,
 ) -> ServiceAccountTokens {
     let config = ServiceAccountConfig {
         issuers: vec!["https://issuer.example".to_string()],
@@ -22,7 +31,7 @@ fn tokens_with(
         jwks_uri: None,
         max_expiration_seconds: None,
     };
-    ServiceAccountTokens::new(config, Arc::default())
+    ServiceAccountTokens::new(config, stores)
 }
 
 fn claims(now: i64) -> Claims {
@@ -187,4 +196,196 @@ fn issued_tokens_carry_kubernetes_claims() {
         user.extra["authentication.kubernetes.io/credential-id"],
         vec![format!("JTI={}", claims.jti)]
     );
+}
+
+mod remembered {
+    //! The verdict a connection remembers for a service-account token, against ServiceAccounts
+    //! in a registry on the embedded store.
+
+    use super::*;
+    use crate::authn::{Authenticator, AuthnOutcome, BearerTokenAuthenticator, PeerConnection};
+    use crate::registry::{DeleteOptions, NoAdmission, Registry};
+
+    const NS: &str = "default";
+
+    /// The ServiceAccount store of a registry in `dir`, as the tokens' lookup stores.
+    fn lookup(dir: &std::path::Path) -> (ServiceAccountStore, Arc<Store>) {
+        let backend =
+            storage::embedded::EmbeddedBackend::open_dir(dir).unwrap_or_else(|e| panic!("{e}"));
+        let registry = Registry::new(Arc::new(backend), "/registry".to_string());
+        let accounts = registry
+            .store(&generated::core::SERVICE_ACCOUNT_KIND)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stores = ServiceAccountStore::default();
+        let _ = stores.accounts.set(Arc::clone(&accounts));
+        (stores, accounts)
+    }
+
+    /// Creates a ServiceAccount and waits until the watch cache has it; its uid.
+    async fn create(accounts: &Store, name: &str) -> String {
+        let account = generated::core::v1::ServiceAccount {
+            metadata: apimachinery::meta::ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some(NS.to_string()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let (created, _) = accounts
+            .create(Box::new(account), &NoAdmission, false)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let uid = created.metadata().uid.clone().unwrap_or_default();
+        cached(accounts, name, Some(&uid)).await;
+        uid
+    }
+
+    /// Waits until the watch cache holds `name` with `uid` (`None`: holds no `name`).
+    async fn cached(accounts: &Store, name: &str, uid: Option<&str>) {
+        for _ in 0..500 {
+            let found = match accounts.get_stored(NS, name, "0").await {
+                Ok(stored) => accounts
+                    .decode(&stored)
+                    .ok()
+                    .and_then(|o| o.metadata().uid.clone()),
+                Err(_) => None,
+            };
+            if found.as_deref() == uid {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the watch cache did not reach {name} with uid {uid:?}");
+    }
+
+    fn request(connection: &PeerConnection, token: &str) -> http::request::Parts {
+        let mut req = http::Request::new(());
+        req.extensions_mut().insert(connection.clone());
+        req.headers_mut().insert(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_str(&format!("Bearer {token}"))
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        req.into_parts().0
+    }
+
+    fn claims_for(uid: &str, now: i64) -> Claims {
+        let mut c = claims(now);
+        c.kubernetes.namespace = NS.to_string();
+        c.kubernetes.serviceaccount.uid = uid.to_string();
+        c.sub = format!("system:serviceaccount:{NS}:robot");
+        c
+    }
+
+    async fn user_name(bearer: &BearerTokenAuthenticator, req: &http::request::Parts) -> String {
+        match bearer.authenticate(req).await {
+            AuthnOutcome::Authenticated(user) => user.name,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_account_deleted_or_recreated_ends_the_remembered_verdict() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (stores, accounts) = lookup(dir.path());
+        let k = key();
+        let tokens = Arc::new(tokens_over(&k, &[&k], stores));
+        let union =
+            crate::authn::TokenUnion::new(vec![Arc::clone(&tokens) as Arc<dyn TokenAuthenticator>]);
+        let bearer = BearerTokenAuthenticator::new(Arc::new(union));
+        let now = chrono::Utc::now().timestamp();
+        let uid = create(&accounts, "robot").await;
+        let token = tokens
+            .sign(&claims_for(&uid, now))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let connection = PeerConnection::default();
+        let req = request(&connection, &token);
+        for _ in 0..2 {
+            assert_eq!(
+                user_name(&bearer, &req).await,
+                "system:serviceaccount:default:robot"
+            );
+        }
+        let remembered = connection.remembered_bearer(&token, now);
+        assert!(remembered.is_some_and(|u| u.in_group(crate::authn::AUTHENTICATED_GROUP)));
+
+        // Deleted: the next request on the connection after the cache has seen it fails.
+        accounts
+            .delete(NS, "robot", &NoAdmission, &DeleteOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        cached(&accounts, "robot", None).await;
+        assert_eq!(connection.remembered_bearer(&token, now), None);
+        assert_eq!(
+            bearer.authenticate(&req).await,
+            AuthnOutcome::Failed("serviceaccounts \"robot\" not found".to_string())
+        );
+
+        // Recreated under the same name: another uid, so the old token still fails.
+        let new_uid = create(&accounts, "robot").await;
+        assert_eq!(
+            bearer.authenticate(&req).await,
+            AuthnOutcome::Failed(format!(
+                "service account UID ({new_uid}) does not match claim ({uid})"
+            ))
+        );
+        // A token of the new account works on the same connection, and replaces the old.
+        let fresh = tokens
+            .sign(&claims_for(&new_uid, now))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let fresh_req = request(&connection, &fresh);
+        assert_eq!(
+            user_name(&bearer, &fresh_req).await,
+            "system:serviceaccount:default:robot"
+        );
+        assert!(connection.remembered_bearer(&fresh, now).is_some());
+        assert_eq!(connection.remembered_bearer(&token, now), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_remembered_token_still_expires() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (stores, accounts) = lookup(dir.path());
+        let k = key();
+        let tokens = Arc::new(tokens_over(&k, &[&k], stores));
+        let union =
+            crate::authn::TokenUnion::new(vec![Arc::clone(&tokens) as Arc<dyn TokenAuthenticator>]);
+        let bearer = BearerTokenAuthenticator::new(Arc::new(union));
+        let now = chrono::Utc::now().timestamp();
+        let uid = create(&accounts, "robot").await;
+        let mut c = claims_for(&uid, now);
+        c.exp = Some(now + 600);
+        let token = tokens.sign(&c).unwrap_or_else(|e| panic!("{e}"));
+        let connection = PeerConnection::default();
+        assert_eq!(
+            user_name(&bearer, &request(&connection, &token)).await,
+            "system:serviceaccount:default:robot"
+        );
+        // Remembered through the leeway after `exp`, and not a second longer.
+        let last = now + 600 + LEEWAY_SECONDS;
+        assert!(connection.remembered_bearer(&token, last).is_some());
+        assert_eq!(connection.remembered_bearer(&token, last + 1), None);
+        assert_eq!(
+            c.check_time(last + 1),
+            Err(claims::TimeError::Expired),
+            "the memory ends when the token is refused"
+        );
+        assert_eq!(c.check_time(last), Ok(()));
+
+        // A token that has expired (within the leeway when checked) is remembered only as
+        // long as it is accepted.
+        let mut late = claims_for(&uid, now);
+        late.exp = Some(now - LEEWAY_SECONDS);
+        let late_token = tokens.sign(&late).unwrap_or_else(|e| panic!("{e}"));
+        let req = request(&connection, &late_token);
+        match bearer.authenticate(&req).await {
+            AuthnOutcome::Authenticated(_) => {
+                assert!(connection.remembered_bearer(&late_token, now).is_some());
+                assert_eq!(connection.remembered_bearer(&late_token, now + 1), None);
+            }
+            // The second turned between signing and checking: refused as expired.
+            AuthnOutcome::Failed(e) => assert_eq!(e, "service account token has expired"),
+            AuthnOutcome::NoCredentials => panic!("no credentials"),
+        }
+    }
 }

@@ -34,6 +34,7 @@ mod state;
 mod watcher;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -103,6 +104,16 @@ pub(crate) struct Shared {
     revision: tokio::sync::watch::Sender<Revision>,
     /// Shares the storage revision reads of concurrent consistent reads.
     consistent: Arc<RevisionBatcher>,
+    /// Incremented with every change to the cached objects ([`Cacher::changes`]).
+    changes: Arc<AtomicU64>,
+}
+
+impl Shared {
+    /// Announces that the cached objects changed; called with `state` still locked for the
+    /// change, so a read that finds the change finds the counter moved.
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::Release);
+    }
 }
 
 /// Aborts the reflector when the last [`Cacher`] handle goes away.
@@ -162,6 +173,7 @@ impl Cacher {
             state: RwLock::new(CacheState::default()),
             watchers: Mutex::new(Vec::new()),
             revision,
+            changes: Arc::default(),
         });
         let task = tokio::spawn(reflector::run(Arc::clone(&shared)));
         Self {
@@ -179,6 +191,14 @@ impl Cacher {
     pub fn revision(&self) -> Option<Revision> {
         let revision = *self.shared.revision.borrow();
         (revision >= 0).then_some(revision)
+    }
+
+    /// A counter incremented with every change to the cached objects (an event applied, a
+    /// relist) before a read can find the change, and by nothing else (progress notifications
+    /// and writes to other resources leave it alone). Reading it before a read of the cache and
+    /// finding it unchanged later proves that a read now would find the same objects.
+    pub fn changes(&self) -> &Arc<AtomicU64> {
+        &self.shared.changes
     }
 
     /// The number of open watchers served by the cache.

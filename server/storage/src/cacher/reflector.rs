@@ -84,6 +84,7 @@ async fn list_and_watch(shared: &Arc<Shared>) -> StorageError {
         // Watchers were served from the previous incarnation; end their streams so they
         // re-watch against the new one.
         shared.watchers.lock().clear();
+        shared.changed();
     }
 
     let mut upstream = match shared
@@ -240,6 +241,9 @@ fn apply(shared: &Shared, events: Vec<WatchEvent>) -> Result<()> {
     }
     drop(watchers);
     let revision = state.revision;
+    if !applied.is_empty() {
+        shared.changed();
+    }
     drop(state);
     shared.revision.send_replace(revision);
     match failure {
