@@ -274,6 +274,7 @@ pub trait Backend: Send + Sync + 'static {
             claimed: true,
             version: seen_version + 1,
             revision: self.current_revision().await?,
+            recorded: 0,
         })
     }
 

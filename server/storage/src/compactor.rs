@@ -32,6 +32,9 @@ pub struct CompactionClaim {
     pub version: i64,
     /// The storage revision when the round ran: what the next claimed round compacts to.
     pub revision: Revision,
+    /// When not claimed: the revision the replica that claimed recorded, which it compacts to
+    /// (0 when unknown).
+    pub recorded: Revision,
 }
 
 /// What a compactor remembers between rounds: the claim version it saw and the revision it
@@ -44,11 +47,31 @@ pub struct CompactorState {
     pub revision: Revision,
 }
 
+/// The result of one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Round {
+    /// This replica compacted the history below this revision.
+    Compacted(Revision),
+    /// Another replica claimed the round; it compacts (or compacted) below this revision.
+    CompactedElsewhere(Revision),
+    /// Nothing to compact yet (the first claimed round, or nothing recorded by the other).
+    Nothing,
+}
+
+impl Round {
+    /// The revision below which history is gone after this round, if known.
+    pub fn revision(self) -> Option<Revision> {
+        match self {
+            Round::Compacted(r) | Round::CompactedElsewhere(r) => Some(r),
+            Round::Nothing => None,
+        }
+    }
+}
+
 /// Runs one round: claims it, and when claimed compacts to the revision recorded at the previous
-/// round (none at the first round). Returns the revision compacted to, if any. A failed claim
-/// leaves `state` unchanged; once claimed, `state` advances even if the compaction fails, as in
-/// kube-apiserver.
-pub async fn round(backend: &dyn Backend, state: &mut CompactorState) -> Result<Option<Revision>> {
+/// round (none at the first round). A failed claim leaves `state` unchanged; once claimed,
+/// `state` advances even if the compaction fails, as in kube-apiserver.
+pub async fn round(backend: &dyn Backend, state: &mut CompactorState) -> Result<Round> {
     let claim = backend
         .claim_compaction(state.version, state.revision)
         .await?;
@@ -59,17 +82,32 @@ pub async fn round(backend: &dyn Backend, state: &mut CompactorState) -> Result<
             revision: claim.revision,
         },
     );
-    if !claim.claimed || previous.revision == 0 {
-        return Ok(None);
+    if !claim.claimed {
+        return Ok(if claim.recorded > 0 {
+            Round::CompactedElsewhere(claim.recorded)
+        } else {
+            Round::Nothing
+        });
+    }
+    if previous.revision == 0 {
+        return Ok(Round::Nothing);
     }
     backend.compact(previous.revision).await?;
-    Ok(Some(previous.revision))
+    Ok(Round::Compacted(previous.revision))
 }
 
+/// Called with the revision below which history is gone, after each round that knows one (the
+/// server compacts its watch caches with it).
+pub type OnCompacted = Box<dyn Fn(Revision) + Send + Sync>;
+
 /// Starts the compactor of `backend`: a round every `interval`, the first one `interval` after
-/// the start. Returns `None` when `interval` is zero (compaction disabled). Dropping or aborting
-/// the handle stops it.
-pub fn spawn(backend: Arc<dyn Backend>, interval: Duration) -> Option<tokio::task::JoinHandle<()>> {
+/// the start, each followed by `on_compacted` when it learnt a compaction revision. Returns
+/// `None` when `interval` is zero (compaction disabled). Aborting the handle stops it.
+pub fn spawn(
+    backend: Arc<dyn Backend>,
+    interval: Duration,
+    on_compacted: OnCompacted,
+) -> Option<tokio::task::JoinHandle<()>> {
     if interval.is_zero() {
         return None;
     }
@@ -78,8 +116,14 @@ pub fn spawn(backend: Arc<dyn Backend>, interval: Duration) -> Option<tokio::tas
         loop {
             tokio::time::sleep(interval).await;
             match round(backend.as_ref(), &mut state).await {
-                Ok(Some(revision)) => tracing::info!(revision, "storage compacted"),
-                Ok(None) => {}
+                Ok(done) => {
+                    if let Round::Compacted(revision) = done {
+                        tracing::info!(revision, "storage compacted");
+                    }
+                    if let Some(revision) = done.revision() {
+                        on_compacted(revision);
+                    }
+                }
                 Err(error) => tracing::error!(%error, "storage compaction failed"),
             }
         }

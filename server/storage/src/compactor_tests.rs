@@ -81,6 +81,7 @@ impl Backend for Replica {
                 claimed: false,
                 version: c.version,
                 revision: c.revision,
+                recorded: c.value,
             });
         }
         c.version += 1;
@@ -90,6 +91,7 @@ impl Backend for Replica {
             claimed: true,
             version: c.version,
             revision: c.revision,
+            recorded: 0,
         })
     }
 }
@@ -126,19 +128,21 @@ async fn one_replica_compacts_per_interval_to_the_previous_revision() {
             ));
         }
     }
-    // Replica 0 claims every interval (it runs first); replica 1 learns the version each time.
-    // Revisions: 110 before the first claim, whose put makes it 111; 121 at the second, ...
+    // Replica 0 claims every interval (it runs first); replica 1 learns the version and the
+    // revision replica 0 compacts to. Revisions: 110 before the first claim, whose put makes it
+    // 111; 121 at the second, ...
+    use Round::{Compacted, CompactedElsewhere, Nothing};
     assert_eq!(
         compacted,
         vec![
-            (0, 0, None),
-            (0, 1, None),
-            (1, 0, Some(111)),
-            (1, 1, None),
-            (2, 0, Some(122)),
-            (2, 1, None),
-            (3, 0, Some(133)),
-            (3, 1, None),
+            (0, 0, Nothing),
+            (0, 1, Nothing),
+            (1, 0, Compacted(111)),
+            (1, 1, CompactedElsewhere(111)),
+            (2, 0, Compacted(122)),
+            (2, 1, CompactedElsewhere(122)),
+            (3, 0, Compacted(133)),
+            (3, 1, CompactedElsewhere(133)),
         ]
     );
     let c = cluster.lock();
@@ -160,7 +164,7 @@ async fn another_replica_takes_over() {
     let seen = states[1].revision;
     cluster.lock().revision += 5;
     let got = round(&replicas[1], &mut states[1]).await.expect("round");
-    assert_eq!(got, Some(seen));
+    assert_eq!(got, Round::Compacted(seen));
     assert_eq!(cluster.lock().compactions, vec![(1, seen)]);
 }
 
@@ -227,12 +231,15 @@ async fn embedded_store_compacts_every_round() {
     let put = |v: &'static [u8]| backend.put("/k", Bytes::from_static(v), Condition::Always, None);
     put(b"1").await.expect("put");
     let mut state = CompactorState::default();
-    assert_eq!(round(&backend, &mut state).await.expect("round"), None);
+    assert_eq!(
+        round(&backend, &mut state).await.expect("round"),
+        Round::Nothing
+    );
     let recorded = state.revision;
     put(b"2").await.expect("put");
     assert_eq!(
         round(&backend, &mut state).await.expect("round"),
-        Some(recorded)
+        Round::Compacted(recorded)
     );
     assert_eq!(
         backend.compacted_revision().await.expect("compacted"),
@@ -251,7 +258,7 @@ async fn embedded_store_compacts_every_round() {
 async fn zero_interval_disables() {
     let (_, mut replicas) = replicas(1);
     let backend: Arc<dyn Backend> = Arc::new(replicas.remove(0));
-    assert!(spawn(Arc::clone(&backend), Duration::ZERO).is_none());
-    let handle = spawn(backend, Duration::from_secs(3600)).expect("started");
+    assert!(spawn(Arc::clone(&backend), Duration::ZERO, Box::new(|_| {})).is_none());
+    let handle = spawn(backend, Duration::from_secs(3600), Box::new(|_| {})).expect("started");
     handle.abort();
 }

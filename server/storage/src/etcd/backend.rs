@@ -458,16 +458,21 @@ impl Backend for EtcdBackend {
                 claimed: true,
                 version: seen_version + 1,
                 revision: current,
+                recorded: 0,
             });
         }
-        let version = match response.op_responses().into_iter().next() {
-            Some(TxnOpResponse::Get(get)) => get.kvs().first().map_or(0, |kv| kv.version()),
-            _ => 0,
+        let (version, recorded) = match response.op_responses().into_iter().next() {
+            Some(TxnOpResponse::Get(get)) => get.kvs().first().map_or((0, 0), |kv| {
+                let recorded = kv.value_str().ok().and_then(|v| v.parse().ok());
+                (kv.version(), recorded.unwrap_or(0))
+            }),
+            _ => (0, 0),
         };
         Ok(CompactionClaim {
             claimed: false,
             version,
             revision: current,
+            recorded,
         })
     }
 
