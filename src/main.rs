@@ -131,6 +131,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         scheme: Arc::new(generated::scheme()),
         backend,
         storage_prefix: opts.etcd_prefix.clone(),
+        compaction_interval: opts.etcd_compaction_interval,
         bind: SocketAddr::new(opts.bind_address, opts.secure_port),
         tls,
         serving,

@@ -56,6 +56,7 @@ async fn hooks_delegation_and_shutdown_order() {
         scheme: Arc::new(generated::scheme()),
         backend: Arc::new(backend),
         storage_prefix: "/registry".into(),
+        compaction_interval: storage::compactor::DEFAULT_COMPACTION_INTERVAL,
         bind: SocketAddr::new(localhost, 0),
         tls: TlsOptions::new(
             paths.serving_cert.clone(),

@@ -77,6 +77,8 @@ pub struct Config {
     pub backend: Arc<dyn storage::backend::Backend>,
     /// The key prefix (`--etcd-prefix`).
     pub storage_prefix: String,
+    /// `--etcd-compaction-interval`: how often the storage compactor runs (zero: never).
+    pub compaction_interval: Duration,
     /// Listen address.
     pub bind: SocketAddr,
     /// TLS material and settings.
@@ -472,6 +474,12 @@ impl PreparedServer {
         } = self;
         let signals = server.signals.clone();
         let watcher = tls.spawn_watcher(TLS_FILE_POLL);
+        let registry = Arc::clone(&server.api.registry);
+        let compactor = storage::compactor::spawn(
+            Arc::clone(&server.config.config.backend),
+            server.config.config.compaction_interval,
+            Box::new(move |revision| registry.compact_caches(revision)),
+        );
         let drain = server.config.config.request_timeout + Duration::from_secs(5);
         let serving = tokio::spawn(serve::serve_tls(
             listener,
@@ -508,6 +516,9 @@ impl PreparedServer {
         let _ = serving.await;
         hook_task.abort();
         watcher.abort();
+        if let Some(compactor) = compactor {
+            compactor.abort();
+        }
         if let Some(audit) = audit {
             // The events of the last requests are written before the process exits.
             let flushed =

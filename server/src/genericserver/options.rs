@@ -102,6 +102,11 @@ pub struct ServerOptions {
     /// Client key for etcd.
     #[arg(long)]
     pub etcd_keyfile: Option<PathBuf>,
+    /// The interval of compaction requests: every interval the storage history older than the
+    /// previous interval is compacted (with etcd, by one of the replicas sharing it). `0`
+    /// disables compaction.
+    #[arg(long, default_value = "5m0s", value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
     /// EncryptionConfiguration file for encryption at rest.
     #[arg(long)]
     pub encryption_provider_config: Option<PathBuf>,
@@ -535,6 +540,28 @@ mod tests {
             flag: "--token-auth-file",
             path: "/nonexistent.csv".to_string()
         }));
+    }
+
+    #[test]
+    fn etcd_compaction_interval() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(args)
+                .map(|c| c.opts.etcd_compaction_interval)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(parse(&["apiary"]), Ok(Duration::from_secs(300)));
+        assert_eq!(
+            parse(&["apiary", "--etcd-compaction-interval=2s"]),
+            Ok(Duration::from_secs(2))
+        );
+        assert_eq!(
+            parse(&["apiary", "--etcd-compaction-interval=0"]),
+            Ok(Duration::ZERO)
+        );
+        let err = parse(&["apiary", "--etcd-compaction-interval=-1m"]).unwrap_err();
+        assert!(err.contains("can not be negative value"), "{err}");
+        let err = parse(&["apiary", "--etcd-compaction-interval=5"]).unwrap_err();
+        assert!(err.contains("time: missing unit in duration"), "{err}");
     }
 
     #[test]

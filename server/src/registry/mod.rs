@@ -77,6 +77,16 @@ impl Registry {
         &self.prefix
     }
 
+    /// Discards the watch caches' history below `revision` once storage was compacted there,
+    /// so a watch from an older revision is 410 Gone from the cache as from storage.
+    pub fn compact_caches(&self, revision: storage::errors::Revision) {
+        for store in self.stores.read().values() {
+            if let Some(cacher) = store.cacher() {
+                cacher.compact(revision);
+            }
+        }
+    }
+
     /// The store of a kind.
     pub fn store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
         let info = kind.storage_info();

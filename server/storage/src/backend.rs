@@ -266,6 +266,25 @@ pub trait Backend: Send + Sync + 'static {
     /// compacted).
     async fn compacted_revision(&self) -> Result<Revision>;
 
+    /// Claims one round of the periodic compactor ([`crate::compactor`]): succeeds when the
+    /// round's logical clock still has `seen_version`, advancing it and recording `revision` (the
+    /// revision this round will compact to) for other replicas. The default is for a backend
+    /// owned by one process: every claim succeeds, at `seen_version + 1`, with the current
+    /// revision.
+    async fn claim_compaction(
+        &self,
+        seen_version: i64,
+        revision: Revision,
+    ) -> Result<crate::compactor::CompactionClaim> {
+        let _ = revision;
+        Ok(crate::compactor::CompactionClaim {
+            claimed: true,
+            version: seen_version + 1,
+            revision: self.current_revision().await?,
+            recorded: 0,
+        })
+    }
+
     /// True when watches answer [`WatchRequest::progress_requests`] as [`ProgressRequester`]
     /// describes.
     fn supports_progress_requests(&self) -> bool {

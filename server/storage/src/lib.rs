@@ -11,6 +11,7 @@
 pub mod attr_map;
 pub mod backend;
 pub mod cacher;
+pub mod compactor;
 pub mod continue_token;
 pub mod embedded;
 pub mod errors;

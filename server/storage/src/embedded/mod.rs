@@ -169,6 +169,12 @@ impl EmbeddedBackend {
         &self.path
     }
 
+    /// The oldest revision whose history row may still be stored: below the compaction point
+    /// while the writer is still removing compacted history, in bounded steps between writes.
+    pub fn history_floor(&self) -> Revision {
+        self.shared.log_floor.load(Ordering::Acquire)
+    }
+
     async fn write(&self, key: &str, op: WriteOp, condition: Condition) -> Result<TxnOutcome> {
         let (reply, rx) = oneshot::channel();
         self.requests

@@ -32,6 +32,11 @@ const MAX_LINGER: Duration = Duration::from_millis(1);
 const MAX_EXPIRED_PER_BATCH: usize = 1024;
 /// The largest number of history rows removed per transaction.
 const MAX_COMPACTED_PER_BATCH: usize = 4096;
+/// History rows are removed in steps of this many rows...
+const COMPACTION_STEP: usize = 256;
+/// ...while a transaction has spent less than this removing them: a write that queues behind a
+/// commit waits for at most about one step more than without compaction.
+const COMPACTION_BUDGET: Duration = Duration::from_millis(2);
 
 /// A write operation.
 pub(crate) enum WriteOp {
@@ -319,20 +324,27 @@ impl<'a> Txn<'a> {
     }
 }
 
-/// Removes up to [`MAX_COMPACTED_PER_BATCH`] history rows below the compaction point and returns
-/// the new log floor.
+/// Removes history rows below the compaction point in steps of [`COMPACTION_STEP`], while
+/// within [`COMPACTION_BUDGET`] and up to [`MAX_COMPACTED_PER_BATCH`] rows, and returns the new
+/// log floor. At least one step is taken, so removal always progresses.
 fn trim_log(
     log: &mut Table<'_, u64, &'static [u8]>,
     floor: Revision,
     compacted: Revision,
 ) -> Result<Revision> {
-    if floor >= compacted {
-        return Ok(floor);
+    let started = Instant::now();
+    let limit = compacted.min(floor.saturating_add(MAX_COMPACTED_PER_BATCH as i64));
+    let mut floor = floor;
+    while floor < limit {
+        let end = limit.min(floor.saturating_add(COMPACTION_STEP as i64));
+        log.retain_in((floor.max(0) as u64)..(end.max(0) as u64), |_, _| false)
+            .map_err(db_err)?;
+        floor = end;
+        if started.elapsed() >= COMPACTION_BUDGET {
+            break;
+        }
     }
-    let end = compacted.min(floor.saturating_add(MAX_COMPACTED_PER_BATCH as i64));
-    log.retain_in((floor.max(0) as u64)..(end.max(0) as u64), |_, _| false)
-        .map_err(db_err)?;
-    Ok(end)
+    Ok(floor)
 }
 
 /// The counters as of the last commit, which only this thread writes: the shared atomics hold

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use async_trait::async_trait;
 use bytes::Bytes;
 use etcd_client::{
-    Client, CompactionOptions, Compare, CompareOp, DeleteOptions, GetOptions, PutOptions, TxnOp,
-    TxnOpResponse,
+    Client, CompactionOptions, Compare, CompareOp, DeleteOptions, GetOptions, PutOptions, Txn,
+    TxnOp, TxnOpResponse,
 };
 
 use super::config::EtcdConfig;
@@ -27,6 +27,7 @@ use crate::backend::{
     Backend, Condition, GetResponse, KeyValue, RangeRequest, RangeResponse, TxnOutcome,
     WatchRequest, WatchStream,
 };
+use crate::compactor::{COMPACT_REV_KEY, CompactionClaim};
 use crate::errors::{Result, Revision, StorageError};
 
 /// The etcd implementation of [`Backend`]. Cheap to clone; clones share the connection.
@@ -413,6 +414,61 @@ impl Backend for EtcdBackend {
                 message: "etcd compaction timed out".to_string(),
             }),
         }
+    }
+
+    /// kube-apiserver's claim: `If(version(compact_rev_key) = seen) Then(put compact_rev_key =
+    /// revision) Else(get compact_rev_key)`. The put bumps the key's version, so of the replicas
+    /// that saw one version only the first claims the round. Not retried: a claim whose answer
+    /// was lost may have been applied, and the next round learns the version either way.
+    async fn claim_compaction(
+        &self,
+        seen_version: i64,
+        revision: Revision,
+    ) -> Result<CompactionClaim> {
+        let txn = Txn::new()
+            .when([Compare::version(
+                COMPACT_REV_KEY,
+                CompareOp::Equal,
+                seen_version,
+            )])
+            .and_then([TxnOp::put(COMPACT_REV_KEY, revision.to_string(), None)])
+            .or_else([TxnOp::get(COMPACT_REV_KEY, None)]);
+        let mut client = self.client();
+        let response =
+            match tokio::time::timeout(self.inner.config.request_timeout, client.txn(txn)).await {
+                Ok(Ok(response)) => response,
+                Ok(Err(error)) => return Err(classify(error).into_storage()),
+                Err(_) => {
+                    return Err(StorageError::Timeout {
+                        message: "etcd compaction claim timed out".to_string(),
+                    });
+                }
+            };
+        let current = response
+            .header()
+            .map(|h| h.revision())
+            .ok_or_else(|| StorageError::internal("etcd response without header"))?;
+        if response.succeeded() {
+            return Ok(CompactionClaim {
+                claimed: true,
+                version: seen_version + 1,
+                revision: current,
+                recorded: 0,
+            });
+        }
+        let (version, recorded) = match response.op_responses().into_iter().next() {
+            Some(TxnOpResponse::Get(get)) => get.kvs().first().map_or((0, 0), |kv| {
+                let recorded = kv.value_str().ok().and_then(|v| v.parse().ok());
+                (kv.version(), recorded.unwrap_or(0))
+            }),
+            _ => (0, 0),
+        };
+        Ok(CompactionClaim {
+            claimed: false,
+            version,
+            revision: current,
+            recorded,
+        })
     }
 
     async fn current_revision(&self) -> Result<Revision> {

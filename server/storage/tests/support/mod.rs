@@ -62,6 +62,13 @@ impl Backend for CompactingBackend {
     async fn compacted_revision(&self) -> Result<Revision> {
         self.inner.compacted_revision().await
     }
+    async fn claim_compaction(
+        &self,
+        seen_version: i64,
+        revision: Revision,
+    ) -> Result<storage::compactor::CompactionClaim> {
+        self.inner.claim_compaction(seen_version, revision).await
+    }
     fn supports_progress_requests(&self) -> bool {
         self.inner.supports_progress_requests()
     }
