@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod raw;
 pub mod tls;
 
 use std::io::{BufRead, BufReader};

@@ -69,6 +69,12 @@ def core_v1(ns):
     check(listed.metadata.resource_version.isdigit(), f"list resourceVersion: {listed.metadata.resource_version}")
     selected = v1.list_namespaced_config_map(ns, label_selector="app=py")
     check([i.metadata.name for i in selected.items] == ["settings"], f"label selector: {[i.metadata.name for i in selected.items]}")
+    # A label selector of about 100 KB (a request URI over the 64 KiB of hyper and the http
+    # crate; the client speaks HTTP/1.1).
+    values = ",".join(f"v{i:05}" for i in range(11200)) + ",py"
+    long_selector = f"app in ({values})"
+    long_selected = v1.list_namespaced_config_map(ns, label_selector=long_selector)
+    check([i.metadata.name for i in long_selected.items] == ["settings"], f"long label selector: {[i.metadata.name for i in long_selected.items]}")
     by_field = v1.list_namespaced_config_map(ns, field_selector="metadata.name=other")
     check([i.metadata.name for i in by_field.items] == ["other"], f"field selector: {[i.metadata.name for i in by_field.items]}")
     everywhere = v1.list_config_map_for_all_namespaces(label_selector="app=py")

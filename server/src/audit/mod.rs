@@ -162,11 +162,9 @@ impl Auditor {
             level: config.level,
             audit_id: String::from_utf8_lossy(audit_id.as_bytes()).into_owned(),
             stage: Stage::RequestReceived,
-            request_uri: parts
-                .uri
+            request_uri: crate::request_target::of(&parts.uri, &parts.extensions)
                 .path_and_query()
-                .map(|p| p.as_str().to_string())
-                .unwrap_or_else(|| parts.uri.path().to_string()),
+                .to_string(),
             verb: info.verb.clone(),
             user: user.cloned(),
             impersonated_user: None,

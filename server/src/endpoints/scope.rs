@@ -77,7 +77,8 @@ impl RequestScope {
         if namespaced_path != version.namespaced() && !(version.namespaced() && collection) {
             return Err(ApiError::not_found_path());
         }
-        let query = Query::parse(parts.uri.query().unwrap_or("")).into_owned();
+        let query = Query::parse(crate::request_target::of(&parts.uri, &parts.extensions).query())
+            .into_owned();
         let body = if matches!(
             parts.method,
             http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE

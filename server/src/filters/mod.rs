@@ -209,10 +209,12 @@ where
         record.authorized(verdict.is_ok(), &reason);
     }
     verdict?;
+    crate::fault::handler(&parts.headers, &user);
     let limit = if info.is_long_running() {
         None
     } else {
-        Some(timeout::limit(config, parts.uri.query().unwrap_or(""))?)
+        let target = crate::request_target::of(&parts.uri, &parts.extensions);
+        Some(timeout::limit(config, target.query())?)
     };
     if let Some(note) = record.as_ref().and_then(RequestAudit::object_note) {
         parts.extensions.insert(note);

@@ -9,10 +9,6 @@ use crate::request_info::RequestInfo;
 
 /// The request's facts, or the 500 error of a path that cannot be interpreted.
 pub fn parse(req: &Request<Body>) -> Result<RequestInfo, ApiError> {
-    RequestInfo::parse(
-        req.method(),
-        req.uri().path(),
-        req.uri().query().unwrap_or(""),
-    )
-    .map_err(ApiError::internal)
+    let target = crate::request_target::of(req.uri(), req.extensions());
+    RequestInfo::parse(req.method(), target.path(), target.query()).map_err(ApiError::internal)
 }

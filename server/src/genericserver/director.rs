@@ -23,6 +23,7 @@ use super::version::VersionInfo;
 use crate::endpoints::{self, ApiContext};
 use crate::filters::status_response;
 use crate::request_info::RequestInfo;
+use crate::request_target::{self, LongTarget, Target};
 
 /// The result of a delegate: a response, or the request handed back to try the next server.
 pub type DelegateFuture =
@@ -30,7 +31,9 @@ pub type DelegateFuture =
 
 /// A server further down the delegation chain (an aggregated or extension server).
 pub trait Delegate: Send + Sync + 'static {
-    /// Serves the request or hands it back.
+    /// Serves the request or hands it back. Its path and query are
+    /// [`request_target::of`] the request (an HTTP/1.1 target too long for a URI travels
+    /// beside it).
     fn handle(&self, req: Request<Body>) -> DelegateFuture;
 
     /// The paths it serves that the root document (`GET /`) lists.
@@ -124,8 +127,10 @@ impl Director {
             req.method().clone(),
             req.uri().clone(),
             req.headers().clone(),
+            req.extensions().get::<LongTarget>().cloned(),
         );
-        if let Some(resp) = self.non_api(&head.0, &head.1, &head.2).await {
+        let target = request_target::with(&head.1, head.3.as_ref());
+        if let Some(resp) = self.non_api(&head.0, target, &head.2).await {
             return resp;
         }
         let mut req = req;
@@ -141,11 +146,11 @@ impl Director {
     async fn non_api(
         &self,
         method: &http::Method,
-        uri: &http::Uri,
+        target: Target<'_>,
         headers: &http::HeaderMap,
     ) -> Option<Response<Body>> {
-        let path = uri.path();
-        let query = uri.query().unwrap_or("");
+        let path = target.path();
+        let query = target.query();
         let read = matches!(*method, http::Method::GET | http::Method::HEAD);
         for (name, checks) in [
             ("healthz", &self.health.healthz),

@@ -1,8 +1,9 @@
 //! The secure listener: accepts TCP connections (at most [`ServingOptions::max_open_connections`]
 //! at once), completes TLS, records the client's certificate chain on each request and serves
 //! HTTP/1.1 or h2 with hyper, with kube-apiserver's limits: a header read timeout, an idle
-//! timeout, 1 MiB of request headers, bounded concurrent h2 streams; stops accepting when the
-//! lifecycle says so and lets open connections finish.
+//! timeout, 1 MiB of request headers (HTTP/1.1 request-targets up to that too, through
+//! `long_target`), bounded concurrent h2 streams; stops accepting when the lifecycle says so
+//! and lets open connections finish.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +22,10 @@ use super::tls::TlsReloader;
 use crate::authn::PeerConnection;
 
 mod activity;
+mod long_target;
 
 use self::activity::{Activity, ActivityIo, Counter, TrackedBody};
+use self::long_target::{Handoff, Http1Targets};
 
 /// How long a TLS handshake may take. kube-apiserver's Go server has no bound of its own
 /// (its header read timeout starts after the handshake); 10 s is Go's client-side
@@ -207,8 +210,14 @@ pub async fn serve_tls(
                 opts.idle_timeout,
             ));
             let tracked = Arc::clone(&activity);
+            // HTTP/1.1 request-targets longer than a URI reach the service beside the request.
+            let handoff = Arc::new(Handoff::default());
+            let targets = Arc::clone(&handoff);
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
+                if let Some(target) = targets.next_request() {
+                    req.extensions_mut().insert(target);
+                }
                 req.extensions_mut().insert(connection.clone());
                 req.extensions_mut().insert(crate::audit::PeerAddr(peer));
                 // The request keeps the connection busy until its response body is done (a
@@ -222,7 +231,7 @@ pub async fn serve_tls(
                     resp.map(|r| r.map(|body| TrackedBody::new(body, busy)))
                 }
             });
-            let io = ActivityIo::new(tls, Arc::clone(&activity));
+            let io = Http1Targets::new(ActivityIo::new(tls, Arc::clone(&activity)), handoff, !h2);
             let conn = builder
                 .serve_connection_with_upgrades(TokioIo::new(io), service)
                 .into_owned();

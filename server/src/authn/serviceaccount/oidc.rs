@@ -56,7 +56,7 @@ impl OidcDiscovery {
 impl Delegate for OidcDiscovery {
     fn handle(&self, req: Request<Body>) -> DelegateFuture {
         let read = matches!(*req.method(), Method::GET | Method::HEAD);
-        let resp = match req.uri().path() {
+        let resp = match crate::request_target::of(req.uri(), req.extensions()).path() {
             DISCOVERY_PATH if read => Some(OidcDiscovery::respond(
                 &self.configuration,
                 "application/json",
