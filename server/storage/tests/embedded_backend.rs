@@ -1,5 +1,5 @@
 //! Behaviour specific to the embedded backend: the raw `Backend` contract, history reads,
-//! automatic compaction, TTL expiry, restarts, and watchers that fall behind the broadcast.
+//! automatic compaction, TTL expiry, restarts, and watchers that fall behind their queue.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -351,7 +351,7 @@ async fn slow_watcher_catches_up_from_history() {
             }
         }));
     }
-    // Do not read until every write is done, so the broadcast buffer overflows.
+    // Do not read until every write is done, so the watch queue overflows.
     for t in tasks {
         t.await.expect("writer");
     }
@@ -388,5 +388,42 @@ async fn progress_notifications_while_idle() {
     match next_item(&mut w).await {
         WatchItem::Progress(p) => assert!(p >= r),
         other => panic!("expected progress, got {other:?}"),
+    }
+}
+
+/// A watch receives only the batches of its prefix, yet a progress request reports every
+/// revision committed before it, also those of other prefixes, and the watch goes on gap-free.
+#[tokio::test]
+async fn progress_requests_cover_revisions_of_other_prefixes() {
+    let dir = tempfile::tempdir().expect("dir");
+    let b = open(dir.path());
+    let requester = storage::backend::ProgressRequester::new();
+    let mut w = b
+        .watch(WatchRequest {
+            prefix: "/y/".into(),
+            start_revision: 0,
+            progress_interval: Some(Duration::from_secs(3600)),
+            progress_requests: Some(requester.subscribe()),
+        })
+        .await
+        .expect("watch");
+    let mine = put(&b, "/y/a", "1", Condition::Absent).await;
+    let mut last = mine;
+    for i in 0..5 {
+        last = put(&b, &format!("/x/{i}"), "1", Condition::Absent).await;
+    }
+    match next_item(&mut w).await {
+        WatchItem::Events(e) => assert_eq!((e[0].key.as_str(), e[0].mod_revision), ("/y/a", mine)),
+        other => panic!("expected the event of /y/a, got {other:?}"),
+    }
+    requester.request();
+    match next_item(&mut w).await {
+        WatchItem::Progress(p) => assert_eq!(p, last, "progress covers the other prefix"),
+        other => panic!("expected progress, got {other:?}"),
+    }
+    let next = put(&b, "/y/b", "1", Condition::Absent).await;
+    match next_item(&mut w).await {
+        WatchItem::Events(e) => assert_eq!((e[0].key.as_str(), e[0].mod_revision), ("/y/b", next)),
+        other => panic!("expected the event of /y/b, got {other:?}"),
     }
 }

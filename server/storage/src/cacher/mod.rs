@@ -231,8 +231,45 @@ impl Cacher {
         let timeout = self.shared.config.consistent_read_timeout;
         match freshness {
             Freshness::Any => Ok(self.wait_for(0, timeout).await),
-            Freshness::AtLeast(rv) => Ok(self.wait_for(*rv, timeout).await),
+            Freshness::AtLeast(rv) => Ok(self.wait_for_revision(*rv, timeout).await),
             Freshness::Latest => self.ready_for_consistent_read(timeout).await,
+        }
+    }
+
+    /// Waits until the cache has reached `target`, asking the upstream watch for a progress
+    /// report while it has not (as kube-apiserver's cache does when it waits to be fresh): the
+    /// storage sends a watch only the revisions of its own resource, so an idle resource's
+    /// cache learns of newer revisions only when it asks or at its next bookmark. False on
+    /// timeout.
+    async fn wait_for_revision(&self, target: Revision, timeout: Duration) -> bool {
+        let cached = self.revision();
+        if cached.is_some_and(|cached| cached >= target) {
+            return true;
+        }
+        if cached.is_none() || !self.shared.storage.request_watch_progress() {
+            return self.wait_for(target, timeout).await;
+        }
+        self.wait_with_progress_requests(target, tokio::time::Instant::now() + timeout)
+            .await
+    }
+
+    /// Waits until the cache has reached `target` or `deadline` passes, asking the upstream
+    /// watch for a progress report every [`PROGRESS_REQUEST_PERIOD`] (the caller asked once).
+    async fn wait_with_progress_requests(
+        &self,
+        target: Revision,
+        deadline: tokio::time::Instant,
+    ) -> bool {
+        let mut revision = self.shared.revision.subscribe();
+        loop {
+            let wake = deadline.min(tokio::time::Instant::now() + PROGRESS_REQUEST_PERIOD);
+            match tokio::time::timeout_at(wake, revision.wait_for(|r| *r >= target)).await {
+                Ok(reached) => return reached.is_ok(),
+                Err(_) if wake >= deadline => return false,
+                Err(_) => {
+                    self.shared.storage.request_watch_progress();
+                }
+            }
         }
     }
 
@@ -280,18 +317,9 @@ impl Cacher {
         if !self.shared.storage.request_watch_progress() {
             return Ok(false);
         }
-        let deadline = started + timeout;
-        let mut revision = self.shared.revision.subscribe();
-        loop {
-            let wake = deadline.min(tokio::time::Instant::now() + PROGRESS_REQUEST_PERIOD);
-            match tokio::time::timeout_at(wake, revision.wait_for(|r| *r >= target)).await {
-                Ok(reached) => return Ok(reached.is_ok()),
-                Err(_) if wake >= deadline => return Ok(false),
-                Err(_) => {
-                    self.shared.storage.request_watch_progress();
-                }
-            }
-        }
+        Ok(self
+            .wait_with_progress_requests(target, started + timeout)
+            .await)
     }
 
     fn cached_object(&self, key: &str) -> Option<StoredObject> {

@@ -8,11 +8,12 @@
 //!   durable.
 //! - Reads use concurrent redb read transactions; reads at past revisions are answered from the
 //!   history within the retained window and fail with `Expired` below it.
-//! - Watches replay history from their start revision, then follow an in-process broadcast of
-//!   committed batches without gap or duplicate.
+//! - Watches replay history from their start revision, then follow the committed batches the
+//!   writer routes to them (only those touching their prefix) without gap or duplicate.
 
 mod reads;
 mod records;
+mod router;
 mod tables;
 mod watch;
 mod writer;
@@ -25,7 +26,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use redb::{Database, ReadableDatabase, ReadableTable};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 
 use crate::backend::{
     Backend, Condition, Event, GetResponse, RangeRequest, RangeResponse, TxnOutcome, WatchRequest,
@@ -51,10 +52,9 @@ pub struct EmbeddedOptions {
     pub retained_revisions: u64,
     /// How often expired TTL keys are deleted.
     pub sweep_interval: Duration,
-    /// The number of committed batches buffered per watcher before it falls back to replaying
-    /// from the history. The broadcast keeps the last this many batches (keys and values)
-    /// alive until newer ones overwrite them, so a large buffer costs memory even when every
-    /// watcher keeps up.
+    /// The number of committed batches touching a watcher's prefix buffered for it before it
+    /// falls back to replaying from the history. A batch stays in memory only until every
+    /// watcher it was routed to has read it.
     pub watch_buffer: usize,
     /// The upper bound, in bytes, of redb's page cache (the memory redb may keep of database
     /// pages read or written; it is filled lazily). The default is [`DEFAULT_CACHE_SIZE`]: the
@@ -84,7 +84,7 @@ pub(crate) type EventBatch = Arc<[Event]>;
 /// State shared by the backend handle, the writer thread and watchers.
 pub(crate) struct Shared {
     pub db: Database,
-    pub events: broadcast::Sender<EventBatch>,
+    pub router: router::Router,
     pub current: AtomicI64,
     pub compacted: AtomicI64,
     pub log_floor: AtomicI64,
@@ -133,10 +133,9 @@ impl EmbeddedBackend {
             .create(&path)
             .map_err(db_err)?;
         let (revision, compacted, floor) = initialize(&db)?;
-        let (events, _) = broadcast::channel(options.watch_buffer.max(16));
         let shared = Arc::new(Shared {
             db,
-            events,
+            router: router::Router::new(options.watch_buffer.max(16)),
             current: AtomicI64::new(revision),
             compacted: AtomicI64::new(compacted),
             log_floor: AtomicI64::new(floor),

@@ -1,11 +1,14 @@
 //! Watches of the embedded backend.
 //!
-//! A watcher subscribes to the writer's broadcast first, then replays the history from its
-//! start revision up to the current revision, then follows the broadcast, skipping anything it
-//! already delivered. Subscribing before reading guarantees no gap; skipping by revision
-//! guarantees no duplicate. A watcher that falls behind the broadcast buffer re-subscribes and
-//! replays the missed revisions from the history; if they were compacted meanwhile it ends with
-//! `Expired`.
+//! A watcher registers its queue with the writer's [`Router`](super::router::Router) first,
+//! then replays the history from its start revision up to the current revision, then follows
+//! its queue, which receives only the committed batches touching its prefix, skipping anything
+//! it already delivered. Registering before reading guarantees no gap; skipping by revision
+//! guarantees no duplicate. A watcher whose queue overflowed registers again and replays the
+//! missed revisions from the history; if they were compacted meanwhile it ends with `Expired`.
+//! A watcher that receives nothing still reports its progress up to the current revision: the
+//! router routes a batch before the writer publishes its revision, so once the queue is drained
+//! every revision up to the one read before draining was processed.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,7 +16,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use redb::ReadableDatabase;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TryRecvError;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::records::LogRecord;
@@ -31,7 +35,7 @@ const REPLAY_CHUNK: u64 = 1024;
 
 /// Opens a watch.
 pub(super) async fn open(shared: Arc<Shared>, request: WatchRequest) -> Result<WatchStream> {
-    let subscription = shared.events.subscribe();
+    let queue = shared.router.subscribe(&request.prefix);
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let watcher = Watcher {
         shared,
@@ -41,7 +45,7 @@ pub(super) async fn open(shared: Arc<Shared>, request: WatchRequest) -> Result<W
         tx,
     };
     let requests = request.progress_interval.and(request.progress_requests);
-    tokio::spawn(watcher.run(subscription, request.progress_interval, requests));
+    tokio::spawn(watcher.run(queue, request.progress_interval, requests));
     Ok(ReceiverStream::new(rx).boxed())
 }
 
@@ -66,7 +70,7 @@ enum Stop {
 impl Watcher {
     async fn run(
         mut self,
-        mut subscription: broadcast::Receiver<EventBatch>,
+        mut queue: mpsc::Receiver<EventBatch>,
         progress: Option<Duration>,
         mut requests: Option<ProgressRequests>,
     ) {
@@ -84,21 +88,7 @@ impl Watcher {
             t
         });
         let mut active = false;
-        // A requested progress report is due once every revision up to this one is processed.
-        let mut requested: Option<Revision> = None;
         loop {
-            if let Some(target) = requested
-                && self.delivered >= target
-            {
-                requested = None;
-                if self
-                    .send(WatchItem::Progress(self.delivered))
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
             let tick = async {
                 match ticker.as_mut() {
                     Some(t) => {
@@ -107,58 +97,50 @@ impl Watcher {
                     None => std::future::pending::<()>().await,
                 }
             };
-            tokio::select! {
+            let outcome = tokio::select! {
                 () = self.tx.closed() => return,
-                received = subscription.recv() => {
-                    let outcome = match received {
-                        Ok(batch) => {
-                            active = true;
-                            self.deliver(&batch).await
-                        }
-                        Err(broadcast::error::RecvError::Lagged(_)) => {
-                            subscription = subscription.resubscribe();
-                            self.catch_up().await
-                        }
-                        Err(broadcast::error::RecvError::Closed) => {
-                            let _ = self
-                                .tx
-                                .send(Err(StorageError::unavailable("embedded storage closed")))
-                                .await;
-                            return;
-                        }
-                    };
-                    if outcome.is_err() {
-                        return;
+                received = queue.recv() => match received {
+                    Some(batch) => {
+                        active = true;
+                        self.deliver(&batch).await
                     }
-                }
+                    None => self.resume(&mut queue).await,
+                },
                 () = next_progress_request(requests.as_mut()) => {
-                    // Every revision up to the current one is committed, so its events are in
-                    // the broadcast (or the history) and reach this watcher in order.
-                    let current = self.shared.current.load(Ordering::Acquire);
-                    requested = Some(requested.map_or(current, |r| r.max(current)));
+                    // Every revision up to the current one is committed and routed, so its
+                    // events are in the queue (or the history) and are delivered first.
+                    match self.settle(&mut queue).await {
+                        Ok(()) => self.send(WatchItem::Progress(self.delivered)).await,
+                        Err(stop) => Err(stop),
+                    }
                 }
                 () = tick => {
-                    if !active && self.delivered > 0 && self.tx.send(Ok(WatchItem::Progress(self.delivered))).await.is_err() {
-                        return;
+                    let idle = !std::mem::replace(&mut active, false);
+                    if idle {
+                        match self.settle(&mut queue).await {
+                            Ok(()) if self.delivered > 0 => {
+                                self.send(WatchItem::Progress(self.delivered)).await
+                            }
+                            other => other,
+                        }
+                    } else {
+                        Ok(())
                     }
-                    active = false;
                 }
+            };
+            if outcome.is_err() {
+                return;
             }
         }
     }
 
-    /// Delivers the events of a batch newer than what was already processed.
+    /// Delivers the events of a batch newer than what was already processed. The batches of
+    /// the queue come in revision order; those that skip revisions skip only revisions that do
+    /// not touch the prefix.
     async fn deliver(&mut self, batch: &[Event]) -> Result<(), Stop> {
         for event in batch {
             if event.mod_revision <= self.delivered {
                 continue;
-            }
-            if event.mod_revision != self.delivered + 1 {
-                // A revision is missing between the history and the broadcast: replay it.
-                self.catch_up().await?;
-                if event.mod_revision <= self.delivered {
-                    continue;
-                }
             }
             self.delivered = event.mod_revision;
             if event.key.starts_with(&self.prefix) {
@@ -166,6 +148,30 @@ impl Watcher {
             }
         }
         Ok(())
+    }
+
+    /// Processes every revision up to the current one: delivers what is queued, after which
+    /// nothing up to the revision read first remains (the router routes a batch before its
+    /// revision is published).
+    async fn settle(&mut self, queue: &mut mpsc::Receiver<EventBatch>) -> Result<(), Stop> {
+        let current = self.shared.current.load(Ordering::Acquire);
+        loop {
+            match queue.try_recv() {
+                Ok(batch) => self.deliver(&batch).await?,
+                Err(TryRecvError::Empty) => break,
+                // The replay reads a snapshot taken after `current` was published.
+                Err(TryRecvError::Disconnected) => return self.resume(queue).await,
+            }
+        }
+        self.delivered = self.delivered.max(current);
+        Ok(())
+    }
+
+    /// The router dropped the queue because it was full, after everything queued before was
+    /// delivered: registers a new queue, then replays what was missed from the history.
+    async fn resume(&mut self, queue: &mut mpsc::Receiver<EventBatch>) -> Result<(), Stop> {
+        *queue = self.shared.router.subscribe(&self.prefix);
+        self.catch_up().await
     }
 
     async fn send(&self, item: WatchItem) -> Result<(), Stop> {

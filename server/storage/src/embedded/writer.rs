@@ -3,8 +3,8 @@
 //! Writers send requests over a channel; the writer thread takes everything queued, applies it
 //! in order inside one redb write transaction (each successful write gets the next revision),
 //! appends one history row per revision, persists the revision counter in the same transaction,
-//! commits with immediate durability (fsync), and only then answers the callers and publishes
-//! the events to watchers. TTL expiry and log compaction run on the same thread, so every
+//! commits with immediate durability (fsync), and only then routes the events to the watches
+//! they concern, publishes the new revision and answers the callers. TTL expiry and log compaction run on the same thread, so every
 //! revision is assigned in exactly one place.
 
 use std::sync::Arc;
@@ -422,13 +422,14 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
     })();
     match result {
         Ok((events, revision, compacted, floor)) => {
+            if !events.is_empty() {
+                // Routed before the revision is published, so a watcher that reads the current
+                // revision finds every batch up to it in its queue (see `router`).
+                shared.router.route(&EventBatch::from(events));
+            }
             shared.current.store(revision, Ordering::Release);
             shared.compacted.store(compacted, Ordering::Release);
             shared.log_floor.store(floor, Ordering::Release);
-            if !events.is_empty() {
-                // No receiver simply means nobody watches.
-                let _ = shared.events.send(EventBatch::from(events));
-            }
             for reply in replies {
                 match reply {
                     Reply::Write(tx, outcome) => {
@@ -463,15 +464,13 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicI64;
-    use tokio::sync::broadcast;
 
     fn shared(dir: &std::path::Path) -> Arc<Shared> {
         let db = redb::Database::create(dir.join("probe.redb")).expect("create");
         let (revision, compacted, floor) = super::super::initialize(&db).expect("initialize");
-        let (events, _) = broadcast::channel(16);
         Arc::new(Shared {
             db,
-            events,
+            router: super::super::router::Router::new(16),
             current: AtomicI64::new(revision),
             compacted: AtomicI64::new(compacted),
             log_floor: AtomicI64::new(floor),
