@@ -660,17 +660,20 @@ fn split_unescaped(input: &str, sep: char) -> Vec<String> {
     parts
 }
 
+/// Splits a term at its first operator, as Kubernetes' `splitTerm`: at the leftmost position
+/// where `!=`, `==` or `=` starts (so `a=b==` is `a` `=` `b==`, whose value is then refused).
 fn split_field_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
-    for (op, kind) in [
-        ("!=", FieldOperator::NotEquals),
-        ("==", FieldOperator::Equals),
-        ("=", FieldOperator::Equals),
-    ] {
-        if let Some(i) = term.find(op) {
-            return Some((&term[..i], kind, &term[i + op.len()..]));
-        }
-    }
-    None
+    term.char_indices().find_map(|(i, _)| {
+        let rest = &term[i..];
+        [
+            ("!=", FieldOperator::NotEquals),
+            ("==", FieldOperator::Equals),
+            ("=", FieldOperator::Equals),
+        ]
+        .into_iter()
+        .find(|(op, _)| rest.starts_with(op))
+        .map(|(op, kind)| (&term[..i], kind, &rest[op.len()..]))
+    })
 }
 
 fn unescape_field_value(value: &str) -> Result<String, String> {
@@ -703,6 +706,21 @@ fn escape_field_value(value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// Found by the `field_selector` fuzz target (fuzz/regressions/field_selector/): the term
+    /// splits at its leftmost operator, so a later `==` or `!=` is part of the value.
+    #[test]
+    fn field_term_splits_at_the_leftmost_operator() {
+        let err = FieldSelector::parse("f=x==").expect_err("an unescaped = in the value");
+        assert_eq!(
+            err.0,
+            "invalid field selector: invalid selector value: unescaped '=' in \"x==\""
+        );
+        assert!(FieldSelector::parse("a=b!=c").is_err());
+        let s = FieldSelector::parse("a!=b\\=").expect("parses");
+        assert_eq!(s.requirements[0].field, "a");
+        assert_eq!(s.requirements[0].operator, FieldOperator::NotEquals);
+    }
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

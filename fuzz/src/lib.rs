@@ -1,0 +1,393 @@
+//! The bodies of apiary's fuzz targets: each `fuzz_targets/<name>.rs` calls the function of
+//! the same name here with libFuzzer's input. Every function calls the project's real entry
+//! points, returns quietly on input they refuse with an error, and panics (a crash to
+//! libFuzzer) when an entry point panics or a property below does not hold.
+//!
+//! Inputs that hold two documents (an object and a patch, a live object and an applied
+//! configuration) separate them with the first NUL byte, which neither JSON nor YAML text
+//! contains. Targets that act on an object of some kind pick the kind and version from the
+//! first byte, over every version of every kind of the generated scheme.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use apimachinery::protobuf::{self, ProtoMessage};
+use apimachinery::runtime::{Object, VersionCodec};
+use apimachinery::selectors::{FieldSelector, LabelSelector};
+use serde_json::Value;
+use server::apply::ApplyRequest;
+use server::apply::managed::entries;
+use server::negotiate::body::{MAX_DEPTH, depth, json_too_deep, parse_json, yaml_to_json};
+use server::patch::{PatchType, SchemaNode, apply_patch, json::apply_merge_patch};
+
+/// Every version of every kind the generated scheme serves.
+fn codecs() -> &'static [&'static dyn VersionCodec] {
+    static CODECS: OnceLock<Vec<&'static dyn VersionCodec>> = OnceLock::new();
+    CODECS.get_or_init(|| {
+        generated::scheme()
+            .kinds()
+            .iter()
+            .flat_map(|k| k.codecs().iter().copied())
+            .collect()
+    })
+}
+
+/// The codec the first byte picks, and the rest of the input.
+fn pick(data: &[u8]) -> Option<(&'static dyn VersionCodec, &[u8])> {
+    let (&first, rest) = data.split_first()?;
+    let all = codecs();
+    Some((all[usize::from(first) % all.len()], rest))
+}
+
+/// The input split at its first NUL byte (all of it and nothing when there is none).
+fn split_nul(data: &[u8]) -> (&[u8], &[u8]) {
+    match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[]),
+    }
+}
+
+fn kind_of(codec: &dyn VersionCodec) -> String {
+    let info = codec.info();
+    format!("{} {}", info.api_version(), info.kind)
+}
+
+/// Asserts that the object survives JSON (bytes and tree) unchanged: what the server writes in
+/// a response or hands to a patch decodes back to the same object.
+fn assert_json_round_trip(codec: &dyn VersionCodec, object: &dyn Object) {
+    let kind = kind_of(codec);
+    let json = object
+        .to_json()
+        .unwrap_or_else(|e| panic!("{kind}: a decoded object does not encode to JSON: {e}"));
+    let again = codec.decode_json(&json).unwrap_or_else(|e| {
+        panic!(
+            "{kind}: the JSON of a decoded object does not decode: {e}\n{}",
+            String::from_utf8_lossy(&json)
+        )
+    });
+    assert!(
+        object.eq_object(&*again.object),
+        "{kind}: the JSON round trip changed the object\nfirst:  {object:?}\nsecond: {:?}",
+        again.object
+    );
+    let tree = object
+        .to_value()
+        .unwrap_or_else(|e| panic!("{kind}: a decoded object has no JSON tree: {e}"));
+    let again = codec.decode_value(&tree).unwrap_or_else(|e| {
+        panic!("{kind}: the JSON tree of a decoded object does not decode: {e}")
+    });
+    assert!(
+        object.eq_object(&*again.object),
+        "{kind}: the JSON tree round trip changed the object"
+    );
+}
+
+/// A JSON request body of a kind (as `endpoints::decode` reads one: nesting bounded first, then
+/// the kind's one-pass decoder). Property: decode → encode → decode gives the same object.
+pub fn decode_json(data: &[u8]) {
+    let Some((codec, body)) = pick(data) else {
+        return;
+    };
+    if json_too_deep(body, MAX_DEPTH).is_some() {
+        return;
+    }
+    if let Ok(decoded) = codec.decode_json(body) {
+        assert_json_round_trip(codec, &*decoded.object);
+    }
+}
+
+/// A YAML request body of a kind (bounded YAML → JSON tree → the kind's decoder). Property:
+/// the decoded object survives JSON unchanged.
+pub fn decode_yaml(data: &[u8]) {
+    let Some((codec, body)) = pick(data) else {
+        return;
+    };
+    let Ok(tree) = yaml_to_json(body) else {
+        return;
+    };
+    assert!(
+        depth(&tree) <= MAX_DEPTH,
+        "yaml_to_json let a deep tree through"
+    );
+    if let Ok(decoded) = codec.decode_value(&tree) {
+        assert_json_round_trip(codec, &*decoded.object);
+    }
+}
+
+/// A protobuf message of a kind (the `raw` of an enveloped body). Properties: decode → encode
+/// → decode gives the same object, and the object encodes to JSON that decodes.
+pub fn decode_protobuf(data: &[u8]) {
+    let Some((codec, body)) = pick(data) else {
+        return;
+    };
+    let Ok(object) = codec.decode_protobuf(body) else {
+        return;
+    };
+    let kind = kind_of(codec);
+    let mut encoded = Vec::new();
+    object
+        .write_protobuf(&mut encoded)
+        .unwrap_or_else(|e| panic!("{kind}: a decoded object does not encode: {e}"));
+    let again = codec.decode_protobuf(&encoded).unwrap_or_else(|e| {
+        panic!("{kind}: the protobuf of a decoded object does not decode: {e}")
+    });
+    assert!(
+        object.eq_object(&*again),
+        "{kind}: the protobuf round trip changed the object\nfirst:  {object:?}\nsecond: {again:?}"
+    );
+    if let Ok(json) = object.to_json() {
+        if let Err(e) = codec.decode_json(&json) {
+            panic!(
+                "{kind}: the JSON of a protobuf object does not decode: {e}\n{}",
+                String::from_utf8_lossy(&json)
+            );
+        }
+    }
+}
+
+/// The `k8s\0` envelope (`runtime.Unknown`), a watch event and a length-prefixed frame.
+/// Properties: decode → encode → decode gives the same envelope; `encode_envelope` writes
+/// what `decode_envelope` reads; a split frame accounts for every byte.
+pub fn protobuf_envelope(data: &[u8]) {
+    if let Ok(unknown) = protobuf::decode_envelope(data) {
+        let mut encoded = protobuf::MAGIC.to_vec();
+        encoded.extend(unknown.encode_to_vec());
+        let again = protobuf::decode_envelope(&encoded).expect("an encoded envelope decodes");
+        assert_eq!(unknown, again, "the envelope round trip changed it");
+        if let Some(raw) = &unknown.raw {
+            if unknown.content_encoding.is_empty() && unknown.content_type.is_empty() {
+                let written = protobuf::encode_envelope(
+                    &unknown.type_meta.api_version,
+                    &unknown.type_meta.kind,
+                    raw,
+                );
+                let again = protobuf::decode_envelope(&written).expect("encode_envelope decodes");
+                assert_eq!(unknown, again, "encode_envelope wrote another envelope");
+            }
+        }
+    }
+    if let Ok(event) = protobuf::WatchEvent::decode(data) {
+        let again = protobuf::WatchEvent::decode(&event.encode_to_vec())
+            .expect("an encoded watch event decodes");
+        assert_eq!(event, again, "the watch event round trip changed it");
+    }
+    if let Some((message, rest)) = protobuf::split_frame(data) {
+        assert_eq!(
+            message.len() + rest.len() + 4,
+            data.len(),
+            "a frame lost bytes"
+        );
+        assert_eq!(protobuf::frame(message), data[..data.len() - rest.len()]);
+    }
+}
+
+/// The `labelSelector` parser. Property: a parsed selector prints as a selector that parses
+/// to one that prints the same, and matching never panics.
+pub fn label_selector(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(selector) = LabelSelector::parse(text) else {
+        return;
+    };
+    let printed = selector.to_string();
+    let again = LabelSelector::parse(&printed)
+        .unwrap_or_else(|e| panic!("{text:?} printed as {printed:?}, which does not parse: {e}"));
+    assert_eq!(
+        printed,
+        again.to_string(),
+        "printing {text:?} is not stable"
+    );
+    let labels = selector
+        .requirements
+        .iter()
+        .flat_map(|r| r.values.iter().map(|v| (r.key.clone(), v.clone())))
+        .collect();
+    let _ = selector.matches(&labels);
+}
+
+/// The `fieldSelector` parser. Property: a parsed selector prints as a selector that parses
+/// to the same requirements.
+pub fn field_selector(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(selector) = FieldSelector::parse(text) else {
+        return;
+    };
+    let printed = selector.to_string();
+    let again = FieldSelector::parse(&printed)
+        .unwrap_or_else(|e| panic!("{text:?} printed as {printed:?}, which does not parse: {e}"));
+    assert_eq!(
+        printed,
+        again.to_string(),
+        "printing {text:?} is not stable"
+    );
+    let object = serde_json::json!({"metadata": {"name": "a", "namespace": "b"}});
+    let _ = selector.matches_object(&object);
+}
+
+/// An object of a kind for a patch or an apply: the JSON text decoded by the kind's codec and
+/// turned into its tree, as the handlers read the stored object.
+fn typed_tree(codec: &dyn VersionCodec, json: &[u8]) -> Option<Value> {
+    if json_too_deep(json, MAX_DEPTH).is_some() {
+        return None;
+    }
+    let decoded = codec.decode_json(json).ok()?;
+    decoded.object.to_value().ok()
+}
+
+/// JSON patch, merge patch and strategic merge patch (the second byte picks which) of an object
+/// of a kind with an arbitrary body, as `endpoints::patch` runs them. Properties: a patch either
+/// errors or yields a tree the kind's decoder reads without panicking; a merge patch applied
+/// twice gives what it gave once, no deeper than its inputs.
+pub fn patch(data: &[u8]) {
+    let Some((codec, rest)) = pick(data) else {
+        return;
+    };
+    let Some((&which, rest)) = rest.split_first() else {
+        return;
+    };
+    let (original, body) = split_nul(rest);
+    let Some(original) = typed_tree(codec, original) else {
+        return;
+    };
+    let patch_type = match which % 3 {
+        0 => PatchType::Json,
+        1 => PatchType::Merge,
+        _ => PatchType::Strategic,
+    };
+    let schema = SchemaNode::of(codec.shape());
+    let Ok(patched) = apply_patch(patch_type, &original, body, &schema) else {
+        return;
+    };
+    if patch_type == PatchType::Merge {
+        let patch_depth = parse_json(body).map(|p| depth(&p)).unwrap_or(0);
+        assert!(
+            depth(&patched) <= depth(&original).max(patch_depth),
+            "a merge patch made a deeper tree"
+        );
+        let twice = apply_merge_patch(&patched, body).expect("a merge patch applies again");
+        assert_eq!(patched, twice, "a merge patch is not idempotent");
+    }
+    let _ = codec.decode_value(&patched);
+}
+
+/// Server-side apply of a YAML configuration (after the first NUL) to a live object of a kind
+/// (before it; empty creates), as `endpoints::patch` runs it; the second byte sets `force`
+/// and whether the status subresource is applied. Properties: apply either errors or yields
+/// an object whose managedFields read back, which the kind's decoder reads without
+/// panicking.
+pub fn apply(data: &[u8]) {
+    let Some((codec, rest)) = pick(data) else {
+        return;
+    };
+    let Some((&flags, rest)) = rest.split_first() else {
+        return;
+    };
+    let (live, applied) = split_nul(rest);
+    let live = if live.is_empty() {
+        None
+    } else {
+        match typed_tree(codec, live) {
+            Some(tree) => Some(tree),
+            None => return,
+        }
+    };
+    let Ok(applied) = yaml_to_json(applied) else {
+        return;
+    };
+    if !applied.is_object() {
+        return;
+    }
+    let info = codec.info();
+    let api_version = info.api_version();
+    let req = ApplyRequest {
+        manager: if flags & 4 == 0 { "fuzz" } else { "kubectl" },
+        api_version: &api_version,
+        force: flags & 1 != 0,
+        subresource: if flags & 2 != 0 && info.status_subresource {
+            "status"
+        } else {
+            ""
+        },
+        status_subresource: info.status_subresource,
+    };
+    let schema = SchemaNode::of(codec.shape());
+    let Ok(merged) = server::apply::apply(live.as_ref(), &applied, &req, &schema) else {
+        return;
+    };
+    assert!(merged.is_object(), "apply yielded a non-object");
+    let managed = merged
+        .get("metadata")
+        .and_then(|m| m.get("managedFields"))
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    assert_eq!(
+        entries(&merged).len(),
+        managed,
+        "the managedFields apply wrote do not read back"
+    );
+    let _ = codec.decode_value(&merged);
+}
+
+/// The list prefixes continue tokens are decoded against.
+const PREFIXES: [&str; 3] = ["/registry/widgets/", "/registry/widgets/ns1/", "/"];
+
+/// The continue-token decoder (the first byte picks the listed prefix). Properties: a decoded
+/// key stays under the prefix with no `.`, `..` or empty segment, and encoding it again
+/// decodes to the same key and revision.
+pub fn continue_token(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(token) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let prefix = PREFIXES[usize::from(first) % PREFIXES.len()];
+    let Ok((key, revision)) = storage::continue_token::decode(token, prefix) else {
+        return;
+    };
+    let relative = key
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("{token:?} decoded to {key:?}, outside {prefix:?}"));
+    assert!(
+        !relative
+            .split('/')
+            .any(|s| s.is_empty() || s == "." || s == ".."),
+        "{token:?} decoded to {key:?}, which escapes {prefix:?}"
+    );
+    let again = storage::continue_token::encode(&key, prefix, revision).expect("encodes");
+    let decoded = storage::continue_token::decode(&again, prefix).expect("decodes");
+    assert_eq!(decoded, (key, revision), "the token round trip changed it");
+}
+
+/// The api-defs parser and checker on one version file of a group `fuzz.example.dev` (with the
+/// built-in shared meta group), and the emitters when it has no mistakes. Property: no panic;
+/// every diagnostic names the file.
+pub fn api_defs(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let dir = Path::new("api-defs/fuzz.example.dev");
+    let file = dir.join("v1.rs");
+    let mut diags = codegen::Diagnostics::default();
+    let mut model = codegen::ApiModel::default();
+    if let Some(group) =
+        codegen::parse::parse_group(dir, &[(file.clone(), text.to_string())], &mut diags)
+    {
+        model.groups.push(group);
+    }
+    let (name, shared_file, shared_text) = codegen::parse::BUILTIN_SHARED;
+    let shared_dir = Path::new("api-defs").join(name);
+    let sources = [(shared_dir.join(shared_file), shared_text.to_string())];
+    if let Some(group) = codegen::parse::parse_group(&shared_dir, &sources, &mut diags) {
+        model.groups.push(group);
+    }
+    model.groups.sort_by(|a, b| a.dir.cmp(&b.dir));
+    codegen::parse::link_shared(&mut model);
+    codegen::check::check(&model, &mut diags);
+    if diags.is_empty() {
+        let _ = codegen::emit::emit(&model);
+    }
+}
