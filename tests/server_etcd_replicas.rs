@@ -129,9 +129,20 @@ async fn watches_resume_from_every_resource_version_across_replicas() {
     let collection = "/api/v1/namespaces/default/configmaps";
     let selector = "labelSelector=burst%3Drv";
 
+    // Each replica starts a kind's watch cache when the kind is first used, and a watch from a
+    // resourceVersion older than the cache's initial list is 410 (as from kube-apiserver's
+    // cacher). A list with resourceVersion=0 is served by the cache once it has its initial
+    // list, so after one on each replica both caches hold every change the burst makes.
+    let (client, base) = &replicas[0];
+    let warm = client
+        .get(format!("{base}{collection}?{selector}&resourceVersion=0"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(warm.status().as_u16(), 200);
     let (client, base) = &replicas[1];
     let list: Value = client
-        .get(format!("{base}{collection}?{selector}"))
+        .get(format!("{base}{collection}?{selector}&resourceVersion=0"))
         .send()
         .await
         .unwrap_or_else(|e| panic!("{e}"))
