@@ -1,0 +1,422 @@
+//! Linearizability of each key's operations (Wing & Gong's search with Lowe's memoisation,
+//! key by key by P-compositionality).
+//!
+//! A history is linearizable when its operations can be put in a sequence that keeps real
+//! time (an operation that returned before another was called comes first) and that the
+//! sequential [`model`](crate::model) accepts answer by answer. Linearizability is local (Herlihy
+//! & Wing): a history is linearizable iff each object's sub-history is, so every key is searched
+//! on its own (Horn & Kroening's P-compositionality), which keeps each search small.
+//!
+//! The search is Wing & Gong's (1993): walk the history's call and return events in time
+//! order; at a call, try to linearize that operation now (the model accepts its answer in the
+//! current state), lift it out of the history and start again from the first remaining event;
+//! at a return whose operation is not yet linearized, undo the last choice. Lowe (2017) made it
+//! practical: a cache of (set of linearized operations, model state) pairs already explored
+//! prunes every configuration reached a second time, and the history is a doubly linked list
+//! that lifting and undoing change in constant time (as in porcupine). The search is a loop
+//! with an explicit stack, never recursion, and gives up after a budget of steps. One
+//! refinement of ours: a read that matches the current state is linearized at once and never
+//! undone on its own (it changes nothing, so placing it as early as possible loses no
+//! linearization), which keeps many overlapping reads of a changing key from making the
+//! search exponential.
+//!
+//! An operation without a certain outcome has no return event (it may take effect at any
+//! time after its call, or never): the search succeeds once every operation with a return is
+//! linearized, leaving such operations out, which is their "never took effect". Consistent
+//! gets take part; `resourceVersion=0` gets and all lists are checked elsewhere
+//! ([`lists`](crate::lists)), against the resourceVersion order this check confirms.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::history::{History, Input, Output};
+use crate::model::{self, Action, Answer, Class, ModelOp, NO_VALUE, State, ValueId};
+use crate::resolve::Resolution;
+use crate::{describe, shrink};
+
+/// The steps one key's search may take before it gives up.
+pub const BUDGET: u64 = 20_000_000;
+
+/// The steps each search of the shrinking may take.
+const SHRINK_BUDGET: u64 = 200_000;
+
+/// One operation of a key's partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionOp {
+    /// Its index in [`History::operations`].
+    pub index: usize,
+    /// When it was called.
+    pub call: u64,
+    /// When it returned; `None` when its outcome is uncertain (it may take effect any time).
+    pub ret: Option<u64>,
+    /// What it asked and was answered.
+    pub op: ModelOp,
+}
+
+/// The result of one search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Linearizable: the positions (in the searched slice) of the operations that took
+    /// effect, in their linearization order.
+    Linearizable(Vec<usize>),
+    /// Not linearizable: the longest sequence of positions the search could linearize.
+    NotLinearizable {
+        /// The longest linearizable prefix found.
+        longest: Vec<usize>,
+    },
+    /// The search took more than its budget of steps.
+    BudgetExceeded,
+}
+
+const NIL: usize = usize::MAX;
+
+/// Searches for a linearization of `ops` (one key's operations) from the absent state.
+pub fn search(ops: &[PartitionOp], budget: u64) -> Verdict {
+    search_from(ops, budget, State::default())
+}
+
+/// Searches for a linearization of `ops` from `initial`.
+pub fn search_from(ops: &[PartitionOp], budget: u64, initial: State) -> Verdict {
+    // The events: a call and, for operations with a certain outcome, a return.
+    let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(ops.len() * 2);
+    for (i, op) in ops.iter().enumerate() {
+        events.push((op.call, false, i));
+        events.push((op.ret.unwrap_or(u64::MAX), true, i));
+    }
+    // Calls before returns at equal times: such operations count as concurrent.
+    events.sort_unstable_by_key(|&(t, is_ret, i)| (t, is_ret, ops[i].ret.is_none(), i));
+    // A doubly linked list over the events, slot 0 the head.
+    let n = events.len() + 1;
+    let mut next = vec![NIL; n];
+    let mut prev = vec![NIL; n];
+    let mut call_slot = vec![0; ops.len()];
+    let mut ret_slot = vec![0; ops.len()];
+    for (k, &(_, is_ret, i)) in events.iter().enumerate() {
+        let slot = k + 1;
+        prev[slot] = slot - 1;
+        next[slot - 1] = slot;
+        if is_ret {
+            ret_slot[i] = slot;
+        } else {
+            call_slot[i] = slot;
+        }
+    }
+    let event_of = |slot: usize| events[slot - 1];
+
+    let words = ops.len().div_ceil(64);
+    let mut linearized = vec![0u64; words];
+    let mut cache: HashSet<(Vec<u64>, State)> = HashSet::new();
+    let mut stack: Vec<(usize, State)> = Vec::new();
+    let mut longest: Vec<usize> = Vec::new();
+    let mut state = initial;
+    let mut slot = next[0];
+    let mut steps = 0u64;
+    loop {
+        steps += 1;
+        if steps > budget {
+            return Verdict::BudgetExceeded;
+        }
+        if slot == NIL {
+            break;
+        }
+        let (_, is_ret, i) = event_of(slot);
+        if !is_ret {
+            if let Some(after) = model::step(state, ops[i].op) {
+                linearized[i / 64] |= 1 << (i % 64);
+                if cache.insert((linearized.clone(), after)) {
+                    stack.push((i, state));
+                    if stack.len() > longest.len() {
+                        longest = stack.iter().map(|&(i, _)| i).collect();
+                    }
+                    state = after;
+                    // Lift the call and its return out of the list.
+                    for s in [call_slot[i], ret_slot[i]] {
+                        next[prev[s]] = next[s];
+                        if next[s] != NIL {
+                            prev[next[s]] = prev[s];
+                        }
+                    }
+                    slot = next[0];
+                    continue;
+                }
+                linearized[i / 64] &= !(1 << (i % 64));
+            }
+            slot = next[slot];
+        } else if ops[i].ret.is_none() {
+            // Only operations without a return remain: they need not take effect.
+            break;
+        } else {
+            // An operation returned without being linearized: undo the last choice. A read
+            // linearized as soon as it matched is never a choice worth undoing alone (it
+            // changes nothing, and every operation it must follow is already linearized, so
+            // any completion without it has one with it here): undo up to the last write.
+            loop {
+                let Some((j, before)) = stack.pop() else {
+                    return Verdict::NotLinearizable { longest };
+                };
+                linearized[j / 64] &= !(1 << (j % 64));
+                state = before;
+                for s in [ret_slot[j], call_slot[j]] {
+                    next[prev[s]] = s;
+                    if next[s] != NIL {
+                        prev[next[s]] = s;
+                    }
+                }
+                if ops[j].op.action != Action::Get {
+                    slot = next[call_slot[j]];
+                    break;
+                }
+            }
+        }
+    }
+    Verdict::Linearizable(stack.into_iter().map(|(i, _)| i).collect())
+}
+
+/// The operations of one key as the search takes them: consistent gets and every write with
+/// an effect or an answer (reads from the cache, lists and dropped operations are not here).
+pub fn partitions(
+    history: &History,
+    resolution: &Resolution,
+) -> BTreeMap<String, Vec<PartitionOp>> {
+    let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, op) in history.operations.iter().enumerate() {
+        let Some(key) = op.input.key() else { continue };
+        let class = model::classify(op);
+        let cached = matches!(
+            op.input,
+            Input::Get {
+                from_cache: true,
+                ..
+            }
+        );
+        if class == Class::Dropped || cached {
+            continue;
+        }
+        by_key.entry(key.to_string()).or_default().push(i);
+    }
+    by_key
+        .into_iter()
+        .map(|(key, indices)| {
+            let mut values: HashMap<&str, ValueId> = HashMap::new();
+            for &i in &indices {
+                if let Some(v) = model::written_value(&history.operations[i].input) {
+                    let id = values.len() as ValueId;
+                    values.entry(v).or_insert(id);
+                }
+            }
+            let value_id = |v: &str| values.get(v).copied().unwrap_or(NO_VALUE);
+            let ops = indices
+                .iter()
+                .map(|&i| {
+                    let op = &history.operations[i];
+                    let uncertain = model::classify(op) == Class::UncertainWrite;
+                    let action = match &op.input {
+                        Input::Create { value, .. } => Action::Create(value_id(value)),
+                        Input::Update {
+                            value,
+                            precondition,
+                            ..
+                        } => Action::Update(value_id(value), *precondition),
+                        Input::Patch { value, .. } => Action::Update(value_id(value), None),
+                        Input::Delete { precondition, .. } => Action::Delete(*precondition),
+                        Input::Get { .. } | Input::List { .. } => Action::Get,
+                    };
+                    let answer = if uncertain {
+                        Answer::Uncertain(resolution.rv[i])
+                    } else {
+                        match &op.output {
+                            Output::Written { rv } => Answer::Written(*rv),
+                            Output::Found { rv, value } => Answer::Found(*rv, value_id(value)),
+                            Output::NotFound => Answer::NotFound,
+                            Output::AlreadyExists => Answer::AlreadyExists,
+                            Output::Conflict => Answer::Conflict,
+                            _ => Answer::Impossible,
+                        }
+                    };
+                    PartitionOp {
+                        index: i,
+                        call: op.call,
+                        ret: if uncertain { None } else { op.ret },
+                        op: ModelOp { action, answer },
+                    }
+                })
+                .collect();
+            (key, ops)
+        })
+        .collect()
+}
+
+/// Checks every key's operations; returns, for each key found linearizable, the history
+/// indices of the operations that took effect in linearization order. A key that is not
+/// linearizable adds a violation with a minimal counterexample.
+pub fn check_keys(
+    history: &History,
+    resolution: &Resolution,
+    violations: &mut Vec<String>,
+) -> BTreeMap<String, Vec<usize>> {
+    let mut orders = BTreeMap::new();
+    for (key, ops) in partitions(history, resolution) {
+        match search(&ops, BUDGET) {
+            Verdict::Linearizable(order) => {
+                orders.insert(key, order.into_iter().map(|p| ops[p].index).collect());
+            }
+            Verdict::BudgetExceeded => violations.push(format!(
+                "key {key:?}: search budget exceeded ({BUDGET} steps over {} operations); \
+                 linearizability not decided",
+                ops.len()
+            )),
+            Verdict::NotLinearizable { .. } => {
+                violations.push(counterexample(history, &key, &ops));
+            }
+        }
+    }
+    orders
+}
+
+/// Shrinks a key's failing operations to a minimal failing subset and describes it.
+///
+/// A subset is searched from an unknown state ([`State::UNKNOWN`]), so that it fails on its
+/// own merits and not because the writes before it were removed (a read of a value would
+/// otherwise fail alone once its write is gone); when the whole history fails only from the
+/// absent state (a key that was never created read as present), from the absent state.
+fn counterexample(history: &History, key: &str, ops: &[PartitionOp]) -> String {
+    let fails_from = |initial: State| {
+        move |subset: &[PartitionOp]| {
+            matches!(
+                search_from(subset, SHRINK_BUDGET, initial),
+                Verdict::NotLinearizable { .. }
+            )
+        }
+    };
+    let initial = if fails_from(State::UNKNOWN)(ops) {
+        State::UNKNOWN
+    } else {
+        State::default()
+    };
+    let mut minimal = shrink::shrink(ops, fails_from(initial));
+    minimal.sort_by_key(|op| (op.call, op.index));
+    let longest = match search_from(&minimal, SHRINK_BUDGET, initial) {
+        Verdict::NotLinearizable { longest } => longest,
+        _ => Vec::new(),
+    };
+    let mut out = format!(
+        "key {key:?}: not linearizable ({} operations); a minimal counterexample, in call order:",
+        ops.len()
+    );
+    for op in &minimal {
+        out.push_str("\n    ");
+        out.push_str(&describe::operation(history, op.index));
+    }
+    out.push_str("\n  longest linearizable prefix of it:");
+    if longest.is_empty() {
+        out.push_str(" (none)");
+    }
+    for p in longest {
+        out.push_str(&format!(" #{}", minimal[p].index));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn op(i: usize, call: u64, ret: Option<u64>, action: Action, answer: Answer) -> PartitionOp {
+        PartitionOp {
+            index: i,
+            call: call * MS,
+            ret: ret.map(|r| r * MS),
+            op: ModelOp { action, answer },
+        }
+    }
+
+    fn linearizable(ops: &[PartitionOp]) -> bool {
+        match search(ops, BUDGET) {
+            Verdict::Linearizable(_) => true,
+            Verdict::NotLinearizable { .. } => false,
+            Verdict::BudgetExceeded => panic!("budget exceeded"),
+        }
+    }
+
+    #[test]
+    fn a_read_overlapping_a_write_may_see_either_state() {
+        let create = op(0, 0, Some(1), Action::Create(0), Answer::Written(1));
+        let update = op(1, 2, Some(5), Action::Update(1, None), Answer::Written(2));
+        let old = op(2, 3, Some(4), Action::Get, Answer::Found(1, 0));
+        let new = op(2, 3, Some(4), Action::Get, Answer::Found(2, 1));
+        assert!(linearizable(&[create, update, old]));
+        assert!(linearizable(&[create, update, new]));
+        // After the update returned, the old state is stale.
+        let stale = op(2, 6, Some(7), Action::Get, Answer::Found(1, 0));
+        assert!(!linearizable(&[create, update, stale]));
+    }
+
+    #[test]
+    fn wing_and_gong_register_reads_cannot_flip_back() {
+        // A register (one key updated unconditionally): two overlapping reads each see one
+        // of two writes; a later read cannot go back to the older value after a newer one
+        // was read by a read that returned earlier.
+        let create = op(0, 0, Some(1), Action::Create(0), Answer::Written(1));
+        let w1 = op(1, 2, Some(10), Action::Update(1, None), Answer::Written(2));
+        let r_new = op(2, 3, Some(4), Action::Get, Answer::Found(2, 1));
+        let r_old = op(3, 5, Some(6), Action::Get, Answer::Found(1, 0));
+        assert!(linearizable(&[create, w1, r_new]));
+        assert!(linearizable(&[create, w1, r_old]));
+        assert!(!linearizable(&[create, w1, r_new, r_old]));
+    }
+
+    #[test]
+    fn the_search_returns_the_order_that_took_effect() {
+        let create = op(0, 0, Some(10), Action::Create(0), Answer::Written(1));
+        let get = op(1, 0, Some(10), Action::Get, Answer::NotFound);
+        let Verdict::Linearizable(order) = search(&[create, get], BUDGET) else {
+            panic!("not linearizable");
+        };
+        assert_eq!(order, vec![1, 0]);
+    }
+
+    #[test]
+    fn an_uncertain_write_may_never_take_effect_or_take_effect_late() {
+        let create = op(0, 0, Some(1), Action::Create(0), Answer::Written(1));
+        let lost = op(1, 2, None, Action::Update(1, None), Answer::Uncertain(None));
+        let unchanged = op(2, 3, Some(4), Action::Get, Answer::Found(1, 0));
+        let later = op(3, 50, Some(51), Action::Get, Answer::Found(7, 1));
+        let late = op(
+            1,
+            2,
+            None,
+            Action::Update(1, None),
+            Answer::Uncertain(Some(7)),
+        );
+        assert!(linearizable(&[create, lost, unchanged]));
+        assert!(linearizable(&[create, late, unchanged, later]));
+        assert!(!linearizable(&[create, lost, later]));
+    }
+
+    #[test]
+    fn many_concurrent_reads_are_searched_quickly() {
+        // 200 reads all overlapping one another and two writes: the cache keeps it linear.
+        let mut ops = vec![
+            op(0, 0, Some(1), Action::Create(0), Answer::Written(1)),
+            op(
+                1,
+                2,
+                Some(1000),
+                Action::Update(1, None),
+                Answer::Written(2),
+            ),
+        ];
+        for i in 0..200 {
+            let answer = if i % 2 == 0 {
+                Answer::Found(1, 0)
+            } else {
+                Answer::Found(2, 1)
+            };
+            ops.push(op(i + 2, 3 + i as u64, Some(1500), Action::Get, answer));
+        }
+        // Reads of the new value must come after reads of the old one can no longer happen:
+        // all overlap, so any order with old reads first works.
+        assert!(linearizable(&ops));
+    }
+}

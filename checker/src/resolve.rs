@@ -1,0 +1,125 @@
+//! Which write each observed value comes from, and the resourceVersions of writes whose
+//! outcome the client never learnt.
+//!
+//! Values are unique per write, so a get, a list item or a watch event showing a value names
+//! the write that produced it, and its resourceVersion is that write's. A write without a
+//! certain outcome that something showed therefore took effect, at that resourceVersion (as
+//! etcd's robustness tests "patch" their history from watch events). A DELETED event at a
+//! resourceVersion no known write of its key has names an uncertain delete of that key (the
+//! earliest called one not yet named). The first observation decides; observations that
+//! disagree with it, or with a write's own answer, are left to the checks that compare
+//! observations with the history.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::history::{ChangeKind, History, Output, Rv, WatchEvent};
+use crate::model::{self, Class};
+
+/// The resourceVersion of every write that took effect, as far as the history tells.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resolution {
+    /// Per operation (by index): the resourceVersion of its committed write, when it is a
+    /// write that answered written or an uncertain write an observation showed.
+    pub rv: Vec<Option<Rv>>,
+    /// The write (by index) that wrote each value.
+    pub writer: HashMap<String, usize>,
+}
+
+impl Resolution {
+    /// Resolves the history's writes.
+    pub fn new(history: &History) -> Resolution {
+        let ops = &history.operations;
+        let mut rv: Vec<Option<Rv>> = ops
+            .iter()
+            .map(|op| match (model::classify(op), &op.output) {
+                (Class::Write, Output::Written { rv }) => Some(*rv),
+                _ => None,
+            })
+            .collect();
+        let mut writer = HashMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            if let Some(v) = model::written_value(&op.input) {
+                writer.entry(v.to_string()).or_insert(i);
+            }
+        }
+        let observe = |key: &str, at: Rv, value: &str, rv: &mut Vec<Option<Rv>>| {
+            if let Some(&w) = writer.get(value)
+                && model::classify(&ops[w]) == Class::UncertainWrite
+                && ops[w].input.key() == Some(key)
+                && rv[w].is_none()
+            {
+                rv[w] = Some(at);
+            }
+        };
+        // Observations in call order, then the watches.
+        let mut order: Vec<usize> = (0..ops.len()).collect();
+        order.sort_by_key(|&i| (ops[i].call, i));
+        for &i in &order {
+            if model::classify(&ops[i]) != Class::Read {
+                continue;
+            }
+            match &ops[i].output {
+                Output::Found { rv: at, value } => {
+                    if let Some(key) = ops[i].input.key() {
+                        observe(key, *at, value, &mut rv);
+                    }
+                }
+                Output::Listed { items, .. } => {
+                    for (key, at, value) in items {
+                        observe(key, *at, value, &mut rv);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for w in &history.watches {
+            for e in &w.events {
+                if let WatchEvent::Change {
+                    kind: ChangeKind::Added | ChangeKind::Modified,
+                    key,
+                    rv: at,
+                    value,
+                } = e
+                {
+                    observe(key, *at, value, &mut rv);
+                }
+            }
+        }
+        // DELETED events name uncertain deletes.
+        let mut known: HashSet<(&str, Rv)> = HashSet::new();
+        for (i, op) in ops.iter().enumerate() {
+            if let (Some(key), Some(at)) = (op.input.key(), rv[i]) {
+                known.insert((key, at));
+            }
+        }
+        for w in &history.watches {
+            for e in &w.events {
+                let WatchEvent::Change {
+                    kind: ChangeKind::Deleted,
+                    key,
+                    rv: at,
+                    ..
+                } = e
+                else {
+                    continue;
+                };
+                if known.contains(&(key.as_str(), *at)) {
+                    continue;
+                }
+                let candidate = order.iter().copied().find(|&i| {
+                    let op = &ops[i];
+                    rv[i].is_none()
+                        && model::classify(op) == Class::UncertainWrite
+                        && matches!(op.input, crate::history::Input::Delete { .. })
+                        && op.input.key() == Some(key)
+                        && op.call <= w.closed
+                });
+                if let Some(i) = candidate {
+                    rv[i] = Some(*at);
+                    known.insert((key.as_str(), *at));
+                }
+            }
+        }
+        Resolution { rv, writer }
+    }
+}

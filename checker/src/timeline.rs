@@ -1,0 +1,230 @@
+//! The committed writes in resourceVersion order: what each key held at each resourceVersion,
+//! which lists, reads from the cache and watches are checked against; and the global rules
+//! on resourceVersions (unique, and in real-time order across all keys).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::describe;
+use crate::history::{ChangeKind, History, Input, Rv};
+use crate::model::{self, Class};
+use crate::resolve::Resolution;
+
+/// One committed write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Commit {
+    /// Its resourceVersion.
+    pub rv: Rv,
+    /// Its key.
+    pub key: String,
+    /// The operation (index) that made it.
+    pub op: usize,
+    /// The event kind a watch shows for it.
+    pub kind: ChangeKind,
+    /// The key's value after it (`None` after a delete).
+    pub after: Option<String>,
+    /// The key's value before it (what a DELETED event shows).
+    pub before: Option<String>,
+}
+
+/// Every committed write with a known resourceVersion, per key and overall.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    /// Per key, its commits in resourceVersion order.
+    pub keys: BTreeMap<String, Vec<Commit>>,
+    /// Per key, the open intervals of resourceVersions in which an uncertain delete that the
+    /// linearization needs, but nothing showed, may have made the key absent.
+    pub maybe_absent: HashMap<String, Vec<(Rv, Option<Rv>)>>,
+    /// Every key any operation names.
+    pub all_keys: BTreeSet<String>,
+}
+
+/// What a key may hold at a resourceVersion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtRv<'a> {
+    /// The state after the last commit at or below the resourceVersion: `(rv, value)`.
+    pub state: Option<(Rv, &'a str)>,
+    /// Whether the key may also be absent (an uncertain delete).
+    pub may_be_absent: bool,
+    /// The resourceVersion of the next commit of the key, if any (the state holds until it).
+    pub until: Option<Rv>,
+}
+
+impl AtRv<'_> {
+    /// Whether `seen` (an item `(rv, value)` or absence) is a state the key may hold.
+    pub fn allows(&self, seen: Option<(Rv, &str)>) -> bool {
+        seen == self.state || (seen.is_none() && self.may_be_absent)
+    }
+}
+
+impl Timeline {
+    /// Builds the timeline from the resolved writes; `orders` (the linearizations of the keys
+    /// that have one) place uncertain deletes nothing showed.
+    pub fn new(
+        history: &History,
+        resolution: &Resolution,
+        orders: &BTreeMap<String, Vec<usize>>,
+    ) -> Timeline {
+        let ops = &history.operations;
+        let mut keys: BTreeMap<String, Vec<Commit>> = BTreeMap::new();
+        let mut all_keys = BTreeSet::new();
+        for (i, op) in ops.iter().enumerate() {
+            let Some(key) = op.input.key() else { continue };
+            all_keys.insert(key.to_string());
+            let Some(rv) = resolution.rv[i] else { continue };
+            let kind = match op.input {
+                Input::Create { .. } => ChangeKind::Added,
+                Input::Delete { .. } => ChangeKind::Deleted,
+                _ => ChangeKind::Modified,
+            };
+            keys.entry(key.to_string()).or_default().push(Commit {
+                rv,
+                key: key.to_string(),
+                op: i,
+                kind,
+                after: model::written_value(&op.input).map(str::to_string),
+                before: None,
+            });
+        }
+        for commits in keys.values_mut() {
+            commits.sort_by_key(|c| c.rv);
+            let mut before = None;
+            for c in commits.iter_mut() {
+                c.before = before.clone();
+                before = c.after.clone();
+            }
+        }
+        let mut maybe_absent: HashMap<String, Vec<(Rv, Option<Rv>)>> = HashMap::new();
+        for (key, order) in orders {
+            for (pos, &i) in order.iter().enumerate() {
+                let op = &ops[i];
+                let unseen_delete = matches!(op.input, Input::Delete { .. })
+                    && model::classify(op) == Class::UncertainWrite
+                    && resolution.rv[i].is_none();
+                if !unseen_delete {
+                    continue;
+                }
+                let from = order[..pos]
+                    .iter()
+                    .rev()
+                    .find_map(|&j| resolution.rv[j])
+                    .unwrap_or(0);
+                let to = order[pos + 1..].iter().find_map(|&j| resolution.rv[j]);
+                maybe_absent
+                    .entry(key.clone())
+                    .or_default()
+                    .push((from, to));
+            }
+        }
+        Timeline {
+            keys,
+            maybe_absent,
+            all_keys,
+        }
+    }
+
+    /// What `key` may hold at resourceVersion `rv`.
+    pub fn at(&self, key: &str, rv: Rv) -> AtRv<'_> {
+        let commits = self.keys.get(key).map(Vec::as_slice).unwrap_or(&[]);
+        let n = commits.partition_point(|c| c.rv <= rv);
+        let state = n
+            .checked_sub(1)
+            .and_then(|p| commits[p].after.as_deref().map(|v| (commits[p].rv, v)));
+        let may_be_absent = self.maybe_absent.get(key).is_some_and(|windows| {
+            windows
+                .iter()
+                .any(|&(from, to)| from < rv && to.is_none_or(|to| rv < to))
+        });
+        AtRv {
+            state,
+            may_be_absent,
+            until: commits.get(n).map(|c| c.rv),
+        }
+    }
+
+    /// Every commit of keys starting with `prefix`, in resourceVersion order.
+    pub fn commits_under(&self, prefix: &str) -> Vec<&Commit> {
+        let mut all: Vec<&Commit> = self
+            .keys
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .flat_map(|(_, c)| c)
+            .collect();
+        all.sort_by_key(|c| c.rv);
+        all
+    }
+
+    /// Every key any operation names that starts with `prefix`.
+    pub fn keys_under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a String> + 'a {
+        self.all_keys.iter().filter(move |k| k.starts_with(prefix))
+    }
+
+    /// The commit at resourceVersion `rv`, if any.
+    pub fn commit_at(&self, rv: Rv) -> Option<&Commit> {
+        self.keys.values().flatten().find(|c| c.rv == rv)
+    }
+}
+
+/// The largest resourceVersion of a committed write that returned before `t`, with the write.
+pub fn floor_before(history: &History, resolution: &Resolution, t: u64) -> Option<(Rv, usize)> {
+    history
+        .operations
+        .iter()
+        .enumerate()
+        .filter(|(i, op)| resolution.rv[*i].is_some() && op.ret.is_some_and(|r| r < t))
+        .filter(|(_, op)| model::classify(op) == Class::Write)
+        .map(|(i, _)| (resolution.rv[i].unwrap_or(0), i))
+        .max()
+}
+
+/// Checks that committed writes have distinct resourceVersions across all keys, and that a
+/// write called after another returned has a larger one.
+pub fn check_rvs(history: &History, resolution: &Resolution, violations: &mut Vec<String>) {
+    let ops = &history.operations;
+    let mut by_rv: BTreeMap<Rv, Vec<usize>> = BTreeMap::new();
+    for (i, rv) in resolution.rv.iter().enumerate() {
+        if let Some(rv) = rv {
+            by_rv.entry(*rv).or_default().push(i);
+        }
+    }
+    for (rv, writes) in &by_rv {
+        if writes.len() > 1 {
+            let mut v = format!("resourceVersion {rv} was given to {} writes:", writes.len());
+            for &i in writes {
+                v.push_str("\n    ");
+                v.push_str(&describe::operation(history, i));
+            }
+            violations.push(v);
+        }
+    }
+    // Real-time order: sweep the writes by call time, keeping the returned write with the
+    // largest resourceVersion.
+    let mut returned: Vec<usize> = (0..ops.len())
+        .filter(|&i| resolution.rv[i].is_some() && model::classify(&ops[i]) == Class::Write)
+        .collect();
+    returned.sort_by_key(|&i| ops[i].ret);
+    let mut called: Vec<usize> = (0..ops.len())
+        .filter(|&i| resolution.rv[i].is_some())
+        .collect();
+    called.sort_by_key(|&i| ops[i].call);
+    let mut best: Option<usize> = None;
+    let mut r = 0;
+    for &b in &called {
+        while r < returned.len() && ops[returned[r]].ret.is_some_and(|t| t < ops[b].call) {
+            let a = returned[r];
+            if best.is_none_or(|x| resolution.rv[a] > resolution.rv[x]) {
+                best = Some(a);
+            }
+            r += 1;
+        }
+        if let Some(a) = best
+            && resolution.rv[a] >= resolution.rv[b]
+        {
+            violations.push(format!(
+                "resourceVersions go back in real time: a write called after another returned \
+                 has a resourceVersion not above it:\n    {}\n    {}",
+                describe::operation(history, a),
+                describe::operation(history, b)
+            ));
+        }
+    }
+}
