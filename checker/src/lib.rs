@@ -35,6 +35,11 @@
 //!   effect by the lists and watches, unless the key's linearization needs it to be a
 //!   delete, which then allows the key to be absent between its neighbours; a watch is not
 //!   required to have delivered such a delete.
+//! - A DELETED event that more than one uncertain delete of its key can have made is a
+//!   commit for lists and watches, but the key's search does not learn which delete it was.
+//! - A key whose search runs out of its budget (only likely with many uncertain writes that
+//!   nothing showed and that do not fit being left out) is reported as undecided, a
+//!   violation, rather than passed.
 //! - Lists are checked against the keys the history's operations name: a key created
 //!   outside the history is reported as unknown.
 //! - Reads from the cache are monotonic only against the same client's earlier reads from

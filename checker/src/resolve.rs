@@ -5,14 +5,14 @@
 //! the write that produced it, and its resourceVersion is that write's. A write without a
 //! certain outcome that something showed therefore took effect, at that resourceVersion (as
 //! etcd's robustness tests "patch" their history from watch events). A DELETED event at a
-//! resourceVersion no known write of its key has names an uncertain delete of that key (the
-//! earliest called one not yet named). The first observation decides; observations that
+//! resourceVersion no known write of its key has names the uncertain delete of that key that
+//! can have made it, when only one can (else it is a commit without a known author). The first observation decides; observations that
 //! disagree with it, or with a write's own answer, are left to the checks that compare
 //! observations with the history.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::history::{ChangeKind, History, Output, Rv, WatchEvent};
+use crate::history::{ChangeKind, History, Input, Output, Rv, WatchEvent};
 use crate::model::{self, Class};
 
 /// The resourceVersion of every write that took effect, as far as the history tells.
@@ -23,6 +23,9 @@ pub struct Resolution {
     pub rv: Vec<Option<Rv>>,
     /// The write (by index) that wrote each value.
     pub writer: HashMap<String, usize>,
+    /// DELETED events `(key, rv, candidate)` that more than one uncertain delete can have
+    /// made (`candidate` is the first of them): commits whose author is not known.
+    pub unattributed: Vec<(String, Rv, usize)>,
 }
 
 impl Resolution {
@@ -85,13 +88,16 @@ impl Resolution {
                 }
             }
         }
-        // DELETED events name uncertain deletes.
+        // DELETED events name uncertain deletes: the one that can have made it (its
+        // precondition held, and it was called before every write above it returned), when
+        // only one can; otherwise the delete is recorded without its author.
         let mut known: HashSet<(&str, Rv)> = HashSet::new();
         for (i, op) in ops.iter().enumerate() {
             if let (Some(key), Some(at)) = (op.input.key(), rv[i]) {
                 known.insert((key, at));
             }
         }
+        let mut unattributed = Vec::new();
         for w in &history.watches {
             for e in &w.events {
                 let WatchEvent::Change {
@@ -106,20 +112,44 @@ impl Resolution {
                 if known.contains(&(key.as_str(), *at)) {
                     continue;
                 }
-                let candidate = order.iter().copied().find(|&i| {
-                    let op = &ops[i];
-                    rv[i].is_none()
-                        && model::classify(op) == Class::UncertainWrite
-                        && matches!(op.input, crate::history::Input::Delete { .. })
-                        && op.input.key() == Some(key)
-                        && op.call <= w.closed
-                });
-                if let Some(i) = candidate {
-                    rv[i] = Some(*at);
-                    known.insert((key.as_str(), *at));
+                let before = (0..ops.len())
+                    .filter(|&i| ops[i].input.key() == Some(key))
+                    .filter_map(|i| rv[i])
+                    .filter(|r| r < at)
+                    .max();
+                let deadline = (0..ops.len())
+                    .filter(|&i| rv[i].is_some_and(|r| r > *at))
+                    .filter_map(|i| ops[i].ret)
+                    .min()
+                    .unwrap_or(u64::MAX);
+                let candidates: Vec<usize> = order
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        let op = &ops[i];
+                        let Input::Delete { precondition, .. } = &op.input else {
+                            return false;
+                        };
+                        rv[i].is_none()
+                            && model::classify(op) == Class::UncertainWrite
+                            && op.input.key() == Some(key)
+                            && op.call <= deadline
+                            && op.call <= w.closed
+                            && precondition.is_none_or(|p| Some(p) == before)
+                    })
+                    .collect();
+                match candidates.as_slice() {
+                    [] => {}
+                    [i] => rv[*i] = Some(*at),
+                    [i, ..] => unattributed.push((key.clone(), *at, *i)),
                 }
+                known.insert((key.as_str(), *at));
             }
         }
-        Resolution { rv, writer }
+        Resolution {
+            rv,
+            writer,
+            unattributed,
+        }
     }
 }

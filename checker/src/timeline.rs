@@ -16,7 +16,8 @@ pub struct Commit {
     pub rv: Rv,
     /// Its key.
     pub key: String,
-    /// The operation (index) that made it.
+    /// The operation (index) that made it (for a delete whose author is not known, one that
+    /// can have made it).
     pub op: usize,
     /// The event kind a watch shows for it.
     pub kind: ChangeKind,
@@ -82,6 +83,16 @@ impl Timeline {
                 op: i,
                 kind,
                 after: model::written_value(&op.input).map(str::to_string),
+                before: None,
+            });
+        }
+        for (key, rv, op) in &resolution.unattributed {
+            keys.entry(key.clone()).or_default().push(Commit {
+                rv: *rv,
+                key: key.clone(),
+                op: *op,
+                kind: ChangeKind::Deleted,
+                after: None,
                 before: None,
             });
         }
