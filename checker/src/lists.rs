@@ -44,7 +44,7 @@ pub fn check(
         match (&op.input, &op.output) {
             (Input::List { prefix, from_cache }, Output::Listed { rv, items }) => {
                 lists += 1;
-                let mut problems = snapshot(timeline, prefix, *rv, items);
+                let mut problems = snapshot(history, timeline, prefix, *rv, items);
                 if *from_cache {
                     if let Some((f, by)) = client_floor
                         && *rv < f
@@ -60,9 +60,9 @@ pub fn check(
                 }
                 if !problems.is_empty() {
                     violations.push(format!(
-                        "list is not a snapshot at its resourceVersion: {}\n    {}",
-                        problems.join("; "),
-                        describe::operation(history, i)
+                        "list is not a snapshot at its resourceVersion:\n    {}\n  because:\n    - {}",
+                        describe::operation(history, i),
+                        problems.join("\n    - ")
                     ));
                 }
             }
@@ -106,6 +106,7 @@ fn raise(floor: &mut HashMap<usize, (Rv, usize)>, client: usize, rv: Rv, by: usi
 
 /// What is wrong with `items` as the snapshot of `prefix` at `rv`.
 pub(crate) fn snapshot(
+    history: &History,
     timeline: &Timeline,
     prefix: &str,
     rv: Rv,
@@ -137,8 +138,12 @@ pub(crate) fn snapshot(
                 Some((rv, v)) => format!("{key}@{rv}={v:?}"),
                 None => format!("{key} absent"),
             };
+            let by = expected
+                .by
+                .map(|op| format!(" (made by {})", describe::operation(history, op)))
+                .unwrap_or_default();
             problems.push(format!(
-                "{} at {rv} but the list shows {}",
+                "{} at {rv}{by} but the list shows {}",
                 show(expected.state),
                 show(got)
             ));

@@ -361,7 +361,7 @@ fn a_list_is_the_snapshot_at_its_resource_version() {
     ));
     rejected(
         &history(ops),
-        "ns/b@2=\"b1\" at 2 but the list shows ns/b absent",
+        "ns/b@2=\"b1\" at 2 (made by #1 client 0 [2.000ms .. 3.000ms] create ns/b = \"b1\" -> written rv=2) but the list shows ns/b absent",
     );
 
     // A list at a resourceVersion older than a write that returned before it.

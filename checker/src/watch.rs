@@ -132,7 +132,7 @@ fn check_watch(
                     describe::events(events, end, end + 1)
                 ));
             }
-            let problems = snapshot(timeline, w, &events[..end], r0)?;
+            let problems = snapshot(history, timeline, w, &events[..end], r0)?;
             if !problems.is_empty() {
                 return Err(format!(
                     "the initial events are not the snapshot at {r0}: {}{}",
@@ -155,6 +155,7 @@ fn check_watch(
 
 /// The initial ADDED events `events` as list items, or why they are not all ADDED events.
 fn snapshot(
+    history: &History,
     timeline: &Timeline,
     w: &WatchRecord,
     events: &[WatchEvent],
@@ -177,7 +178,7 @@ fn snapshot(
             }
         }
     }
-    Ok(lists::snapshot(timeline, &w.prefix, r0, &items))
+    Ok(lists::snapshot(history, timeline, &w.prefix, r0, &items))
 }
 
 /// Initial events of a watch whose initial-events-end bookmark never came.
@@ -244,7 +245,7 @@ fn snapshot_then_changes(
                 continue;
             }
         }
-        let problems = snapshot(timeline, w, &events[..split], r0)?;
+        let problems = snapshot(history, timeline, w, &events[..split], r0)?;
         if !problems.is_empty() {
             first_problem.get_or_insert_with(|| {
                 format!(
