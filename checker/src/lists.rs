@@ -216,7 +216,7 @@ fn cached_get(
                 }
             }
             if let Some(windows) = timeline.maybe_absent.get(key) {
-                ends.extend(windows.iter().map(|&(_, to)| to));
+                ends.extend(windows.iter().map(|&(_, to, _)| to));
             }
             let held = ends.iter().any(|end| end.is_none_or(|e| e > floor));
             (!held).then(|| format!("went back: the key was not absent at or after {floor}"))

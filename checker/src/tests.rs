@@ -989,6 +989,40 @@ fn simulated_runs_with_many_lost_writes_or_one_hot_key_are_accepted() {
 }
 
 #[test]
+fn a_watch_must_deliver_a_delete_the_history_needs() {
+    use ChangeKind::*;
+    let operations = vec![
+        at(0, 0, 1, create("ns/a", "a1"), written(1)),
+        unanswered(0, 2, delete("ns/a", None)),
+        at(1, 30, 31, create("ns/a", "a3"), written(3)),
+    ];
+    let h = History {
+        operations: operations.clone(),
+        watches: vec![watch(
+            WatchStart::From(0),
+            0,
+            vec![
+                change(Added, "ns/a", 1, "a1"),
+                change(Added, "ns/a", 3, "a3"),
+            ],
+        )],
+        compacted: None,
+    };
+    rejected(&h, "no DELETED event of ns/a between 1 and 3");
+    // A watch that ended before the create cannot be blamed.
+    let h = History {
+        operations,
+        watches: vec![watch(
+            WatchStart::From(0),
+            0,
+            vec![change(Added, "ns/a", 1, "a1")],
+        )],
+        compacted: None,
+    };
+    accepted(&h);
+}
+
+#[test]
 fn a_deleted_event_two_unanswered_deletes_can_explain_is_a_commit() {
     use ChangeKind::*;
     let h = History {

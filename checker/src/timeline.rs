@@ -32,9 +32,10 @@ pub struct Commit {
 pub struct Timeline {
     /// Per key, its commits in resourceVersion order.
     pub keys: BTreeMap<String, Vec<Commit>>,
-    /// Per key, the open intervals of resourceVersions in which an uncertain delete that the
-    /// linearization needs, but nothing showed, may have made the key absent.
-    pub maybe_absent: HashMap<String, Vec<(Rv, Option<Rv>)>>,
+    /// Per key, the open intervals `(from, to)` of resourceVersions in which an uncertain
+    /// delete (the operation) that the key's linearization applied, but nothing showed, made
+    /// the key absent.
+    pub maybe_absent: HashMap<String, Vec<(Rv, Option<Rv>, usize)>>,
     /// Every key any operation names.
     pub all_keys: BTreeSet<String>,
 }
@@ -106,7 +107,7 @@ impl Timeline {
                 before = c.after.clone();
             }
         }
-        let mut maybe_absent: HashMap<String, Vec<(Rv, Option<Rv>)>> = HashMap::new();
+        let mut maybe_absent: HashMap<String, Vec<(Rv, Option<Rv>, usize)>> = HashMap::new();
         for (key, order) in orders {
             for (pos, &i) in order.iter().enumerate() {
                 let op = &ops[i];
@@ -125,7 +126,7 @@ impl Timeline {
                 maybe_absent
                     .entry(key.clone())
                     .or_default()
-                    .push((from, to));
+                    .push((from, to, i));
             }
         }
         Timeline {
@@ -145,7 +146,7 @@ impl Timeline {
         let may_be_absent = self.maybe_absent.get(key).is_some_and(|windows| {
             windows
                 .iter()
-                .any(|&(from, to)| from < rv && to.is_none_or(|to| rv < to))
+                .any(|&(from, to, _)| from < rv && to.is_none_or(|to| rv < to))
         });
         AtRv {
             state,

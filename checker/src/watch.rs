@@ -13,7 +13,9 @@
 //!   MODIFIED for an update or patch, DELETED for a delete showing the value the object held
 //!   before it, and the resourceVersion and value are the commit's;
 //! - reliable: no commit missing between `R0` and the last event (a change or bookmark
-//!   after a commit that was not delivered is a gap);
+//!   after a commit that was not delivered is a gap), including a delete whose outcome the
+//!   client never learnt but that the key's linearization needs between two commits the
+//!   watch covers;
 //! - bookmarks: only when asked for, never behind the last change, and a bookmark at `B`
 //!   promises every commit at or below `B` was delivered.
 //!
@@ -393,6 +395,32 @@ fn changes(
                 }
             }
             WatchEvent::Error { .. } => unreachable!("events are cut at the first error"),
+        }
+    }
+    // A delete that nothing showed but that a key's operations need (an unanswered delete
+    // between two commits that need the key absent) must be in a watch that covers both,
+    // unless a delete between them is known (a DELETED event whose author is ambiguous).
+    for key in timeline.keys_under(&w.prefix) {
+        for &(after, before, op) in timeline.maybe_absent.get(key).into_iter().flatten() {
+            let delivered_between = |to: Rv| {
+                timeline
+                    .keys
+                    .get(key)
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c.kind == ChangeKind::Deleted && after < c.rv && c.rv < to)
+            };
+            if let Some(before) = before
+                && r0 <= after
+                && before <= last
+                && !delivered_between(before)
+            {
+                return Err(format!(
+                    "no DELETED event of {key} between {after} and {before}, where the key's \
+                     operations need the unanswered delete {}",
+                    describe::operation(history, op)
+                ));
+            }
         }
     }
     Ok(())
