@@ -32,9 +32,10 @@
 //!
 //! - Keys are assumed absent when the history starts (a run uses fresh keys).
 //! - A write whose outcome is unknown and that nothing showed is taken as not having taken
-//!   effect by the lists and watches, unless the key's linearization needs it to be a
-//!   delete, which then allows the key to be absent between its neighbours; a watch is not
-//!   required to have delivered such a delete.
+//!   effect by the lists and watches, unless the key's linearization applied it as a
+//!   delete: then the key may be absent between its neighbouring commits, and a watch that
+//!   covers both neighbours must have delivered a delete between them. The linearization is
+//!   one of possibly several, so such a delete's placement is the search's choice.
 //! - A DELETED event that more than one uncertain delete of its key can have made is a
 //!   commit for lists and watches, but the key's search does not learn which delete it was.
 //! - A key whose search runs out of its budget (only likely with many uncertain writes that
@@ -44,7 +45,10 @@
 //!   outside the history is reported as unknown.
 //! - Reads from the cache are monotonic only against the same client's earlier reads from
 //!   the cache (Kubernetes lets them lag the client's own writes and consistent reads).
-//! - Only the first problem of each watch is reported.
+//! - Only the first problem of each watch is reported; a watch's events after an ERROR
+//!   event are not checked.
+//! - Consistent gets are checked per key by the search; a get's resourceVersion is not
+//!   compared with writes to other keys (it is its object's, not a point in time).
 
 pub mod history;
 pub mod linearizability;

@@ -3,7 +3,7 @@
 //!
 //! A history is linearizable when its operations can be put in a sequence that keeps real
 //! time (an operation that returned before another was called comes first) and that the
-//! sequential [`model`](crate::model) accepts answer by answer. Linearizability is local (Herlihy
+//! sequential [`model`] accepts answer by answer. Linearizability is local (Herlihy
 //! & Wing): a history is linearizable iff each object's sub-history is, so every key is searched
 //! on its own (Horn & Kroening's P-compositionality), which keeps each search small.
 //!
