@@ -31,9 +31,10 @@
 //! gets take part; `resourceVersion=0` gets and all lists are checked elsewhere
 //! ([`lists`](crate::lists)), against the resourceVersion order this check confirms.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::history::{History, Input, Output};
+use crate::history::{History, Input, Output, Rv};
 use crate::model::{self, Action, Answer, Class, ModelOp, NO_VALUE, State, ValueId};
 use crate::resolve::Resolution;
 use crate::{describe, shrink};
@@ -43,6 +44,9 @@ pub const BUDGET: u64 = 20_000_000;
 
 /// The steps each search of the shrinking may take.
 const SHRINK_BUDGET: u64 = 200_000;
+
+/// The steps all searches of one shrinking may take together.
+const SHRINK_TOTAL: u64 = 30_000_000;
 
 /// One operation of a key's partition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +85,11 @@ pub fn search(ops: &[PartitionOp], budget: u64) -> Verdict {
 
 /// Searches for a linearization of `ops` from `initial`.
 pub fn search_from(ops: &[PartitionOp], budget: u64, initial: State) -> Verdict {
+    search_counted(ops, budget, initial).0
+}
+
+/// [`search_from`], also returning the steps it took.
+fn search_counted(ops: &[PartitionOp], budget: u64, initial: State) -> (Verdict, u64) {
     // The events: a call and, for operations with a certain outcome, a return.
     let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(ops.len() * 2);
     for (i, op) in ops.iter().enumerate() {
@@ -118,7 +127,7 @@ pub fn search_from(ops: &[PartitionOp], budget: u64, initial: State) -> Verdict 
     loop {
         steps += 1;
         if steps > budget {
-            return Verdict::BudgetExceeded;
+            return (Verdict::BudgetExceeded, steps);
         }
         if slot == NIL {
             break;
@@ -157,7 +166,7 @@ pub fn search_from(ops: &[PartitionOp], budget: u64, initial: State) -> Verdict 
             // last operation that changed the state.
             loop {
                 let Some((j, before)) = stack.pop() else {
-                    return Verdict::NotLinearizable { longest };
+                    return (Verdict::NotLinearizable { longest }, steps);
                 };
                 linearized[j / 64] &= !(1 << (j % 64));
                 let after = state;
@@ -175,16 +184,14 @@ pub fn search_from(ops: &[PartitionOp], budget: u64, initial: State) -> Verdict 
             }
         }
     }
-    Verdict::Linearizable(stack.into_iter().map(|(i, _)| i).collect())
+    let order = stack.into_iter().map(|(i, _)| i).collect();
+    (Verdict::Linearizable(order), steps)
 }
 
 /// [`search`], first without the uncertain writes nothing showed (but deletes), then, if that
 /// is not linearizable, with them.
 pub fn search_phased(ops: &[PartitionOp]) -> Verdict {
-    let unseen = |op: &PartitionOp| {
-        op.op.answer == Answer::Uncertain(None) && !matches!(op.op.action, Action::Delete(_))
-    };
-    let kept: Vec<usize> = (0..ops.len()).filter(|&p| !unseen(&ops[p])).collect();
+    let kept = seen_or_deletes(ops);
     if kept.len() < ops.len() {
         let subset: Vec<PartitionOp> = kept.iter().map(|&p| ops[p]).collect();
         if let Verdict::Linearizable(order) = search(&subset, BUDGET / 4) {
@@ -192,6 +199,13 @@ pub fn search_phased(ops: &[PartitionOp]) -> Verdict {
         }
     }
     search(ops, BUDGET)
+}
+
+/// The positions of `ops` but the writes nothing showed that are not deletes.
+fn seen_or_deletes(ops: &[PartitionOp]) -> Vec<usize> {
+    (0..ops.len())
+        .filter(|&p| !unseen(&ops[p]) || matches!(ops[p].op.action, Action::Delete(_)))
+        .collect()
 }
 
 /// The operations of one key as the search takes them: consistent gets and every write with
@@ -282,11 +296,27 @@ pub fn check_keys(
             Verdict::Linearizable(order) => {
                 orders.insert(key, order.into_iter().map(|p| ops[p].index).collect());
             }
-            Verdict::BudgetExceeded => violations.push(format!(
-                "key {key:?}: search budget exceeded ({BUDGET} steps over {} operations); \
-                 linearizability not decided",
-                ops.len()
-            )),
+            Verdict::BudgetExceeded => {
+                let mut v = format!(
+                    "key {key:?}: search budget exceeded ({BUDGET} steps over {} operations); \
+                     linearizability not decided",
+                    ops.len()
+                );
+                // Without the writes nothing showed the search is small: say if that fails.
+                let seen: Vec<PartitionOp> =
+                    seen_or_deletes(&ops).into_iter().map(|p| ops[p]).collect();
+                if seen.len() < ops.len()
+                    && matches!(search(&seen, BUDGET / 4), Verdict::NotLinearizable { .. })
+                {
+                    v.push_str(&format!(
+                        "\n  taking its {} unanswered writes nothing showed (but deletes) as never \
+                         applied, it is not:\n  {}",
+                        ops.len() - seen.len(),
+                        counterexample(history, &key, &seen)
+                    ));
+                }
+                violations.push(v);
+            }
             Verdict::NotLinearizable { .. } => {
                 violations.push(counterexample(history, &key, &ops));
             }
@@ -295,38 +325,158 @@ pub fn check_keys(
     orders
 }
 
-/// Shrinks a key's failing operations to a minimal failing subset and describes it.
+/// Whether an operation is a write that may have taken effect and that nothing showed.
+fn unseen(op: &PartitionOp) -> bool {
+    op.op.answer == Answer::Uncertain(None)
+}
+
+/// The resourceVersion of a write that took effect, known from its answer or an observation.
+fn commit_rv(op: &PartitionOp) -> Option<Rv> {
+    match (op.op.action, op.op.answer) {
+        (Action::Get, _) => None,
+        (_, Answer::Written(rv) | Answer::Uncertain(Some(rv))) => Some(rv),
+        _ => None,
+    }
+}
+
+/// The state right after a write with a known resourceVersion.
+fn state_after(op: &PartitionOp, rv: Rv) -> State {
+    let object = match op.op.action {
+        Action::Create(v) | Action::Update(v, _) => Some((Some(rv), v)),
+        Action::Delete(_) | Action::Get => None,
+    };
+    State { object, last: rv }
+}
+
+/// `ops` without the writes nothing showed that were called after every other operation
+/// returned: those can only come last, where they change nothing anything sees, so `ops` is
+/// linearizable exactly when what remains is.
+fn without_trailing_unseen(ops: &[PartitionOp]) -> Vec<PartitionOp> {
+    let last_return = ops
+        .iter()
+        .filter(|op| !unseen(op))
+        .map(|op| op.ret.unwrap_or(u64::MAX))
+        .max()
+        .unwrap_or(0);
+    ops.iter()
+        .copied()
+        .filter(|op| !unseen(op) || op.call < last_return)
+        .collect()
+}
+
+/// Shrinks a key's failing operations to a small failing subset and describes it.
 ///
-/// A subset is searched from an unknown state ([`State::UNKNOWN`]), so that it fails on its
-/// own merits and not because the writes before it were removed (a read of a value would
-/// otherwise fail alone once its write is gone); when the whole history fails only from the
-/// absent state (a key that was never created read as present), from the absent state.
+/// Every step keeps the subset a counterexample in its own right: if the key's history were
+/// linearizable, so would the subset be. With the writes of known resourceVersion (the
+/// commits) in resourceVersion order `c0, c1, …` (every linearization has them in that
+/// order), the subset is a window of commits `ci..cj` searched from the state right after
+/// `c(i-1)`, with the operations that change nothing (reads, failed writes) called after
+/// `c(i-1)` returned and returned before `c(j+1)` was called, and the writes nothing showed
+/// that were called before `c(j+1)` returned and before some other operation of the subset
+/// returned (they may always be left out, and later ones come last). The window is
+/// narrowed from below, then from above (by bisection), and then the operations that change
+/// nothing are shrunk one by one (removing such an operation from a linearizable history
+/// leaves it linearizable). Shrinking has a budget of steps overall; when it runs out, the
+/// smallest failing subset found so far is printed.
 fn counterexample(history: &History, key: &str, ops: &[PartitionOp]) -> String {
-    let fails_from = |initial: State| {
-        move |subset: &[PartitionOp]| {
-            matches!(
-                search_from(subset, SHRINK_BUDGET, initial),
-                Verdict::NotLinearizable { .. }
-            )
+    let remaining = Cell::new(SHRINK_TOTAL);
+    let fails = |subset: &[PartitionOp], initial: State| {
+        let budget = remaining.get().min(SHRINK_BUDGET);
+        if budget == 0 {
+            return false;
         }
+        let (verdict, steps) = search_counted(&without_trailing_unseen(subset), budget, initial);
+        remaining.set(remaining.get().saturating_sub(steps));
+        matches!(verdict, Verdict::NotLinearizable { .. })
     };
-    let unknown_fails = matches!(
-        search_from(ops, BUDGET, State::UNKNOWN),
-        Verdict::NotLinearizable { .. }
-    );
-    let initial = if unknown_fails {
-        State::UNKNOWN
+    let mut commits: Vec<usize> = (0..ops.len())
+        .filter(|&p| commit_rv(&ops[p]).is_some())
+        .collect();
+    commits.sort_by_key(|&p| commit_rv(&ops[p]));
+    let mut rank: Vec<Option<usize>> = vec![None; ops.len()];
+    for (r, &p) in commits.iter().enumerate() {
+        rank[p] = Some(r);
+    }
+    let n = commits.len();
+    let never = u64::MAX;
+    // The subset for the commits `i..j` and the state it starts from.
+    let window = |i: usize, j: usize| -> (Vec<PartitionOp>, State) {
+        let prev = i.checked_sub(1).map(|k| &ops[commits[k]]);
+        let next = commits.get(j).map(|&p| &ops[p]);
+        let subset = ops
+            .iter()
+            .enumerate()
+            .filter(|&(p, op)| match rank[p] {
+                Some(r) => (i..j).contains(&r),
+                None if unseen(op) => next.is_none_or(|c| op.call < c.ret.unwrap_or(never)),
+                None => {
+                    prev.is_none_or(|c| op.call > c.ret.unwrap_or(never))
+                        && next.is_none_or(|c| op.ret.unwrap_or(never) < c.call)
+                }
+            })
+            .map(|(_, op)| *op)
+            .collect();
+        let initial = prev.map_or(State::default(), |c| {
+            state_after(c, commit_rv(c).unwrap_or(0))
+        });
+        (subset, initial)
+    };
+    let window_fails = |i: usize, j: usize| {
+        let (subset, initial) = window(i, j);
+        fails(&subset, initial)
+    };
+    // The highest start that still fails (window(0, n) is the whole history, which fails).
+    let (mut lo, mut hi) = (0, n + 1);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if window_fails(mid, n) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let i = lo;
+    // The lowest end that still fails (window(i, n) fails).
+    let j = if window_fails(i, i) {
+        i
     } else {
-        State::default()
+        let (mut lo, mut hi) = (i, n);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if window_fails(i, mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
     };
-    let mut minimal = shrink::shrink(ops, fails_from(initial));
+    let (subset, initial) = window(i, j);
+    let changes = |op: &PartitionOp| commit_rv(op).is_some() || unseen(op);
+    let fixed: Vec<PartitionOp> = subset.iter().copied().filter(|op| changes(op)).collect();
+    let others: Vec<PartitionOp> = subset.iter().copied().filter(|op| !changes(op)).collect();
+    let with_fixed = |kept: &[PartitionOp]| {
+        let mut all = fixed.clone();
+        all.extend_from_slice(kept);
+        all
+    };
+    let kept = shrink::shrink(&others, |kept| fails(&with_fixed(kept), initial));
+    let mut minimal = without_trailing_unseen(&with_fixed(&kept));
     minimal.sort_by_key(|op| (op.call, op.index));
     let longest = match search_from(&minimal, SHRINK_BUDGET, initial) {
         Verdict::NotLinearizable { longest } => longest,
         _ => Vec::new(),
     };
+    let from = match i.checked_sub(1) {
+        None => "the key absent".to_string(),
+        Some(k) => format!(
+            "the state right after {}",
+            describe::operation(history, ops[commits[k]].index)
+        ),
+    };
     let mut out = format!(
-        "key {key:?}: not linearizable ({} operations); a minimal counterexample, in call order:",
+        "key {key:?}: not linearizable ({} operations); a minimal counterexample, in call \
+         order, from {from}:",
         ops.len()
     );
     for op in &minimal {
@@ -339,6 +489,9 @@ fn counterexample(history: &History, key: &str, ops: &[PartitionOp]) -> String {
     }
     for p in longest {
         out.push_str(&format!(" #{}", minimal[p].index));
+    }
+    if remaining.get() == 0 {
+        out.push_str("\n  (shrinking stopped at its budget: the set may not be minimal)");
     }
     out
 }

@@ -64,9 +64,6 @@ pub type ValueId = u32;
 /// The id of a value that no write of the key wrote.
 pub const NO_VALUE: ValueId = u32::MAX;
 
-/// The value of the object of [`State::UNKNOWN`].
-pub const ANY_VALUE: ValueId = u32::MAX - 1;
-
 /// The state of one key: the object (its resourceVersion, `None` when unknown, and value) if
 /// present, and the key's last written resourceVersion (0 before any).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -76,15 +73,6 @@ pub struct State {
     /// The largest resourceVersion written to the key so far (a lower bound when the last
     /// write's is unknown).
     pub last: Rv,
-}
-
-impl State {
-    /// A key whose state is not known (absent or holding anything), as a counterexample's
-    /// operations start from: the first operation that tells decides it.
-    pub const UNKNOWN: State = State {
-        object: Some((None, ANY_VALUE)),
-        last: 0,
-    };
 }
 
 /// What an operation asks of the model.
@@ -132,9 +120,6 @@ pub struct ModelOp {
 /// in that state. An uncertain write is applied only when it would succeed (not applying it at
 /// all is the search's other choice).
 pub fn step(state: State, op: ModelOp) -> Option<State> {
-    if state == State::UNKNOWN {
-        return step_unknown(op);
-    }
     let present = state.object.map(|(rv, _)| rv);
     let holds = |pre: Option<Rv>| match (pre, present) {
         (None, Some(_)) => true,
@@ -195,35 +180,6 @@ pub fn step(state: State, op: ModelOp) -> Option<State> {
     }
 }
 
-/// [`step`] from [`State::UNKNOWN`]: as absent if the answer allows, else as present with what
-/// the operation needs; answers that say only "present" leave the state unknown.
-fn step_unknown(op: ModelOp) -> Option<State> {
-    let absent = State::default();
-    if let Some(after) = step(absent, op) {
-        return Some(after);
-    }
-    let object = match (op.action, op.answer) {
-        (Action::Get, Answer::Found(rv, v)) => (Some(rv), v),
-        (Action::Update(_, Some(p)) | Action::Delete(Some(p)), _)
-            if op.answer != Answer::Conflict =>
-        {
-            (Some(p), NO_VALUE)
-        }
-        (Action::Create(_), Answer::AlreadyExists)
-        | (Action::Update(_, Some(_)) | Action::Delete(Some(_)), Answer::Conflict) => {
-            return Some(State::UNKNOWN);
-        }
-        _ => (None, NO_VALUE),
-    };
-    step(
-        State {
-            object: Some(object),
-            last: 0,
-        },
-        op,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,23 +226,6 @@ mod tests {
         assert_eq!(step(s2, op(Action::Get, Answer::NotFound)), Some(s2));
         // A create after the delete still needs a larger resourceVersion.
         assert_eq!(step(s2, op(Action::Create(3), Answer::Written(6))), None);
-    }
-
-    #[test]
-    fn an_unknown_state_is_decided_by_the_first_answer() {
-        let u = State::UNKNOWN;
-        let found = step(u, op(Action::Get, Answer::Found(3, 1))).unwrap();
-        assert_eq!(found.object, Some((Some(3), 1)));
-        assert_eq!(
-            step(u, op(Action::Get, Answer::NotFound)),
-            Some(State::default())
-        );
-        let updated = step(u, op(Action::Update(2, Some(3)), Answer::Written(4))).unwrap();
-        assert_eq!(updated.object, Some((Some(4), 2)));
-        assert_eq!(
-            step(u, op(Action::Create(2), Answer::AlreadyExists)),
-            Some(u)
-        );
     }
 
     #[test]

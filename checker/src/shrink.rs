@@ -1,7 +1,8 @@
 //! Shrinking a failing set of operations to a minimal one (delta debugging, then single
 //! removals), so a violation prints the few operations that show it.
 
-/// Returns a subset of `items` (kept in their order) for which `fails` still holds and from
+/// Returns a subset of `items` (kept in their order, possibly empty) for which `fails` still
+/// holds and from
 /// which no single item can be removed without `fails` turning false (1-minimal). `fails` must
 /// hold for `items`.
 ///
@@ -16,7 +17,7 @@ pub fn shrink<T: Clone>(items: &[T], fails: impl Fn(&[T]) -> bool) -> Vec<T> {
         while start < kept.len() {
             let end = (start + chunk).min(kept.len());
             let candidate: Vec<T> = kept[..start].iter().chain(&kept[end..]).cloned().collect();
-            if !candidate.is_empty() && fails(&candidate) {
+            if fails(&candidate) {
                 kept = candidate;
                 removed = true;
             } else {

@@ -143,8 +143,17 @@ fn two_concurrent_creates_cannot_both_succeed() {
     let h = history(vec![
         at(0, 0, 10, create("a", "v1"), written(1)),
         at(1, 1, 9, create("a", "v2"), written(2)),
+        at(2, 20, 21, get("a"), found(2, "v2")),
+        at(2, 22, 23, update("a", "v3", Some(2)), written(3)),
     ]);
-    rejected(&h, "not linearizable");
+    // Right after the first create, the second one alone.
+    let report = rejected(&h, "from the state right after #0 client 0");
+    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("    #")).collect();
+    assert_eq!(lines.len(), 1, "{report}");
+    assert!(
+        lines[0].contains("create a = \"v2\" -> written rv=2"),
+        "{report}"
+    );
     let h = history(vec![
         at(0, 0, 10, create("a", "v1"), written(1)),
         at(1, 1, 9, create("a", "v2"), Output::AlreadyExists),
@@ -222,6 +231,29 @@ fn an_acknowledged_create_cannot_be_lost() {
 }
 
 #[test]
+fn a_counterexample_starts_after_the_writes_before_it() {
+    let mut ops = vec![at(0, 0, 1, create("a", "v0"), written(1))];
+    for i in 1..10u64 {
+        ops.push(at(
+            0,
+            10 * i,
+            10 * i + 2,
+            update("a", &format!("v{i}"), None),
+            written(i + 1),
+        ));
+    }
+    // Lost: NotFound between two updates, overlapping neither.
+    ops.push(at(1, 53, 54, get("a"), Output::NotFound));
+    let report = rejected(&history(ops), "from the state right after #5 ");
+    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("    #")).collect();
+    assert_eq!(
+        lines,
+        vec!["    #10 client 1 [53.000ms .. 54.000ms] get a -> not found"],
+        "{report}"
+    );
+}
+
+#[test]
 fn rejected_writes_took_no_effect() {
     let h = history(vec![
         at(0, 0, 1, create("a", "v1"), Output::Rejected),
@@ -274,15 +306,14 @@ fn a_counterexample_is_minimal_and_readable() {
     }
     ops.push(at(1, 400, 401, get("a"), found(5, "v4")));
     let report = rejected(&history(ops), "minimal counterexample");
-    // The stale read and one operation that shows it stale (a later write, or a read of a
-    // later write) are printed, and nothing else.
-    assert!(
-        report.contains("#59 client 1 [400.000ms .. 401.000ms] get a -> found rv=5 \"v4\""),
+    // From the state after the last write before it, the stale read alone.
+    assert!(report.contains("from the state right after #57 client 0 [290.000ms .. 292.000ms] update a = \"v29\" -> written rv=30:"), "{report}");
+    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("    #")).collect();
+    assert_eq!(
+        lines,
+        vec!["    #59 client 1 [400.000ms .. 401.000ms] get a -> found rv=5 \"v4\""],
         "{report}"
     );
-    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("    #")).collect();
-    assert_eq!(lines.len(), 2, "{report}");
-    assert!(!lines[0].contains("rv=5 "), "{report}");
     assert!(report.contains("longest linearizable prefix"), "{report}");
 }
 
