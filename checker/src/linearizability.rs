@@ -40,13 +40,13 @@ use crate::resolve::Resolution;
 use crate::{describe, shrink};
 
 /// The steps one key's search may take before it gives up.
-pub const BUDGET: u64 = 20_000_000;
+pub const BUDGET: u64 = 10_000_000;
 
 /// The steps each search of the shrinking may take.
 const SHRINK_BUDGET: u64 = 200_000;
 
 /// The steps all searches of one shrinking may take together.
-const SHRINK_TOTAL: u64 = 30_000_000;
+const SHRINK_TOTAL: u64 = 10_000_000;
 
 /// One operation of a key's partition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,19 +188,6 @@ fn search_counted(ops: &[PartitionOp], budget: u64, initial: State) -> (Verdict,
     (Verdict::Linearizable(order), steps)
 }
 
-/// [`search`], first without the uncertain writes nothing showed (but deletes), then, if that
-/// is not linearizable, with them.
-pub fn search_phased(ops: &[PartitionOp]) -> Verdict {
-    let kept = seen_or_deletes(ops);
-    if kept.len() < ops.len() {
-        let subset: Vec<PartitionOp> = kept.iter().map(|&p| ops[p]).collect();
-        if let Verdict::Linearizable(order) = search(&subset, BUDGET / 4) {
-            return Verdict::Linearizable(order.into_iter().map(|q| kept[q]).collect());
-        }
-    }
-    search(ops, BUDGET)
-}
-
 /// The positions of `ops` but the writes nothing showed that are not deletes.
 fn seen_or_deletes(ops: &[PartitionOp]) -> Vec<usize> {
     (0..ops.len())
@@ -292,9 +279,22 @@ pub fn check_keys(
 ) -> BTreeMap<String, Vec<usize>> {
     let mut orders = BTreeMap::new();
     for (key, ops) in partitions(history, resolution) {
-        match search_phased(&ops) {
+        // First without the writes nothing showed (but deletes): if that is linearizable, so
+        // is the whole, with them never applied.
+        let kept = seen_or_deletes(&ops);
+        let seen: Vec<PartitionOp> = kept.iter().map(|&p| ops[p]).collect();
+        let first = (seen.len() < ops.len()).then(|| search(&seen, BUDGET / 4));
+        if let Some(Verdict::Linearizable(order)) = first {
+            let order = order.into_iter().map(|q| ops[kept[q]].index).collect();
+            orders.insert(key, order);
+            continue;
+        }
+        match search(&ops, BUDGET) {
             Verdict::Linearizable(order) => {
                 orders.insert(key, order.into_iter().map(|p| ops[p].index).collect());
+            }
+            Verdict::NotLinearizable { .. } => {
+                violations.push(counterexample(history, &key, &ops));
             }
             Verdict::BudgetExceeded => {
                 let mut v = format!(
@@ -302,12 +302,7 @@ pub fn check_keys(
                      linearizability not decided",
                     ops.len()
                 );
-                // Without the writes nothing showed the search is small: say if that fails.
-                let seen: Vec<PartitionOp> =
-                    seen_or_deletes(&ops).into_iter().map(|p| ops[p]).collect();
-                if seen.len() < ops.len()
-                    && matches!(search(&seen, BUDGET / 4), Verdict::NotLinearizable { .. })
-                {
+                if let Some(Verdict::NotLinearizable { .. }) = first {
                     v.push_str(&format!(
                         "\n  taking its {} unanswered writes nothing showed (but deletes) as never \
                          applied, it is not:\n  {}",
@@ -316,9 +311,6 @@ pub fn check_keys(
                     ));
                 }
                 violations.push(v);
-            }
-            Verdict::NotLinearizable { .. } => {
-                violations.push(counterexample(history, &key, &ops));
             }
         }
     }
