@@ -22,7 +22,9 @@
 //!    resourceVersions, and a write called after another returned has a larger one.
 //! 3. [`linearizability`]: each key's writes and consistent gets are searched for a
 //!    linearization against the [`model`]; a key that has none is shrunk ([`shrink`]) to a
-//!    minimal failing set of operations, printed with the longest linearizable prefix of it.
+//!    small set of its operations that fails on its own, from the state right after the
+//!    last write before them (so that the key's history fails whenever the set does),
+//!    printed with the longest linearizable prefix of it.
 //! 4. [`lists`]: every list is compared with the snapshot at its resourceVersion (the
 //!    committed writes in resourceVersion order, [`timeline`]); consistent lists also with
 //!    real time; reads from the watch cache must show states that held, without going back.

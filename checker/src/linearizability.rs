@@ -30,6 +30,12 @@
 //! linearized, leaving such operations out, which is their "never took effect". Consistent
 //! gets take part; `resourceVersion=0` gets and all lists are checked elsewhere
 //! ([`lists`](crate::lists)), against the resourceVersion order this check confirms.
+//!
+//! A key that is not linearizable is reported with a counterexample: a window of its writes
+//! in resourceVersion order, searched from the state right after the write before the
+//! window, with as few of the operations that change nothing as still fail. Each step keeps
+//! the subset a true counterexample (were the key's history linearizable, the subset would
+//! be), so no operation is blamed for a failure that removing another caused.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
