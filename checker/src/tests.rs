@@ -442,6 +442,10 @@ fn a_cached_list_may_be_stale_but_not_go_back() {
     let mut ops = writes();
     ops.push(at(1, 10, 11, list("", true), listed(1, &[])));
     rejected(&history(ops), "the list shows a absent");
+    // Never from the future.
+    let mut ops = writes();
+    ops.insert(0, at(1, 0, 1, list("", true), listed(2, &[("a", 2, "v2")])));
+    rejected(&history(ops), "a write called after the list returned");
 }
 
 #[test]
