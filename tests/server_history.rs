@@ -7,7 +7,8 @@
 //!   directory (`APIARY_KILL_ROUNDS` rounds, 3 by default; the soak mode is
 //!   `APIARY_KILL_ROUNDS=100`);
 //! - one server on etcd with a short compaction interval, etcd frozen (SIGSTOP) and resumed;
-//! - two replicas on one etcd, etcd killed (SIGKILL) and restarted on its data directory.
+//! - two replicas on one etcd, etcd killed (SIGKILL) and restarted on its data directory, then
+//!   one replica killed and restarted while the other serves.
 //!
 //! Every read kind is in each run: consistent and `resourceVersion=0` gets and lists, served by
 //! the watch cache in front of each storage. Uses `tools/etcd-test-server` for etcd.
@@ -117,13 +118,24 @@ async fn two_replicas_etcd_killed_and_restarted_under_load() {
         expires: true,
         ..Config::default()
     };
-    let recorder = Recorder::start(Targets::new(&[&a, &b]), config, seed).await;
+    let targets = Targets::new(&[&a, &b]);
+    let recorder = Recorder::start(targets.clone(), config, seed).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     let from = recorder.now();
     tokio::task::block_in_place(|| etcd.crash_and_restart(Duration::from_secs(2)));
     let to = recorder.now();
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Then replica b crashes and comes back while a keeps serving: its watch cache starts
+    // afresh from etcd, and watches resume across the replicas.
+    let mut b = b;
+    let b_from = recorder.now();
+    b.kill();
+    let b = start_in(&tmp.path().join("b"), &[&servers]);
+    targets.replace(1, &b);
+    let b_to = recorder.now();
+    tokio::time::sleep(Duration::from_secs(4)).await;
     let history = recorder.finish().await;
     check("replicas-etcd-kill", &history, seed, started);
     history::assert_fault_felt(&history, from, to);
+    history::assert_fault_felt(&history, b_from, b_to);
 }

@@ -175,6 +175,8 @@ struct Shared {
     compacted: Mutex<Option<Rv>>,
     /// Answers the recorder could not map (a server or recorder bug); the run fails on any.
     unexpected: Mutex<Vec<String>>,
+    /// The statuses of the answers that said nothing certain (5xx), by code.
+    failures: Mutex<BTreeMap<u16, usize>>,
     /// Watch requests that got no answer at all (not recorded: nothing was delivered).
     unopened: AtomicUsize,
     next_watch: AtomicUsize,
@@ -363,7 +365,10 @@ async fn perform(shared: &Shared, client: usize, endpoint: &Endpoint, input: Inp
                     _ => None,
                 },
                 400 | 403 | 422 | 429 => Some(Output::Rejected),
-                500..=599 => Some(Output::Unknown),
+                500..=599 => {
+                    *lock(&shared.failures).entry(status).or_default() += 1;
+                    Some(Output::Unknown)
+                }
                 _ => None,
             };
             let output = output.unwrap_or_else(|| {
@@ -655,6 +660,7 @@ impl Recorder {
             bookmarks: Mutex::default(),
             compacted: Mutex::default(),
             unexpected: Mutex::default(),
+            failures: Mutex::default(),
             unopened: AtomicUsize::new(0),
             next_watch: AtomicUsize::new(0),
             stop,
@@ -767,6 +773,10 @@ impl Recorder {
             unexpected.len(),
             unexpected[..unexpected.len().min(20)].join("\n")
         );
+        let failures = lock(&self.shared.failures).clone();
+        if !failures.is_empty() {
+            println!("answers without an outcome, by status: {failures:?}");
+        }
         let unopened = self.shared.unopened.load(Ordering::Relaxed);
         if unopened > 0 {
             println!("{unopened} watch requests got no answer (not recorded)");
