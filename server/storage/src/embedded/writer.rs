@@ -417,6 +417,7 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                 meta.insert(META_LOG_FLOOR, floor as u64).map_err(db_err)?;
             }
         }
+        crate::fault::before_commit_sync();
         txn.commit().map_err(db_err)?;
         Ok((events, revision, compacted, floor))
     })();
