@@ -647,7 +647,6 @@ mod tests {
 
     /// The counters in the `meta` table of the last commit.
     fn stored(shared: &Shared) -> (Revision, Revision, Revision) {
-        use redb::ReadableDatabase;
         let txn = shared.begin_read().expect("read");
         let meta = txn.open_table(META).expect("meta");
         let get = |name: &str| {
@@ -710,7 +709,7 @@ mod tests {
         assert_eq!(super::super::initialize(&db).expect("reopen"), (7, 3, 3));
         shared.set_database(db);
         // Every retained revision has its history row, and none below the floor remains.
-        use redb::{ReadableDatabase, ReadableTableMetadata};
+        use redb::ReadableTableMetadata;
         let txn = shared.begin_read().expect("read");
         let log = txn.open_table(LOG).expect("log");
         assert_eq!(log.len().expect("len"), 5);
