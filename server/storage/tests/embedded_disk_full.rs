@@ -37,19 +37,6 @@ impl Tmpfs {
     fn path(&self) -> &Path {
         self.dir.path()
     }
-
-    fn resize(&self, size: &str) {
-        let out = Command::new("mount")
-            .args(["-o", &format!("remount,size={size}")])
-            .arg(self.path())
-            .output()
-            .unwrap_or_else(|e| panic!("running mount: {e}"));
-        assert!(
-            out.status.success(),
-            "remount: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
 }
 
 impl Drop for Tmpfs {
