@@ -5,6 +5,7 @@
 
 pub mod raw;
 pub mod tls;
+pub mod tmpfs;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
