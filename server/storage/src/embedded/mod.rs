@@ -10,7 +10,14 @@
 //!   history within the retained window and fail with `Expired` below it.
 //! - Watches replay history from their start revision, then follow the committed batches the
 //!   writer routes to them (only those touching their prefix) without gap or duplicate.
+//! - TTLs are timed on the monotonic clock, each restarting in full when the database is
+//!   opened, as etcd's leases do (`leases`); revisions are a counter. Neither depends on the
+//!   wall clock.
+//! - A failed commit (a full disk) fails every write of its batch; the writer then reopens the
+//!   database, which redb requires after an I/O error, and retries commits with a growing wait
+//!   while they fail (`writer::recover`).
 
+mod leases;
 mod reads;
 mod records;
 mod router;
@@ -25,7 +32,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTransaction};
 use tokio::sync::oneshot;
 
@@ -92,6 +99,8 @@ pub(crate) struct Shared {
     pub path: PathBuf,
     pub cache_size: usize,
     pub router: router::Router,
+    /// The TTL schedule; only the writer thread uses it.
+    pub leases: Mutex<leases::Leases>,
     pub current: AtomicI64,
     pub compacted: AtomicI64,
     pub log_floor: AtomicI64,
@@ -105,12 +114,14 @@ impl Shared {
         cache_size: usize,
         watch_buffer: usize,
         (revision, compacted, floor): (Revision, Revision, Revision),
+        leases: leases::Leases,
     ) -> Self {
         Self {
             db: RwLock::new(Some(db)),
             path,
             cache_size,
             router: router::Router::new(watch_buffer),
+            leases: Mutex::new(leases),
             current: AtomicI64::new(revision),
             compacted: AtomicI64::new(compacted),
             log_floor: AtomicI64::new(floor),
@@ -203,12 +214,14 @@ impl EmbeddedBackend {
         let path = options.data_dir.join(DATABASE_FILE);
         let db = open_database(&path, options.cache_size)?;
         let counters = initialize(&db)?;
+        let leases = leases::Leases::load(&db)?;
         let shared = Arc::new(Shared::new(
             db,
             path.clone(),
             options.cache_size,
             options.watch_buffer.max(16),
             counters,
+            leases,
         ));
         let (requests, rx) = std::sync::mpsc::channel();
         let settings = WriterSettings {

@@ -4,8 +4,9 @@
 //! in order inside one redb write transaction (each successful write gets the next revision),
 //! appends one history row per revision, persists the revision counter in the same transaction,
 //! commits with immediate durability (fsync), and only then routes the events to the watches
-//! they concern, publishes the new revision and answers the callers. TTL expiry and log compaction run on the same thread, so every
-//! revision is assigned in exactly one place.
+//! they concern, publishes the new revision and answers the callers. TTL expiry (on the
+//! monotonic clock, `leases`) and log compaction run on the same thread, so every revision is
+//! assigned in exactly one place.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -16,7 +17,8 @@ use bytes::Bytes;
 use redb::{ReadableDatabase, ReadableTable, Table, WriteTransaction};
 use tokio::sync::oneshot;
 
-use super::records::{KvRecord, LogRecord, expiry_key, split_expiry_key};
+use super::leases::Deadline;
+use super::records::{KvRecord, LogRecord, expiry_key};
 use super::tables::{EXPIRY, KV, LOG, META, META_COMPACTED, META_LOG_FLOOR, META_REVISION, db_err};
 use super::{EventBatch, Shared};
 use crate::backend::{Condition, Event, EventKind, TxnOutcome};
@@ -176,6 +178,7 @@ fn recover(shared: &Shared) -> Result<()> {
     }
     let db = super::open_database(&shared.path, shared.cache_size)?;
     let (revision, compacted, floor) = super::initialize(&db)?;
+    shared.leases.lock().reload(&db)?;
     let current = shared.current.load(Ordering::Acquire);
     if revision > current {
         let events = {
@@ -272,6 +275,8 @@ struct Txn<'a> {
     revision: Revision,
     compacted: Revision,
     events: Vec<Event>,
+    /// The changes to the TTL schedule, applied once the commit is durable.
+    lease_changes: Vec<(String, Option<Deadline>)>,
     /// The encoding of the row being written, reused for every row.
     scratch: Vec<u8>,
 }
@@ -335,11 +340,19 @@ impl<'a> Txn<'a> {
         revision: Revision,
     ) -> Result<()> {
         let ttl = ttl.unwrap_or(0);
+        // The expiry row's timestamp: the wall-clock time the key is due, for people reading
+        // the file; expiry itself follows the monotonic clock (`leases`).
         let expires_at_ms = if ttl > 0 {
             now_ms().saturating_add(ttl.saturating_mul(1000))
         } else {
             0
         };
+        if ttl > 0 {
+            let deadline = Deadline::after(ttl, expires_at_ms);
+            self.lease_changes.push((key.clone(), Some(deadline)));
+        } else if current.as_ref().is_some_and(|c| c.expires_at_ms > 0) {
+            self.lease_changes.push((key.clone(), None));
+        }
         let create_revision = current.as_ref().map_or(revision, |c| c.create_revision);
         let record = KvRecord {
             create_revision,
@@ -382,6 +395,7 @@ impl<'a> Txn<'a> {
             self.expiry()?
                 .remove(expiry_key(current.expires_at_ms, &key).as_slice())
                 .map_err(db_err)?;
+            self.lease_changes.push((key.clone(), None));
         }
         self.kv.remove(key.as_str()).map_err(db_err)?;
         self.log(
@@ -406,32 +420,21 @@ impl<'a> Txn<'a> {
         Ok(())
     }
 
-    /// Deletes keys whose TTL has passed, each as an ordinary delete.
-    fn sweep_expired(&mut self) -> Result<()> {
-        let now = now_ms();
-        let due: Vec<(u64, String)> = {
-            let mut due = Vec::new();
-            for row in self.expiry()?.iter().map_err(db_err)? {
-                let (k, _) = row.map_err(db_err)?;
-                let (at, key) = split_expiry_key(k.value())?;
-                if at > now || due.len() >= MAX_EXPIRED_PER_BATCH {
-                    break;
-                }
-                due.push((at, key));
-            }
-            due
-        };
-        for (at, key) in due {
+    /// Deletes the keys whose TTL has passed (`due`, from the schedule), each as an ordinary
+    /// delete; a scheduled key that no longer carries that TTL only loses its expiry row.
+    fn sweep_expired(&mut self, due: Vec<(String, Deadline)>) -> Result<()> {
+        for (key, deadline) in due {
             match self.current(&key)? {
-                Some(cur) if cur.expires_at_ms == at => {
+                Some(cur) if cur.expires_at_ms == deadline.row && cur.ttl > 0 => {
                     let revision = self.revision + 1;
                     self.delete(key, cur, revision)?;
                     self.revision = revision;
                 }
                 _ => {
                     self.expiry()?
-                        .remove(expiry_key(at, &key).as_slice())
+                        .remove(expiry_key(deadline.row, &key).as_slice())
                         .map_err(db_err)?;
+                    self.lease_changes.push((key, None));
                 }
             }
         }
@@ -496,9 +499,17 @@ fn commit_batch(
     let mut replies = Vec::with_capacity(batch.len());
     let mut pending = batch.into_iter();
     let (old_revision, old_compacted, old_floor) = counters(shared);
-    let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision)> {
+    let due = if sweep {
+        shared
+            .leases
+            .lock()
+            .due(Instant::now(), MAX_EXPIRED_PER_BATCH)
+    } else {
+        Vec::new()
+    };
+    let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision, Vec<_>)> {
         let txn = shared.begin_write()?;
-        let (events, revision, compacted, floor) = {
+        let (events, revision, compacted, floor, lease_changes) = {
             let mut state = Txn {
                 kv: txn.open_table(KV).map_err(db_err)?,
                 log: txn.open_table(LOG).map_err(db_err)?,
@@ -507,6 +518,7 @@ fn commit_batch(
                 revision: old_revision,
                 compacted: old_compacted,
                 events: Vec::with_capacity(pending.len()),
+                lease_changes: Vec::new(),
                 scratch: Vec::with_capacity(4096),
             };
             for request in &mut pending {
@@ -530,15 +542,21 @@ fn commit_batch(
                     }
                 }
             }
-            if sweep {
-                state.sweep_expired()?;
+            if !due.is_empty() {
+                state.sweep_expired(due)?;
             }
             let auto = state.revision - settings.retained_revisions as Revision;
             if auto > state.compacted {
                 state.compacted = auto;
             }
             let floor = trim_log(&mut state.log, old_floor, state.compacted)?;
-            (state.events, state.revision, state.compacted, floor)
+            (
+                state.events,
+                state.revision,
+                state.compacted,
+                floor,
+                state.lease_changes,
+            )
         };
         // Only the counters that changed are written: an unchanged `meta` table is not
         // rewritten (nor its root in the table tree).
@@ -558,10 +576,16 @@ fn commit_batch(
         }
         crate::fault::before_commit_sync();
         txn.commit().map_err(db_err)?;
-        Ok((events, revision, compacted, floor))
+        Ok((events, revision, compacted, floor, lease_changes))
     })();
     match result {
-        Ok((events, revision, compacted, floor)) => {
+        Ok((events, revision, compacted, floor, lease_changes)) => {
+            if !lease_changes.is_empty() {
+                let mut leases = shared.leases.lock();
+                for (key, deadline) in lease_changes {
+                    leases.set(key, deadline);
+                }
+            }
             if !events.is_empty() {
                 // Routed before the revision is published, so a watcher that reads the current
                 // revision finds every batch up to it in its queue (see `router`).
@@ -616,7 +640,8 @@ mod tests {
         let path = dir.join("probe.redb");
         let db = redb::Database::create(&path).expect("create");
         let counters = super::super::initialize(&db).expect("initialize");
-        Arc::new(Shared::new(db, path, 1 << 20, 16, counters))
+        let leases = super::super::leases::Leases::load(&db).expect("leases");
+        Arc::new(Shared::new(db, path, 1 << 20, 16, counters, leases))
     }
 
     fn create_batch(commit: usize, size: usize, value: &Bytes) -> Vec<Request> {
