@@ -88,6 +88,18 @@ impl Registry {
         }
     }
 
+    /// The number of watchers each started watch cache serves, with its kind's storage version.
+    pub fn watcher_counts(&self) -> Vec<(&'static apimachinery::resource::ResourceInfo, usize)> {
+        self.stores
+            .read()
+            .values()
+            .filter_map(|store| {
+                let count = store.cacher()?.watcher_count();
+                Some((store.kind().storage_info(), count))
+            })
+            .collect()
+    }
+
     /// The store of a kind.
     pub fn store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
         let info = kind.storage_info();
