@@ -124,7 +124,7 @@ async fn crud(
                 .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(r.status().as_u16(), 200, "get {name}");
             let _ = r.bytes().await;
-            if i % 4 == 0 {
+            if i.is_multiple_of(4) {
                 let r = client
                     .get(format!("{base}?labelSelector=missing%3Dno&limit=50"))
                     .send()
@@ -140,7 +140,7 @@ async fn crud(
                 .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(r.status().as_u16(), 200, "delete {name}");
             let _ = r.bytes().await;
-            ops.fetch_add(if i % 4 == 0 { 5 } else { 4 }, Ordering::Relaxed);
+            ops.fetch_add(if i.is_multiple_of(4) { 5 } else { 4 }, Ordering::Relaxed);
         }
         round += 1;
     }
@@ -168,7 +168,7 @@ async fn watches(
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.status().as_u16(), 200, "watch");
         opened.fetch_add(1, Ordering::Relaxed);
-        let close_early = n % 2 == 0;
+        let close_early = n.is_multiple_of(2);
         let mut chunks = 0;
         loop {
             match tokio::time::timeout(Duration::from_secs(5), r.chunk()).await {
