@@ -166,8 +166,8 @@ fn fail_batch(batch: Vec<Request>, error: &StorageError) {
 /// last durable commit), then takes the counters from the file. A failed commit normally left
 /// nothing durable, so they equal those in memory; when its data did reach the file after all
 /// (the failure came after its last write), the revisions it holds are routed to the watches
-/// now (their writers saw an error, an outcome that may still have been applied, as with any
-/// storage), so watches stay gap-free and no revision is ever assigned twice. While the file
+/// now and published (`commit_batch` then answers its writes as committed), so watches stay
+/// gap-free and no revision is ever assigned twice. While the file
 /// cannot be opened (a disk still full), reads from storage fail as unavailable; the watch
 /// cache keeps answering from memory.
 fn recover(shared: &Shared) -> Result<()> {
@@ -487,9 +487,24 @@ fn counters(shared: &Shared) -> (Revision, Revision, Revision) {
     )
 }
 
+/// Answers the requests of a committed batch.
+fn send_replies(replies: Vec<Reply>) {
+    for reply in replies {
+        match reply {
+            Reply::Write(tx, outcome) => {
+                let _ = tx.send(outcome);
+            }
+            Reply::Compact(tx, outcome) => {
+                let _ = tx.send(outcome);
+            }
+        }
+    }
+}
+
 /// Commits `batch` (and the TTL sweep, when `sweep`) in one transaction and answers its
-/// requests. On failure every request of the batch gets the error, nothing is published, and
-/// the error is returned (the writer then reopens the database before its next commit).
+/// requests. On failure the database is reopened; unless the batch turns out durable after all,
+/// every request of the batch gets the error, nothing is published, and the error is returned
+/// (the writer then waits before its next commit).
 fn commit_batch(
     shared: &Shared,
     batch: Vec<Request>,
@@ -507,6 +522,8 @@ fn commit_batch(
     } else {
         Vec::new()
     };
+    // The revision the batch reaches, once it is about to be committed.
+    let mut committing = None;
     let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision, Vec<_>)> {
         let txn = shared.begin_write()?;
         let (events, revision, compacted, floor, lease_changes) = {
@@ -574,6 +591,7 @@ fn commit_batch(
                 meta.insert(META_LOG_FLOOR, floor as u64).map_err(db_err)?;
             }
         }
+        committing = Some(revision);
         crate::fault::before_commit_sync();
         txn.commit().map_err(db_err)?;
         Ok((events, revision, compacted, floor, lease_changes))
@@ -594,16 +612,7 @@ fn commit_batch(
             shared.current.store(revision, Ordering::Release);
             shared.compacted.store(compacted, Ordering::Release);
             shared.log_floor.store(floor, Ordering::Release);
-            for reply in replies {
-                match reply {
-                    Reply::Write(tx, outcome) => {
-                        let _ = tx.send(outcome);
-                    }
-                    Reply::Compact(tx, outcome) => {
-                        let _ = tx.send(outcome);
-                    }
-                }
-            }
+            send_replies(replies);
             Ok(())
         }
         Err(err) => {
@@ -611,8 +620,26 @@ fn commit_batch(
             // redb fails every operation after an I/O error until the database is reopened:
             // reopen it before answering, so reads work again by the time callers see the
             // error (when reopening fails too, the writer tries again before its next commit).
-            if let Err(reopen) = recover(shared) {
-                tracing::error!(error = %reopen, "reopening the embedded database failed");
+            let landed = match recover(shared) {
+                Ok(()) => committing.is_some_and(|revision| {
+                    revision > old_revision && shared.current.load(Ordering::Acquire) == revision
+                }),
+                Err(reopen) => {
+                    tracing::error!(error = %reopen, "reopening the embedded database failed");
+                    false
+                }
+            };
+            if landed {
+                // The commit reported an error after its data was durable (the reopened file
+                // holds the batch's last revision, and redb commits are all or nothing), and
+                // `recover` has delivered its events and published its revision: its writes
+                // are answered as committed. Its TTL keys were scheduled by the reload.
+                tracing::warn!(
+                    revision = committing,
+                    "the failed commit is durable; its writes are acknowledged"
+                );
+                send_replies(replies);
+                return Ok(());
             }
             // The transaction was dropped (aborted) or its commit failed: nothing is published,
             // and every caller of the batch fails, those whose request was not reached too.
