@@ -6,6 +6,7 @@
 pub mod history;
 pub mod raw;
 pub mod tls;
+pub mod tmpfs;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -46,12 +47,18 @@ impl Server {
 
     /// Starts a server on `data_dir` (reused across restarts).
     pub fn start_in(data_dir: &Path, args: &[&str]) -> Server {
+        Self::start_in_with_env(data_dir, args, &[])
+    }
+
+    /// Starts a server on `data_dir` with extra environment variables (such as `LD_PRELOAD`).
+    pub fn start_in_with_env(data_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_apiary"));
         cmd.arg("--data-dir")
             .arg(data_dir)
             .arg("--secure-port=0")
             .args(args)
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = cmd
