@@ -449,31 +449,45 @@ fn counterexample(history: &History, key: &str, ops: &[PartitionOp]) -> String {
     };
     let window_fails =
         |i: usize, j: usize| window(i, j).is_some_and(|(subset, initial)| fails(&subset, initial));
+    // Where a window may start and end: at a commit no acknowledged delete of unknown
+    // resourceVersion overlaps in real time (it is then certainly on one side).
+    let bound_ok = |k: usize| {
+        commits.get(k).is_none_or(|&p| {
+            let c = &ops[p];
+            ops.iter()
+                .filter(|op| acknowledged(op))
+                .all(|op| op.ret.unwrap_or(never) < c.call || op.call > c.ret.unwrap_or(never))
+        })
+    };
+    // Starts `i` (after commit `i - 1`) and ends `j` (before commit `j`) in increasing order.
+    let starts: Vec<usize> = (0..=n).filter(|&i| i == 0 || bound_ok(i - 1)).collect();
+    let ends: Vec<usize> = (0..=n).filter(|&j| bound_ok(j)).collect();
     // The highest start that still fails (window(0, n) is the whole history, which fails).
-    let (mut lo, mut hi) = (0, n + 1);
+    let (mut lo, mut hi) = (0, starts.len());
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if window_fails(mid, n) {
+        if window_fails(starts[mid], n) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let i = lo;
+    let i = starts[lo];
     // The lowest end that still fails (window(i, n) fails).
-    let j = if window_fails(i, i) {
-        i
+    let ends: Vec<usize> = ends.into_iter().filter(|&j| j >= i).collect();
+    let (mut lo, mut hi) = (0, ends.len() - 1);
+    let j = if window_fails(i, ends[0]) {
+        ends[0]
     } else {
-        let (mut lo, mut hi) = (i, n);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if window_fails(i, mid) {
+            if window_fails(i, ends[mid]) {
                 hi = mid;
             } else {
                 lo = mid;
             }
         }
-        hi
+        ends[hi]
     };
     let (subset, initial) = window(i, j).unwrap_or_else(|| (ops.to_vec(), State::default()));
     let changes = |op: &PartitionOp| commit_rv(op).is_some() || unseen(op) || acknowledged(op);

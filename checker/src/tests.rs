@@ -253,6 +253,29 @@ fn an_acknowledged_delete_of_unknown_rv_cannot_be_lost() {
 }
 
 #[test]
+fn a_counterexample_among_acknowledged_deletes_is_small() {
+    // Creates and acknowledged deletes, then a conflict no unconditioned delete can get.
+    let mut ops = Vec::new();
+    for k in 0..20u64 {
+        let value = format!("v{k}");
+        // Every other delete overlaps the next create: no window starts or ends there.
+        let ret = 10 * k + if k % 2 == 0 { 11 } else { 5 };
+        ops.push(at(
+            0,
+            10 * k,
+            10 * k + 1,
+            create("a", &value),
+            written(2 * k + 1),
+        ));
+        ops.push(at(1, 10 * k + 2, ret, delete("a", None), Output::Deleted));
+    }
+    ops.push(at(2, 203, 204, delete("a", None), Output::Conflict));
+    let report = rejected(&history(ops), "minimal counterexample");
+    let lines = report.lines().filter(|l| l.starts_with("    #")).count();
+    assert!(lines <= 4, "{report}");
+}
+
+#[test]
 fn a_get_concurrent_with_an_acknowledged_delete_may_find_the_object() {
     let h = history(vec![
         at(0, 0, 1, create("a", "v1"), written(1)),
