@@ -764,9 +764,11 @@ impl Store {
             admission.committed(false).await;
             return Ok(DeleteOutcome::Deleted(current));
         }
+        // The preconditions go to the storage too, which checks them again on the object it
+        // removes (a write between the read above and the removal must fail them).
         let pre = Preconditions {
             uid: Some(have_uid),
-            resource_version: None,
+            resource_version: opts.resource_version.clone(),
         };
         let deleted = self.storage.delete(&key, Some(pre), None, None).await;
         admission.committed(deleted.is_ok()).await;
