@@ -63,6 +63,7 @@ impl fmt::Display for Output {
                 }
                 write!(f, "]")
             }
+            Output::Deleted => write!(f, "deleted (rv unknown)"),
             Output::NotFound => write!(f, "not found"),
             Output::AlreadyExists => write!(f, "already exists"),
             Output::Conflict => write!(f, "conflict"),

@@ -17,7 +17,8 @@
 //!
 //! 1. [`resolve`]: values are unique per write, so every observed value (a get, a list
 //!    item, a watch event) names its write; a write whose outcome the client never learnt
-//!    takes the resourceVersion an observation showed for it (then it certainly took effect).
+//!    takes the resourceVersion an observation showed for it (then it certainly took effect),
+//!    and a DELETED event can name a delete acknowledged without its resourceVersion.
 //! 2. [`timeline::check_rvs`]: across all keys, committed writes have distinct
 //!    resourceVersions, and a write called after another returned has a larger one.
 //! 3. [`linearizability`]: each key's writes and consistent gets are searched for a
@@ -38,6 +39,13 @@
 //!   delete: then the key may be absent between its neighbouring commits, and a watch that
 //!   covers both neighbours must have delivered a delete between them. The linearization is
 //!   one of possibly several, so such a delete's placement is the search's choice.
+//! - A delete acknowledged without its resourceVersion ([`history::Output::Deleted`]) that no
+//!   DELETED event names is placed by its key's search between its call and return, above
+//!   every write that returned before it was called and below every write called after it
+//!   returned. Lists and watches check it against those real-time bounds only, not against
+//!   that place (one of possibly several): a list cannot show the object it removed when the
+//!   delete certainly lies between the object's write and the list, and a watch that covers
+//!   both bounds must have delivered some DELETED event of the key between them.
 //! - A DELETED event that more than one uncertain delete of its key can have made is a
 //!   commit for lists and watches, but the key's search does not learn which delete it was.
 //! - A key whose search runs out of its budget (only likely with many uncertain writes that

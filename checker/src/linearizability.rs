@@ -43,7 +43,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::history::{History, Input, Output, Rv};
 use crate::model::{self, Action, Answer, Class, ModelOp, NO_VALUE, State, ValueId};
 use crate::resolve::Resolution;
-use crate::{describe, shrink};
+use crate::{describe, shrink, timeline};
 
 /// The steps one key's search may take before it gives up.
 pub const BUDGET: u64 = 10_000_000;
@@ -255,6 +255,15 @@ pub fn partitions(
                     } else {
                         match &op.output {
                             Output::Written { rv } => Answer::Written(*rv),
+                            // A watch event may have told its resourceVersion.
+                            Output::Deleted => match resolution.rv[i] {
+                                Some(rv) => Answer::Written(rv),
+                                None => {
+                                    let (above, below) =
+                                        timeline::delete_bounds(history, resolution, i);
+                                    Answer::Deleted { above, below }
+                                }
+                            },
                             Output::Found { rv, value } => Answer::Found(*rv, value_id(value)),
                             Output::NotFound => Answer::NotFound,
                             Output::AlreadyExists => Answer::AlreadyExists,
@@ -328,6 +337,11 @@ fn unseen(op: &PartitionOp) -> bool {
     op.op.answer == Answer::Uncertain(None)
 }
 
+/// Whether an operation is a delete that took effect at a resourceVersion nothing told.
+fn acknowledged(op: &PartitionOp) -> bool {
+    matches!(op.op.answer, Answer::Deleted { .. })
+}
+
 /// The resourceVersion of a write that took effect, known from its answer or an observation.
 fn commit_rv(op: &PartitionOp) -> Option<Rv> {
     match (op.op.action, op.op.answer) {
@@ -371,7 +385,10 @@ fn without_trailing_unseen(ops: &[PartitionOp]) -> Vec<PartitionOp> {
 /// `c(i-1)`, with the operations that change nothing (reads, failed writes) called after
 /// `c(i-1)` returned and returned before `c(j+1)` was called, and the writes nothing showed
 /// that were called before `c(j+1)` returned and before some other operation of the subset
-/// returned (they may always be left out, and later ones come last). The window is
+/// returned (they may always be left out, and later ones come last). A delete acknowledged
+/// without its resourceVersion is in the subset when it certainly lies inside the window
+/// (called after `c(i-1)` returned, returned before `c(j+1)` was called), out of it when it
+/// certainly lies outside; a window it may straddle is not tried. The window is
 /// narrowed from below, then from above (by bisection), and then the operations that change
 /// nothing are shrunk one by one (removing such an operation from a linearizable history
 /// leaves it linearizable). Shrinking has a budget of steps overall; when it runs out, the
@@ -397,60 +414,83 @@ fn counterexample(history: &History, key: &str, ops: &[PartitionOp]) -> String {
     }
     let n = commits.len();
     let never = u64::MAX;
-    // The subset for the commits `i..j` and the state it starts from.
-    let window = |i: usize, j: usize| -> (Vec<PartitionOp>, State) {
+    // The subset for the commits `i..j` and the state it starts from; `None` when an
+    // acknowledged delete of unknown resourceVersion may fall on either side of the window's
+    // bounds (it can be neither left out nor kept).
+    let window = |i: usize, j: usize| -> Option<(Vec<PartitionOp>, State)> {
         let prev = i.checked_sub(1).map(|k| &ops[commits[k]]);
         let next = commits.get(j).map(|&p| &ops[p]);
-        let subset = ops
-            .iter()
-            .enumerate()
-            .filter(|&(p, op)| match rank[p] {
+        let after_prev = |op: &PartitionOp| prev.is_none_or(|c| op.call > c.ret.unwrap_or(never));
+        let before_next = |op: &PartitionOp| next.is_none_or(|c| op.ret.unwrap_or(never) < c.call);
+        let mut subset = Vec::new();
+        for (p, op) in ops.iter().enumerate() {
+            let keep = match rank[p] {
                 Some(r) => (i..j).contains(&r),
                 None if unseen(op) => next.is_none_or(|c| op.call < c.ret.unwrap_or(never)),
-                None => {
-                    prev.is_none_or(|c| op.call > c.ret.unwrap_or(never))
-                        && next.is_none_or(|c| op.ret.unwrap_or(never) < c.call)
+                None if acknowledged(op) => {
+                    let before = prev.is_some_and(|c| op.ret.unwrap_or(never) < c.call);
+                    let after = next.is_some_and(|c| op.call > c.ret.unwrap_or(never));
+                    let inside = after_prev(op) && before_next(op);
+                    if !(before || after || inside) {
+                        return None;
+                    }
+                    inside
                 }
-            })
-            .map(|(_, op)| *op)
-            .collect();
+                None => after_prev(op) && before_next(op),
+            };
+            if keep {
+                subset.push(*op);
+            }
+        }
         let initial = prev.map_or(State::default(), |c| {
             state_after(c, commit_rv(c).unwrap_or(0))
         });
-        (subset, initial)
+        Some((subset, initial))
     };
-    let window_fails = |i: usize, j: usize| {
-        let (subset, initial) = window(i, j);
-        fails(&subset, initial)
+    let window_fails =
+        |i: usize, j: usize| window(i, j).is_some_and(|(subset, initial)| fails(&subset, initial));
+    // Where a window may start and end: at a commit no acknowledged delete of unknown
+    // resourceVersion overlaps in real time (it is then certainly on one side).
+    let bound_ok = |k: usize| {
+        commits.get(k).is_none_or(|&p| {
+            let c = &ops[p];
+            ops.iter()
+                .filter(|op| acknowledged(op))
+                .all(|op| op.ret.unwrap_or(never) < c.call || op.call > c.ret.unwrap_or(never))
+        })
     };
+    // Starts `i` (after commit `i - 1`) and ends `j` (before commit `j`) in increasing order.
+    let starts: Vec<usize> = (0..=n).filter(|&i| i == 0 || bound_ok(i - 1)).collect();
+    let ends: Vec<usize> = (0..=n).filter(|&j| bound_ok(j)).collect();
     // The highest start that still fails (window(0, n) is the whole history, which fails).
-    let (mut lo, mut hi) = (0, n + 1);
+    let (mut lo, mut hi) = (0, starts.len());
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if window_fails(mid, n) {
+        if window_fails(starts[mid], n) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let i = lo;
+    let i = starts[lo];
     // The lowest end that still fails (window(i, n) fails).
-    let j = if window_fails(i, i) {
-        i
+    let ends: Vec<usize> = ends.into_iter().filter(|&j| j >= i).collect();
+    let (mut lo, mut hi) = (0, ends.len() - 1);
+    let j = if window_fails(i, ends[0]) {
+        ends[0]
     } else {
-        let (mut lo, mut hi) = (i, n);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if window_fails(i, mid) {
+            if window_fails(i, ends[mid]) {
                 hi = mid;
             } else {
                 lo = mid;
             }
         }
-        hi
+        ends[hi]
     };
-    let (subset, initial) = window(i, j);
-    let changes = |op: &PartitionOp| commit_rv(op).is_some() || unseen(op);
+    let (subset, initial) = window(i, j).unwrap_or_else(|| (ops.to_vec(), State::default()));
+    let changes = |op: &PartitionOp| commit_rv(op).is_some() || unseen(op) || acknowledged(op);
     let fixed: Vec<PartitionOp> = subset.iter().copied().filter(|op| changes(op)).collect();
     let others: Vec<PartitionOp> = subset.iter().copied().filter(|op| !changes(op)).collect();
     let with_fixed = |kept: &[PartitionOp]| {

@@ -5,7 +5,9 @@
 //! once with that commit's resourceVersion and value, no absent key, no key or value the
 //! history never wrote. A consistent list (resourceVersion unset) is a linearizable read at
 //! the point `rv`: `rv` is at least every resourceVersion written before the list was called,
-//! and below every one written by a write called after the list returned.
+//! and below every one written by a write called after the list returned, and it shows no
+//! object that a delete acknowledged without its resourceVersion, called after the object's
+//! write returned, removed before the list was called.
 //!
 //! Reads with `resourceVersion=0` (gets and lists from the watch cache) may be stale, so they
 //! have no lower real-time bound (a cached list still has the upper one), but each must show a state the key really held, and a client's
@@ -46,6 +48,9 @@ pub fn check(
                 lists += 1;
                 let mut problems = snapshot(history, timeline, prefix, *rv, items);
                 problems.extend(real_time(history, resolution, i, *rv, *from_cache));
+                if !*from_cache {
+                    problems.extend(deleted_before(history, timeline, i, prefix, *rv, items));
+                }
                 if *from_cache {
                     if let Some((f, by)) = client_floor
                         && *rv < f
@@ -172,11 +177,7 @@ fn real_time(
             describe::operation(history, w)
         ));
     }
-    let ret = op.ret.unwrap_or(u64::MAX);
-    let later = (0..ops.len())
-        .filter(|&j| ops[j].call > ret)
-        .filter_map(|j| resolution.rv[j].map(|r| (r, j)))
-        .min();
+    let later = timeline::ceiling_after(history, resolution, op.ret.unwrap_or(u64::MAX));
     if let Some((ceiling, w)) = later
         && rv >= ceiling
     {
@@ -184,6 +185,37 @@ fn real_time(
             "a write called after the list returned has resourceVersion {ceiling} ({})",
             describe::operation(history, w)
         ));
+    }
+    problems
+}
+
+/// What is wrong with a consistent list (operation `i`) at `rv` showing a key that a delete
+/// acknowledged without its resourceVersion had removed: the delete returned before the list
+/// was called (so it is below `rv`) and was called after the item's commit returned (so it is
+/// above the item's resourceVersion).
+fn deleted_before(
+    history: &History,
+    timeline: &Timeline,
+    i: usize,
+    prefix: &str,
+    rv: Rv,
+    items: &[(String, Rv, String)],
+) -> Vec<String> {
+    let ops = &history.operations;
+    let mut problems = Vec::new();
+    for (key, at, value) in items.iter().filter(|(key, ..)| key.starts_with(prefix)) {
+        let gone = timeline.acknowledged(key).iter().find(|d| {
+            d.above >= *at
+                && ops[d.op].ret.is_some_and(|r| r < ops[i].call)
+                // Else the snapshot already has the key absent.
+                && d.below.is_none_or(|b| b > rv)
+        });
+        if let Some(d) = gone {
+            problems.push(format!(
+                "{key}@{at}={value:?} was deleted before the list was called ({})",
+                describe::operation(history, d.op)
+            ));
+        }
     }
     problems
 }
@@ -224,6 +256,14 @@ fn cached_get(
             }
             if let Some(windows) = timeline.maybe_absent.get(key) {
                 ends.extend(windows.iter().map(|&(_, to, _)| to));
+            }
+            // An acknowledged delete is below its `below`: the key's next commit after it is
+            // at the latest the first at or above that.
+            for d in timeline.acknowledged(key) {
+                ends.push(
+                    d.below
+                        .and_then(|b| commits.iter().find(|c| c.rv >= b).map(|c| c.rv)),
+                );
             }
             let held = ends.iter().any(|end| end.is_none_or(|e| e > floor));
             (!held).then(|| format!("went back: the key was not absent at or after {floor}"))

@@ -14,7 +14,14 @@
 //! | patch                | NotFound         | written                                            |
 //! | delete (if `p`)      | NotFound         | (Conflict if `rv != p`, else) written, then absent |
 //!
-//! A written resourceVersion must be larger than the key's last one. A write without a certain
+//! A written resourceVersion must be larger than the key's last one. A delete answered
+//! [`Output::Deleted`] (success without its resourceVersion) is a delete that certainly took
+//! effect between its call and return: it needs the object present (and its precondition to
+//! hold), leaves the key absent, and raises the key's last resourceVersion to one above the
+//! last (a lower bound of its unknown one). Its resourceVersion is also bounded by real time
+//! across keys: above every write that returned before it was called, below every write
+//! called after it returned (so the key's writes are ordered around it as their
+//! resourceVersions say). A write without a certain
 //! outcome (no answer, or an answer that does not say) may take effect or not; its
 //! resourceVersion is the one a read, list or watch event showed for its (unique) value, or
 //! unknown when nothing showed it.
@@ -24,7 +31,7 @@ use crate::history::{Input, Operation, Output, Rv};
 /// How an operation takes part in the checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
-    /// A write whose answer says what happened (written, or a definite failure).
+    /// A write whose answer says what happened (written, deleted, or a definite failure).
     Write,
     /// A write that may or may not have taken effect (no answer, or [`Output::Unknown`]).
     UncertainWrite,
@@ -93,6 +100,15 @@ pub enum Action {
 pub enum Answer {
     /// Written at this resourceVersion.
     Written(Rv),
+    /// Deleted at a resourceVersion nothing told ([`Output::Deleted`]): it took effect, at a
+    /// resourceVersion above `above` (every write that returned before it was called) and
+    /// below `below` (every write called after it returned), when known.
+    Deleted {
+        /// A resourceVersion the delete's is above.
+        above: Rv,
+        /// A resourceVersion the delete's is below.
+        below: Option<Rv>,
+    },
     /// May or may not have taken effect; its resourceVersion if an observation resolved it.
     Uncertain(Option<Rv>),
     /// Found at a resourceVersion with a value.
@@ -158,6 +174,15 @@ pub fn step(state: State, op: ModelOp) -> Option<State> {
             object: None,
             last: rv,
         }),
+        (Action::Delete(pre), Answer::Deleted { above, below }) => {
+            // Its resourceVersion is at least `least` and below `below`: the key's later
+            // writes need larger ones.
+            let least = state.last.max(above) + 1;
+            (holds(pre) && below.is_none_or(|b| least < b)).then_some(State {
+                object: None,
+                last: least,
+            })
+        }
         (action, Answer::Uncertain(rv)) => {
             if rv.is_some_and(|rv| !newer(rv)) {
                 return None;
@@ -242,5 +267,39 @@ mod tests {
             step(s1, op(Action::Update(2, Some(3)), Answer::Conflict)),
             Some(s1)
         );
+    }
+
+    #[test]
+    fn an_acknowledged_delete_of_unknown_rv_needs_the_object_and_removes_it() {
+        let deleted = |above, below| Answer::Deleted { above, below };
+        let s0 = State::default();
+        assert_eq!(step(s0, op(Action::Delete(None), deleted(0, None))), None);
+        let s1 = step(s0, op(Action::Create(1), Answer::Written(5))).unwrap();
+        assert_eq!(
+            step(s1, op(Action::Delete(Some(4)), deleted(0, None))),
+            None
+        );
+        let s2 = step(s1, op(Action::Delete(Some(5)), deleted(0, None))).unwrap();
+        assert_eq!(
+            s2,
+            State {
+                object: None,
+                last: 6
+            }
+        );
+        assert_eq!(step(s2, op(Action::Get, Answer::Found(5, 1))), None);
+        assert_eq!(step(s2, op(Action::Get, Answer::NotFound)), Some(s2));
+        // A create after it needs a resourceVersion above the delete's least one.
+        assert_eq!(step(s2, op(Action::Create(2), Answer::Written(6))), None);
+        // Its resourceVersion is above writes that returned before it was called...
+        let s3 = step(s1, op(Action::Delete(None), deleted(8, None))).unwrap();
+        assert_eq!(s3.last, 9);
+        assert_eq!(step(s3, op(Action::Create(2), Answer::Written(9))), None);
+        // ...and below writes called after it returned: none fits between 5 and 6.
+        assert_eq!(
+            step(s1, op(Action::Delete(None), deleted(0, Some(6)))),
+            None
+        );
+        assert!(step(s1, op(Action::Delete(None), deleted(0, Some(7)))).is_some());
     }
 }

@@ -1,12 +1,12 @@
 //! Which write each observed value comes from, and the resourceVersions of writes whose
-//! outcome the client never learnt.
+//! outcome the client never learnt, or of deletes acknowledged without one.
 //!
 //! Values are unique per write, so a get, a list item or a watch event showing a value names
 //! the write that produced it, and its resourceVersion is that write's. A write without a
 //! certain outcome that something showed therefore took effect, at that resourceVersion (as
 //! etcd's robustness tests "patch" their history from watch events). A DELETED event at a
-//! resourceVersion no known write of its key has names the uncertain delete of that key that
-//! can have made it, when only one can (else it is a commit without a known author). The first observation decides; observations that
+//! resourceVersion no known write of its key has names the delete of unknown resourceVersion
+//! (unanswered, or acknowledged without it) of that key that can have made it, when only one can (else it is a commit without a known author). The first observation decides; observations that
 //! disagree with it, or with a write's own answer, are left to the checks that compare
 //! observations with the history.
 
@@ -19,12 +19,14 @@ use crate::model::{self, Class};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Resolution {
     /// Per operation (by index): the resourceVersion of its committed write, when it is a
-    /// write that answered written or an uncertain write an observation showed.
+    /// write that answered written, an uncertain write an observation showed, or a delete
+    /// acknowledged without its resourceVersion that a DELETED event names.
     pub rv: Vec<Option<Rv>>,
     /// The write (by index) that wrote each value.
     pub writer: HashMap<String, usize>,
-    /// DELETED events `(key, rv, candidate)` that more than one uncertain delete can have
-    /// made (`candidate` is the first of them): commits whose author is not known.
+    /// DELETED events `(key, rv, candidate)` that more than one delete of unknown
+    /// resourceVersion can have made (`candidate` is the first of them): commits whose author
+    /// is not known.
     pub unattributed: Vec<(String, Rv, usize)>,
 }
 
@@ -88,9 +90,13 @@ impl Resolution {
                 }
             }
         }
-        // DELETED events name uncertain deletes: the one that can have made it (its
-        // precondition held, and it was called before every write above it returned), when
-        // only one can; otherwise the delete is recorded without its author.
+        // DELETED events name the deletes of unknown resourceVersion (unanswered, or
+        // acknowledged without it): the one that can have made it (its precondition held, it
+        // was called before every write above it returned, and, when acknowledged, it
+        // returned after every write below it was called), when only one can; otherwise the
+        // delete is recorded without its author. An acknowledged delete is a candidate as an
+        // uncertain one is (that it certainly happened does not make it this event's author
+        // rather than another's).
         let mut known: HashSet<(&str, Rv)> = HashSet::new();
         for (i, op) in ops.iter().enumerate() {
             if let (Some(key), Some(at)) = (op.input.key(), rv[i]) {
@@ -122,6 +128,13 @@ impl Resolution {
                     .filter_map(|i| ops[i].ret)
                     .min()
                     .unwrap_or(u64::MAX);
+                // An acknowledged delete committed before it returned: not after a write
+                // called later.
+                let committed_after = (0..ops.len())
+                    .filter(|&i| rv[i].is_some_and(|r| r < *at))
+                    .map(|i| ops[i].call)
+                    .max()
+                    .unwrap_or(0);
                 let candidates: Vec<usize> = order
                     .iter()
                     .copied()
@@ -131,7 +144,9 @@ impl Resolution {
                             return false;
                         };
                         rv[i].is_none()
-                            && model::classify(op) == Class::UncertainWrite
+                            && (model::classify(op) == Class::UncertainWrite
+                                || op.output == Output::Deleted)
+                            && op.ret.is_none_or(|r| r >= committed_after)
                             && op.input.key() == Some(key)
                             && op.call <= deadline
                             && op.call <= w.closed

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::describe;
-use crate::history::{ChangeKind, History, Input, Rv};
+use crate::history::{ChangeKind, History, Input, Output, Rv};
 use crate::model::{self, Class};
 use crate::resolve::Resolution;
 
@@ -36,8 +36,26 @@ pub struct Timeline {
     /// delete (the operation) that the key's linearization applied, but nothing showed, made
     /// the key absent.
     pub maybe_absent: HashMap<String, Vec<(Rv, Option<Rv>, usize)>>,
+    /// Per key, its deletes acknowledged without their resourceVersion that no DELETED
+    /// event named.
+    pub acknowledged: HashMap<String, Vec<Acknowledged>>,
     /// Every key any operation names.
     pub all_keys: BTreeSet<String>,
+}
+
+/// A delete acknowledged without its resourceVersion ([`Output::Deleted`]) that no DELETED
+/// event named: it took effect at a resourceVersion above `above` and below `below`, the
+/// bounds real time gives ([`delete_bounds`]). These bounds, not the place the key's
+/// linearization gave it (one of possibly several), are what lists and watches are checked
+/// against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acknowledged {
+    /// The delete (by index).
+    pub op: usize,
+    /// Its resourceVersion is above this one.
+    pub above: Rv,
+    /// Its resourceVersion is below this one, when known.
+    pub below: Option<Rv>,
 }
 
 /// What a key may hold at a resourceVersion.
@@ -129,9 +147,26 @@ impl Timeline {
                     .push((from, to, i));
             }
         }
+        let mut acknowledged: HashMap<String, Vec<Acknowledged>> = HashMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            if let (Input::Delete { key, .. }, Output::Deleted, Class::Write, None) =
+                (&op.input, &op.output, model::classify(op), resolution.rv[i])
+            {
+                let (above, below) = delete_bounds(history, resolution, i);
+                acknowledged
+                    .entry(key.clone())
+                    .or_default()
+                    .push(Acknowledged {
+                        op: i,
+                        above,
+                        below,
+                    });
+            }
+        }
         Timeline {
             keys,
             maybe_absent,
+            acknowledged,
             all_keys,
         }
     }
@@ -140,20 +175,37 @@ impl Timeline {
     pub fn at(&self, key: &str, rv: Rv) -> AtRv<'_> {
         let commits = self.keys.get(key).map(Vec::as_slice).unwrap_or(&[]);
         let n = commits.partition_point(|c| c.rv <= rv);
+        let prev = n.checked_sub(1).map_or(0, |p| commits[p].rv);
+        // An acknowledged delete certainly between the last commit and `rv` made the key
+        // absent; one that can be there may have.
+        let acknowledged = self.acknowledged(key);
+        let deleted = acknowledged
+            .iter()
+            .find(|d| d.above >= prev && d.below.is_some_and(|b| b <= rv))
+            .map(|d| d.op);
         let state = n
             .checked_sub(1)
-            .and_then(|p| commits[p].after.as_deref().map(|v| (commits[p].rv, v)));
+            .and_then(|p| commits[p].after.as_deref().map(|v| (commits[p].rv, v)))
+            .filter(|_| deleted.is_none());
         let may_be_absent = self.maybe_absent.get(key).is_some_and(|windows| {
             windows
                 .iter()
                 .any(|&(from, to, _)| from < rv && to.is_none_or(|to| rv < to))
+        }) || acknowledged.iter().any(|d| {
+            let least = d.above.max(prev) + 1;
+            least <= rv && d.below.is_none_or(|b| least < b)
         });
         AtRv {
             state,
             may_be_absent,
             until: commits.get(n).map(|c| c.rv),
-            by: n.checked_sub(1).map(|p| commits[p].op),
+            by: deleted.or(n.checked_sub(1).map(|p| commits[p].op)),
         }
+    }
+
+    /// The deletes of `key` acknowledged without their resourceVersion that no event named.
+    pub fn acknowledged(&self, key: &str) -> &[Acknowledged] {
+        self.acknowledged.get(key).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Every commit of keys starting with `prefix`, in resourceVersion order.
@@ -189,6 +241,27 @@ pub fn floor_before(history: &History, resolution: &Resolution, t: u64) -> Optio
         .filter(|(_, op)| model::classify(op) == Class::Write)
         .map(|(i, _)| (resolution.rv[i].unwrap_or(0), i))
         .max()
+}
+
+/// The smallest resourceVersion of a committed write called after `t`, with the write.
+pub fn ceiling_after(history: &History, resolution: &Resolution, t: u64) -> Option<(Rv, usize)> {
+    (0..history.operations.len())
+        .filter(|&j| history.operations[j].call > t)
+        .filter_map(|j| resolution.rv[j].map(|r| (r, j)))
+        .min()
+}
+
+/// The bounds real time gives the unknown resourceVersion of write `i` (a delete
+/// acknowledged without it): above every write that returned before it was called (0 when
+/// none), below every write called after it returned (`None` when none).
+pub fn delete_bounds(history: &History, resolution: &Resolution, i: usize) -> (Rv, Option<Rv>) {
+    let op = &history.operations[i];
+    let above = floor_before(history, resolution, op.call).map_or(0, |f| f.0);
+    let below = op
+        .ret
+        .and_then(|ret| ceiling_after(history, resolution, ret))
+        .map(|c| c.0);
+    (above, below)
 }
 
 /// How many writes going back in real time are described (one bad resourceVersion can put

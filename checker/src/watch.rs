@@ -15,7 +15,8 @@
 //! - reliable: no commit missing between `R0` and the last event (a change or bookmark
 //!   after a commit that was not delivered is a gap), including a delete whose outcome the
 //!   client never learnt but that the key's linearization needs between two commits the
-//!   watch covers;
+//!   watch covers, and a delete acknowledged without its resourceVersion (a DELETED event
+//!   of its key between the bounds real time gives it, when the watch covers both);
 //! - bookmarks: only when asked for, never behind the last change, and a bookmark at `B`
 //!   promises every commit at or below `B` was delivered.
 //!
@@ -275,6 +276,16 @@ fn snapshot_then_changes(
     ))
 }
 
+/// Whether `key` has a delete commit strictly between `after` and `before`.
+fn deleted_between(timeline: &Timeline, key: &str, after: Rv, before: Rv) -> bool {
+    timeline
+        .keys
+        .get(key)
+        .into_iter()
+        .flatten()
+        .any(|c| c.kind == ChangeKind::Deleted && after < c.rv && c.rv < before)
+}
+
 /// Checks `events[from..]` as the changes of the watch after resourceVersion `r0`.
 fn changes(
     history: &History,
@@ -402,23 +413,30 @@ fn changes(
     // unless a delete between them is known (a DELETED event whose author is ambiguous).
     for key in timeline.keys_under(&w.prefix) {
         for &(after, before, op) in timeline.maybe_absent.get(key).into_iter().flatten() {
-            let delivered_between = |to: Rv| {
-                timeline
-                    .keys
-                    .get(key)
-                    .into_iter()
-                    .flatten()
-                    .any(|c| c.kind == ChangeKind::Deleted && after < c.rv && c.rv < to)
-            };
             if let Some(before) = before
                 && r0 <= after
                 && before <= last
-                && !delivered_between(before)
+                && !deleted_between(timeline, key, after, before)
             {
                 return Err(format!(
                     "no DELETED event of {key} between {after} and {before}, where the key's \
                      operations need the unanswered delete {}",
                     describe::operation(history, op)
+                ));
+            }
+        }
+        // An acknowledged delete is between the bounds real time gives it.
+        for d in timeline.acknowledged(key) {
+            if let Some(below) = d.below
+                && r0 <= d.above
+                && below <= last
+                && !deleted_between(timeline, key, d.above, below)
+            {
+                return Err(format!(
+                    "no DELETED event of {key} between {} and {below}, where the acknowledged \
+                     delete {} took effect",
+                    d.above,
+                    describe::operation(history, d.op)
                 ));
             }
         }

@@ -299,7 +299,7 @@ fn value_of(object: &Value) -> String {
     object["data"]["v"].as_str().unwrap_or_default().to_string()
 }
 
-/// What a 200 or 201 says, for the operation asked; `None` when the body is not what that
+/// What a 200, 201 or 202 says, for the operation asked; `None` when the body is not what that
 /// operation answers.
 fn success(shared: &Shared, input: &Input, body: &Value) -> Option<Output> {
     match input {
@@ -332,10 +332,10 @@ fn success(shared: &Shared, input: &Input, body: &Value) -> Option<Output> {
                 return Some(Output::Written { rv });
             }
             // A ConfigMap's delete is answered, as by kube-apiserver (its store does not set
-            // ReturnDeletedObject), with a success Status that carries no resourceVersion, and
-            // the history has no acknowledged write without one: it is recorded as a write
-            // that may have taken effect between call and return.
-            (body["kind"] == "Status" && body["status"] == "Success").then_some(Output::Unknown)
+            // ReturnDeletedObject), with a success Status that carries no resourceVersion:
+            // the delete took effect between call and return, at a resourceVersion it does
+            // not tell.
+            (body["kind"] == "Status" && body["status"] == "Success").then_some(Output::Deleted)
         }
     }
 }
@@ -357,7 +357,7 @@ async fn perform(shared: &Shared, client: usize, endpoint: &Endpoint, input: Inp
             let ret = shared.now();
             let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             let output = match status {
-                200 | 201 => success(shared, &input, &body),
+                200..=202 => success(shared, &input, &body),
                 404 => Some(Output::NotFound),
                 409 => match body["reason"].as_str() {
                     Some("AlreadyExists") => Some(Output::AlreadyExists),
@@ -847,6 +847,7 @@ fn output_kind(operation: &Operation) -> &'static str {
         (Output::AlreadyExists, _) => "exists",
         (Output::Conflict, _) => "conflict",
         (Output::Rejected, _) => "rejected",
+        (Output::Deleted, _) => "deleted",
         (Output::Unknown, Some(_)) => "unknown+",
         (Output::Unknown, None) => "unknown",
     }
@@ -962,7 +963,7 @@ pub fn assert_exercised(counts: &Counts) {
 
 /// Asserts that a fault from `from` to `to` (recorder times) was felt by the clients: some
 /// operation in flight during it got no answer, was answered only once the fault was over, or
-/// (other than a delete, whose success is recorded as unknown too) failed with a 5xx.
+/// failed with a 5xx.
 pub fn assert_fault_felt(history: &History, from: u64, to: u64) {
     let during: Vec<&Operation> = history
         .operations
@@ -971,10 +972,7 @@ pub fn assert_fault_felt(history: &History, from: u64, to: u64) {
         .collect();
     let felt = during
         .iter()
-        .filter(|op| {
-            op.ret.is_none_or(|ret| ret >= to)
-                || (op.output == Output::Unknown && !matches!(op.input, Input::Delete { .. }))
-        })
+        .filter(|op| op.ret.is_none_or(|ret| ret >= to) || op.output == Output::Unknown)
         .count();
     println!(
         "fault of {:?}: {felt} of the {} operations in flight during it failed or waited for its end",
