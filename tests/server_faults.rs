@@ -90,17 +90,6 @@ async fn a_panicking_handler_answers_500_and_the_server_serves_on() {
 
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 
-/// Sets the embedded writer's commit delay (`X-Apiary-Fault: fsync-delay=<delay>`).
-async fn set_fsync_delay(server: &Server, client: &reqwest::Client, delay: &str) {
-    let r = client
-        .get(server.url("/version"))
-        .header("X-Apiary-Fault", format!("fsync-delay={delay}"))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(r.status().as_u16(), 200);
-}
-
 /// Creates ConfigMap `name`; its status, body and how long the answer took.
 async fn create_configmap(
     server: &Server,
@@ -135,7 +124,7 @@ async fn slow_fsync_acknowledges_only_durable_writes_and_reads_stay_fast() {
     let (code, _, _) = create_configmap(&server, &client, "existing").await;
     assert_eq!(code, 201);
     const DELAY: Duration = Duration::from_millis(500);
-    set_fsync_delay(&server, &client, "500ms").await;
+    server.set_fsync_delay("500ms").await;
     if !FAULT_BUILD {
         let (code, _, took) = create_configmap(&server, &client, "plain").await;
         assert_eq!(code, 201);
@@ -230,7 +219,7 @@ async fn slow_fsync_acknowledges_only_durable_writes_and_reads_stay_fast() {
     }
 
     // A commit slower than --request-timeout: 504 Timeout, in about the timeout.
-    set_fsync_delay(&server, &client, "3s").await;
+    server.set_fsync_delay("3s").await;
     let (code, status, took) = create_configmap(&server, &client, "too-slow").await;
     assert_eq!(code, 504, "{status}");
     assert_eq!(status["kind"], "Status", "{status}");
@@ -247,7 +236,7 @@ async fn slow_fsync_acknowledges_only_durable_writes_and_reads_stay_fast() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.status().as_u16(), 200);
     // Cleared, writes are fast again once the sleeping commit is done.
-    set_fsync_delay(&server, &client, "0").await;
+    server.set_fsync_delay("0").await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (code, body, took) = create_configmap(&server, &client, "fast-again").await;
     assert_eq!(code, 201, "{body}");

@@ -145,6 +145,11 @@ pub struct Config {
     /// forget its history) at a time the test cannot observe. The history then records as
     /// compacted the resourceVersion of the final list.
     pub expires: bool,
+    /// Bytes of padding (`data.pad`, not part of the recorded value) in the padded creates,
+    /// updates and patches, to fill a disk; 0 for none.
+    pub padding: usize,
+    /// The percentage of a client's creates, updates and patches that carry the padding.
+    pub padded_percent: u64,
 }
 
 impl Default for Config {
@@ -157,6 +162,8 @@ impl Default for Config {
             pace: Duration::from_millis(20),
             watch_for: Duration::from_secs(5),
             expires: false,
+            padding: 0,
+            padded_percent: 0,
         }
     }
 }
@@ -233,14 +240,28 @@ fn name_of(key: &str) -> &str {
     key.rsplit('/').next().unwrap_or(key)
 }
 
-/// The HTTP request of an operation.
-fn request(shared: &Shared, endpoint: &Endpoint, input: &Input) -> reqwest::RequestBuilder {
+/// The `data` of a write of `value`, with `pad` bytes of padding beside it (none when 0).
+fn data(value: &str, pad: usize) -> Value {
+    if pad == 0 {
+        json!({ "v": value })
+    } else {
+        json!({ "v": value, "pad": "p".repeat(pad) })
+    }
+}
+
+/// The HTTP request of an operation, its writes padded with `pad` bytes.
+fn request(
+    shared: &Shared,
+    endpoint: &Endpoint,
+    input: &Input,
+    pad: usize,
+) -> reqwest::RequestBuilder {
     let collection = shared.collection(endpoint);
     let client = &endpoint.client;
     let builder = match input {
         Input::Create { key, value } => client.post(&collection).json(&json!({
             "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name_of(key)}, "data": {"v": value},
+            "metadata": {"name": name_of(key)}, "data": data(value, pad),
         })),
         Input::Get { key, from_cache } => {
             let query = if *from_cache {
@@ -263,13 +284,13 @@ fn request(shared: &Shared, endpoint: &Endpoint, input: &Input) -> reqwest::Requ
                 .put(format!("{collection}/{}", name_of(key)))
                 .json(&json!({
                     "apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": metadata, "data": {"v": value},
+                    "metadata": metadata, "data": data(value, pad),
                 }))
         }
         Input::Patch { key, value } => client
             .patch(format!("{collection}/{}", name_of(key)))
             .header("content-type", "application/merge-patch+json")
-            .body(json!({"data": {"v": value}}).to_string()),
+            .body(json!({ "data": data(value, pad) }).to_string()),
         Input::Delete { key, precondition } => {
             let mut options = json!({"apiVersion": "v1", "kind": "DeleteOptions"});
             if let Some(rv) = precondition {
@@ -340,10 +361,16 @@ fn success(shared: &Shared, input: &Input, body: &Value) -> Option<Output> {
     }
 }
 
-/// Sends an operation and records it; returns its output.
-async fn perform(shared: &Shared, client: usize, endpoint: &Endpoint, input: Input) -> Output {
+/// Sends an operation (its write padded with `pad` bytes) and records it; returns its output.
+async fn perform(
+    shared: &Shared,
+    client: usize,
+    endpoint: &Endpoint,
+    input: Input,
+    pad: usize,
+) -> Output {
     let call = shared.now();
-    let answer = match request(shared, endpoint, &input).send().await {
+    let answer = match request(shared, endpoint, &input, pad).send().await {
         Ok(response) => {
             let status = response.status().as_u16();
             response.bytes().await.ok().map(|body| (status, body))
@@ -446,7 +473,9 @@ async fn run_client(shared: Arc<Shared>, client: usize, mut rng: Rng) {
             },
         };
         let key = input.key().map(str::to_string);
-        let output = perform(&shared, client, &endpoint, input).await;
+        let padded = shared.config.padding > 0 && rng.below(100) < shared.config.padded_percent;
+        let pad = if padded { shared.config.padding } else { 0 };
+        let output = perform(&shared, client, &endpoint, input, pad).await;
         match (&output, key) {
             (Output::Written { rv } | Output::Found { rv, .. }, Some(key)) => {
                 last.insert(key, *rv);
@@ -710,7 +739,14 @@ impl Recorder {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let endpoint = self.shared.targets.get(index);
-            let output = perform(&self.shared, self.harness(index), &endpoint, input.clone()).await;
+            let output = perform(
+                &self.shared,
+                self.harness(index),
+                &endpoint,
+                input.clone(),
+                0,
+            )
+            .await;
             if output != Output::Unknown {
                 return output;
             }

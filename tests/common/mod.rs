@@ -139,6 +139,20 @@ impl Server {
             .unwrap_or_else(|e| panic!("client: {e}"))
     }
 
+    /// Sets the embedded writer's commit delay with the fault header
+    /// (`X-Apiary-Fault: fsync-delay=<delay>`, a Go duration; `0` clears it) as the admin, as
+    /// on a slow disk (`server/src/fault.rs`; honoured only with the `fault-injection` feature).
+    pub async fn set_fsync_delay(&self, delay: &str) {
+        let r = self
+            .admin()
+            .get(self.url("/version"))
+            .header("X-Apiary-Fault", format!("fsync-delay={delay}"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("setting fsync-delay={delay}: {e}"));
+        assert_eq!(r.status().as_u16(), 200, "setting fsync-delay={delay}");
+    }
+
     /// A client presenting no certificate.
     pub fn anonymous(&self) -> reqwest::Client {
         self.builder()
