@@ -42,6 +42,10 @@ impl Strategy for ValidatingWebhookConfigurationStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&VALIDATING_TABLE)
     }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
+    }
 }
 
 /// A MutatingWebhookConfiguration prints its number of webhooks.
@@ -50,6 +54,10 @@ pub struct MutatingWebhookConfigurationStrategy;
 impl Strategy for MutatingWebhookConfigurationStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&MUTATING_TABLE)
+    }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
     }
 }
 

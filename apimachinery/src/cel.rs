@@ -199,3 +199,79 @@ pub fn check_rules<T: Serialize + ?Sized>(
         }
     }
 }
+
+/// A CEL expression given at run time (an admission webhook's `matchConditions`), compiled
+/// once when its configuration is read and evaluated over named JSON variables.
+pub struct CelExpression {
+    program: cel_interpreter::Program,
+}
+
+impl std::fmt::Debug for CelExpression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CelExpression")
+    }
+}
+
+impl CelExpression {
+    /// Compiles `expression`; the error is the parser's message.
+    pub fn compile(expression: &str) -> Result<Self, String> {
+        if expression.len() > CEL_MAX_EXPRESSION_LEN {
+            return Err(format!(
+                "the expression is longer than {CEL_MAX_EXPRESSION_LEN} characters"
+            ));
+        }
+        let program = std::panic::catch_unwind(|| cel_interpreter::Program::compile(expression))
+            .map_err(|_| "the CEL parser rejected the expression".to_string())?
+            .map_err(|e| e.to_string())?;
+        Ok(Self { program })
+    }
+
+    /// Evaluates the expression as a boolean with each `(name, value)` bound; an error names
+    /// what went wrong (a non-boolean result, an evaluation error, a value too large).
+    pub fn evaluate_bool(&self, variables: &[(&str, &Value)]) -> Result<bool, String> {
+        let mut cx = cel_interpreter::Context::default();
+        for (name, value) in variables {
+            let mut nodes = 0;
+            count_nodes(value, CEL_MAX_NODES, &mut nodes);
+            if nodes > CEL_MAX_NODES {
+                return Err(format!(
+                    "{name} has more than {CEL_MAX_NODES} values: cost budget exceeded"
+                ));
+            }
+            cx.add_variable_from_value(*name, to_cel(value));
+        }
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
+                .map_err(|_| "the CEL interpreter failed".to_string())?;
+        match result {
+            Ok(cel_interpreter::Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(format!("expected a boolean, got {other:?}")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod expression_tests {
+    use super::*;
+
+    #[test]
+    fn run_time_expressions_see_their_variables() {
+        let e = CelExpression::compile("object.metadata.name != 'skip' && request.dryRun == false")
+            .unwrap();
+        let object = serde_json::json!({"metadata": {"name": "a"}});
+        let request = serde_json::json!({"dryRun": false});
+        assert_eq!(
+            e.evaluate_bool(&[("object", &object), ("request", &request)]),
+            Ok(true)
+        );
+        let skip = serde_json::json!({"metadata": {"name": "skip"}});
+        assert_eq!(
+            e.evaluate_bool(&[("object", &skip), ("request", &request)]),
+            Ok(false)
+        );
+        assert!(CelExpression::compile("object.").is_err());
+        let not_bool = CelExpression::compile("1 + 1").unwrap();
+        assert!(not_bool.evaluate_bool(&[]).is_err());
+    }
+}
