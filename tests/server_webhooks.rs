@@ -348,6 +348,33 @@ async fn validating_webhooks_deny_and_fail_by_policy() {
         before
     );
 
+    // Calls and rejections are counted per webhook.
+    let metrics = f
+        .client
+        .get(f.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    let rejection = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("apiserver_admission_webhook_rejection_total{")
+                && l.contains("name=\"deny.example.dev\"")
+        })
+        .unwrap_or_else(|| panic!("no rejection series for deny.example.dev:\n{metrics}"));
+    assert!(rejection.contains("rejection_code=\"403\""), "{rejection}");
+    assert!(
+        rejection.ends_with(" 2"),
+        "two denials (one a dry run): {rejection}"
+    );
+    assert!(
+        metrics.contains("apiserver_admission_webhook_admission_duration_seconds_count{name=\"warn.example.dev\",type=\"validating\",operation=\"CREATE\",rejected=\"false\"}"),
+        "{metrics}"
+    );
+
     // Unreachable, slow, garbage and huge answers under Fail: a 500 naming the webhook.
     for (ns, path, why) in [
         ("fail-refused", "UNREACHABLE", "failed to call webhook"),

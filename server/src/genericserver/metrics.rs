@@ -113,6 +113,7 @@ impl Metrics {
                 .clone(),
             ..audit
         };
+        crate::admission::webhook::metrics::METRICS.register(&mut registry);
         let mut known: Vec<_> = known
             .into_iter()
             .map(|(group, version, resource)| (resource, group, version))

@@ -20,6 +20,7 @@
 //!   are never sent.
 
 pub mod call;
+pub mod metrics;
 pub mod rules;
 
 use std::sync::Arc;
@@ -419,6 +420,7 @@ impl Dispatcher {
             )));
         }
         let uid = uuid::Uuid::new_v4().to_string();
+        let started = std::time::Instant::now();
         let outcome = match review(attributes, invocation.version, &uid) {
             Err(e) => return Err(e),
             Ok(review) => match self.conditions_hold(hook, &review) {
@@ -427,6 +429,19 @@ impl Dispatcher {
                 Ok(true) => self.send(hook, &review, &uid).await,
             },
         };
+        let measured = match &outcome {
+            Ok(a) if a.allowed => metrics::Outcome::Allowed,
+            Ok(a) => metrics::Outcome::Denied(call::denial(&hook.name, a.status.as_ref()).code()),
+            Err(_) if hook.fail_closed => metrics::Outcome::FailedClosed,
+            Err(_) => metrics::Outcome::FailedOpen,
+        };
+        metrics::METRICS.record(
+            &hook.name,
+            self.mutating,
+            attributes.operation.as_str(),
+            measured,
+            started.elapsed(),
+        );
         match outcome {
             Ok(answer) => Ok(Some(answer)),
             Err(e) if hook.fail_closed => Err(call::call_failure(&hook.name, &e)),
