@@ -582,3 +582,62 @@ async fn kubectl_prints_the_webhook_denial() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configuration_made_on_one_replica_takes_effect_on_the_other() {
+    let etcd = common::Etcd::start();
+    let servers = format!("--etcd-servers={}", etcd.endpoint);
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let a = Server::start_in(&tmp.path().join("a"), &[&servers]);
+    common::copy_dir(&tmp.path().join("a/pki"), &tmp.path().join("b/pki"));
+    let b = Server::start_in(&tmp.path().join("b"), &[&servers]);
+    let (ca, cb) = (a.admin(), b.admin());
+    let w = start_webhooks().await;
+    // Replica b has served a create before the configuration exists: its memo of the (empty)
+    // configurations is warm and must be noticed stale.
+    let (code, body, _) = send(
+        &ca,
+        reqwest::Method::POST,
+        a.url("/api/v1/namespaces"),
+        Some(json!({"metadata": {"name": "rw", "labels": {"webhooks": "rw"}}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let create = |client: &reqwest::Client, server: &Server, name: &str| {
+        let url = server.url("/api/v1/namespaces/rw/configmaps");
+        let client = client.clone();
+        let body = json!({"metadata": {"name": name}});
+        async move { send(&client, reqwest::Method::POST, url, Some(body)).await }
+    };
+    let (code, body, _) = create(&cb, &b, "deny-before").await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body, _) = send(
+        &ca,
+        reqwest::Method::POST,
+        a.url("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"),
+        Some(json!({"metadata": {"name": "deny"},
+                    "webhooks": [hook(&w, "deny.example.dev", "/deny", "rw", json!({}))]})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let started = std::time::Instant::now();
+    let mut n = 0;
+    loop {
+        n += 1;
+        let (code, body, _) = create(&cb, &b, &format!("deny-{n}")).await;
+        if code == 403 {
+            assert_eq!(
+                body["message"],
+                "admission webhook \"deny.example.dev\" denied the request: configmaps named deny-* are not allowed"
+            );
+            break;
+        }
+        assert_eq!(code, 201, "{body}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "replica b did not pick up the configuration within 2 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eprintln!("replica b denied after {:?}", started.elapsed());
+}
