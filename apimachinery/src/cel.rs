@@ -229,6 +229,20 @@ impl CelExpression {
     /// Evaluates the expression as a boolean with each `(name, value)` bound; an error names
     /// what went wrong (a non-boolean result, an evaluation error, a value too large).
     pub fn evaluate_bool(&self, variables: &[(&str, &Value)]) -> Result<bool, String> {
+        match self.evaluate(variables)? {
+            cel_interpreter::Value::Bool(b) => Ok(b),
+            other => Err(format!("expected a boolean, got {other:?}")),
+        }
+    }
+
+    /// Evaluates the expression with each `(name, value)` bound, as JSON (maps, lists,
+    /// strings, numbers, booleans, null; bytes as their UTF-8 text, durations and timestamps
+    /// as strings).
+    pub fn evaluate_json(&self, variables: &[(&str, &Value)]) -> Result<Value, String> {
+        Ok(from_cel(&self.evaluate(variables)?))
+    }
+
+    fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel_interpreter::Value, String> {
         let mut cx = cel_interpreter::Context::default();
         for (name, value) in variables {
             let mut nodes = 0;
@@ -243,11 +257,41 @@ impl CelExpression {
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
                 .map_err(|_| "the CEL interpreter failed".to_string())?;
-        match result {
-            Ok(cel_interpreter::Value::Bool(b)) => Ok(b),
-            Ok(other) => Err(format!("expected a boolean, got {other:?}")),
-            Err(e) => Err(e.to_string()),
-        }
+        result.map_err(|e| e.to_string())
+    }
+}
+
+/// Converts a CEL value back to JSON.
+fn from_cel(v: &cel_interpreter::Value) -> Value {
+    use cel_interpreter::Value as C;
+    match v {
+        C::Null => Value::Null,
+        C::Bool(b) => Value::Bool(*b),
+        C::Int(i) => Value::from(*i),
+        C::UInt(u) => Value::from(*u),
+        C::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        C::String(s) => Value::String(s.to_string()),
+        C::Bytes(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
+        C::List(items) => Value::Array(items.iter().map(from_cel).collect()),
+        C::Map(map) => Value::Object(
+            map.map
+                .iter()
+                .map(|(k, v)| (key_text(k), from_cel(v)))
+                .collect(),
+        ),
+        other => Value::String(format!("{other:?}")),
+    }
+}
+
+fn key_text(k: &cel_interpreter::objects::Key) -> String {
+    use cel_interpreter::objects::Key;
+    match k {
+        Key::String(s) => s.to_string(),
+        Key::Int(i) => i.to_string(),
+        Key::Uint(u) => u.to_string(),
+        Key::Bool(b) => b.to_string(),
     }
 }
 

@@ -11,7 +11,9 @@
 //! run in a fixed order whatever the flags' order.
 
 pub mod namespace_lifecycle;
+pub mod policy;
 pub mod resource_quota;
+pub mod review;
 pub mod webhook;
 
 use std::sync::Arc;
@@ -36,6 +38,7 @@ use crate::registry::{Registry, ValidateObject};
 const FIRST: &[&str] = &["NamespaceLifecycle"];
 const LAST: &[&str] = &[
     webhook::MUTATING_NAME,
+    policy::NAME,
     webhook::VALIDATING_NAME,
     "ResourceQuota",
 ];
@@ -81,6 +84,7 @@ pub fn builtin_plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin>
     namespace_lifecycle::plugin(registry, scheme)
         .into_iter()
         .chain(webhook::plugins(registry, scheme))
+        .chain(policy::plugin(registry, scheme))
         .chain(resource_quota::plugin(registry, scheme))
         .collect()
 }

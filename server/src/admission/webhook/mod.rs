@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use apimachinery::ResourceInfo;
 use apimachinery::Scheme;
-use apimachinery::admission::{Attributes, MutatingPlugin, Operation, Plugin, ValidatingPlugin};
+use apimachinery::admission::{Attributes, MutatingPlugin, Plugin, ValidatingPlugin};
 use apimachinery::cel::CelExpression;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::selectors::LabelSelector;
@@ -42,14 +42,12 @@ use generated::admissionregistration_k8s_io::v1::{
 use generated::admissionregistration_k8s_io::{
     MUTATING_WEBHOOK_CONFIGURATION_KIND, VALIDATING_WEBHOOK_CONFIGURATION_KIND,
 };
-use generated::core::NAMESPACE_KIND;
-use generated::core::v1::Namespace;
 use parking_lot::RwLock;
 use serde_json::{Value, json};
 use storage::interface::ListOptions;
 
 use self::call::{Answer, CallError, Clients};
-use self::rules::Target;
+use crate::admission::review;
 use crate::registry::Registry;
 
 /// The mutating plugin's name, as the admission flags spell it.
@@ -317,14 +315,14 @@ impl Dispatcher {
         if hooks.is_empty() {
             return Ok(Vec::new());
         }
-        let mut namespace_labels: Option<std::collections::BTreeMap<String, String>> = None;
+        let mut namespace: Option<Option<Box<dyn Object>>> = None;
         let mut chosen = Vec::new();
         for hook in hooks.iter() {
             let Some(version) = self.matching_version(hook, attributes) else {
                 continue;
             };
             if !self
-                .namespace_matches(hook, attributes, &mut namespace_labels)
+                .namespace_matches(hook, attributes, &mut namespace)
                 .await?
                 || !object_matches(hook, attributes)?
             {
@@ -338,40 +336,24 @@ impl Dispatcher {
         Ok(chosen)
     }
 
-    /// The version whose rules match: the request's, or with `matchPolicy: Equivalent`
-    /// another served version of the same kind.
+    /// The version whose rules match (see [`rules::matching_version`]).
     fn matching_version(
         &self,
         hook: &Hook,
         attributes: &Attributes<'_>,
     ) -> Option<&'static ResourceInfo> {
-        let target = |info: &'static ResourceInfo| Target {
-            operation: attributes.operation,
-            group: info.group,
-            version: info.version,
-            resource: info.plural,
-            subresource: attributes.subresource,
-            namespaced: info.namespaced(),
-        };
-        if rules::any_matches(&hook.rules, &target(attributes.version)) {
-            return Some(attributes.version);
-        }
-        if hook.exact {
-            return None;
-        }
-        attributes
-            .kind
-            .versions()
-            .find(|v| rules::any_matches(&hook.rules, &target(v)))
+        rules::matching_version(attributes, hook.exact, |t| {
+            rules::any_matches(&hook.rules, t)
+        })
     }
 
-    /// `namespaceSelector`: the labels of the request's namespace (of the namespace itself
-    /// for a Namespace); cluster-scoped objects always match.
+    /// `namespaceSelector` (see [`rules::namespace_matches`]); the namespace is read once
+    /// per request.
     async fn namespace_matches(
         &self,
         hook: &Hook,
         attributes: &Attributes<'_>,
-        cached: &mut Option<std::collections::BTreeMap<String, String>>,
+        cached: &mut Option<Option<Box<dyn Object>>>,
     ) -> Result<bool, ApiError> {
         let selector = match &hook.namespace_selector {
             Ok(s) => s,
@@ -380,29 +362,11 @@ impl Dispatcher {
         if selector.is_empty() {
             return Ok(true);
         }
-        if std::ptr::eq(attributes.kind, &NAMESPACE_KIND) {
-            let object = attributes.object().or(attributes.old_object);
-            let labels = object
-                .map(|o| o.metadata().labels.clone())
-                .unwrap_or_default();
-            return Ok(selector.matches(&labels));
-        }
-        if attributes.namespace.is_empty() {
-            return Ok(true);
-        }
         if cached.is_none() {
-            let namespaces = self.registry.store(&NAMESPACE_KIND)?;
-            let labels = match namespaces.get("", attributes.namespace, "0").await {
-                Ok(ns) => ns
-                    .downcast_ref::<Namespace>()
-                    .map(|n| n.metadata.labels.clone())
-                    .unwrap_or_default(),
-                Err(e) if e.code() == 404 => Default::default(),
-                Err(e) => return Err(e),
-            };
-            *cached = Some(labels);
+            *cached = Some(review::namespace_object(&self.registry, attributes).await?);
         }
-        Ok(selector.matches(cached.as_ref().expect("namespace labels were just read")))
+        let namespace = cached.as_ref().and_then(|n| n.as_deref());
+        Ok(rules::namespace_matches(selector, attributes, namespace))
     }
 
     /// Calls one webhook; `Ok(None)` when the call failed and the webhook fails open.
@@ -421,12 +385,19 @@ impl Dispatcher {
         }
         let uid = uuid::Uuid::new_v4().to_string();
         let started = std::time::Instant::now();
-        let outcome = match review(attributes, invocation.version, &uid) {
+        let outcome = match review::admission_request(attributes, invocation.version, &uid) {
             Err(e) => return Err(e),
-            Ok(review) => match self.conditions_hold(hook, &review) {
+            Ok(request) => match self.conditions_hold(hook, &request) {
                 Err(e) => Err(e),
                 Ok(false) => return Ok(None),
-                Ok(true) => self.send(hook, &review, &uid).await,
+                Ok(true) => {
+                    let review = json!({
+                        "apiVersion": call::REVIEW_API_VERSION,
+                        "kind": "AdmissionReview",
+                        "request": request,
+                    });
+                    self.send(hook, &review, &uid).await
+                }
             },
         };
         let measured = match &outcome {
@@ -454,11 +425,10 @@ impl Dispatcher {
 
     /// `matchConditions`: every condition must hold; one that cannot be evaluated is a
     /// failed call (its failure policy decides).
-    fn conditions_hold(&self, hook: &Hook, review: &Value) -> Result<bool, CallError> {
+    fn conditions_hold(&self, hook: &Hook, request: &Value) -> Result<bool, CallError> {
         if hook.conditions.is_empty() {
             return Ok(true);
         }
-        let request = &review["request"];
         let object = &request["object"];
         let old = &request["oldObject"];
         for (name, expression) in &hook.conditions {
@@ -520,109 +490,6 @@ fn object_matches(hook: &Hook, attributes: &Attributes<'_>) -> Result<bool, ApiE
     let labels_match =
         |o: Option<&dyn Object>| o.is_some_and(|o| selector.matches(&o.metadata().labels));
     Ok(labels_match(attributes.object()) || labels_match(attributes.old_object))
-}
-
-/// The JSON of `object` in `version`, with its `apiVersion` and `kind`.
-fn json_in(kind: &Kind, object: &dyn Object, version: &ResourceInfo) -> Result<Value, ApiError> {
-    let mut value = if object.info().version == version.version {
-        object.to_value()
-    } else {
-        let codec = kind.codec(version.version).ok_or_else(|| {
-            ApiError::internal(format!("no codec for version {}", version.version))
-        })?;
-        codec
-            .convert_from_hub(&object.to_hub())
-            .map_err(ApiError::internal)?
-            .to_value()
-    }
-    .map_err(ApiError::internal)?;
-    if let Some(map) = value.as_object_mut() {
-        map.insert("apiVersion".into(), Value::from(version.api_version()));
-        map.insert("kind".into(), Value::from(version.kind));
-    }
-    Ok(value)
-}
-
-/// The `AdmissionReview` v1 of a request, for a webhook called in `version`.
-fn review(
-    attributes: &Attributes<'_>,
-    version: &ResourceInfo,
-    uid: &str,
-) -> Result<Value, ApiError> {
-    let requested = attributes.version;
-    let gvk = |i: &ResourceInfo| json!({"group": i.group, "version": i.version, "kind": i.kind});
-    let gvr =
-        |i: &ResourceInfo| json!({"group": i.group, "version": i.version, "resource": i.plural});
-    let object = match attributes.object() {
-        Some(o) => json_in(attributes.kind, o, version)?,
-        None => Value::Null,
-    };
-    let old = match attributes.old_object {
-        Some(o) => json_in(attributes.kind, o, version)?,
-        None => Value::Null,
-    };
-    let user = attributes.user;
-    let mut user_info = json!({"username": user.name, "groups": user.groups});
-    if !user.uid.is_empty() {
-        user_info["uid"] = Value::from(user.uid.clone());
-    }
-    if !user.extra.is_empty() {
-        user_info["extra"] = json!(user.extra);
-    }
-    let options_kind = match attributes.operation {
-        Operation::Create => "CreateOptions",
-        Operation::Update => {
-            if attributes.options.patch_type.is_some() {
-                "PatchOptions"
-            } else {
-                "UpdateOptions"
-            }
-        }
-        Operation::Delete => "DeleteOptions",
-        Operation::Connect => "",
-    };
-    let mut request = json!({
-        "uid": uid,
-        "kind": gvk(version),
-        "resource": gvr(version),
-        "requestKind": gvk(requested),
-        "requestResource": gvr(requested),
-        "name": attributes.object_name(),
-        "operation": attributes.operation.as_str(),
-        "userInfo": user_info,
-        "object": object,
-        "oldObject": old,
-        "dryRun": attributes.dry_run,
-    });
-    if !attributes.subresource.is_empty() {
-        request["subResource"] = Value::from(attributes.subresource);
-        request["requestSubResource"] = Value::from(attributes.subresource);
-    }
-    if !attributes.namespace.is_empty() {
-        request["namespace"] = Value::from(attributes.namespace);
-    }
-    if !options_kind.is_empty() {
-        let mut options = json!({"kind": options_kind, "apiVersion": "meta.k8s.io/v1"});
-        let o = attributes.options;
-        if !o.field_manager.is_empty() {
-            options["fieldManager"] = Value::from(o.field_manager.clone());
-        }
-        if let Some(p) = &o.propagation_policy {
-            options["propagationPolicy"] = Value::from(p.clone());
-        }
-        if o.force {
-            options["force"] = Value::Bool(true);
-        }
-        if attributes.dry_run {
-            options["dryRun"] = json!(["All"]);
-        }
-        request["options"] = options;
-    }
-    Ok(json!({
-        "apiVersion": call::REVIEW_API_VERSION,
-        "kind": "AdmissionReview",
-        "request": request,
-    }))
 }
 
 /// The mutating plugin.
@@ -688,7 +555,7 @@ impl Mutating {
             return Ok(false);
         };
         let original_version = object.info().version;
-        let mut value = json_in(kind, &**object, invocation.version)?;
+        let mut value = review::json_in(kind, &**object, invocation.version)?;
         let before = value.clone();
         let hook = &invocation.hook;
         let failed = |why: String| -> ApiError {

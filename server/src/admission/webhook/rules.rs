@@ -1,8 +1,12 @@
 //! Which requests a webhook is called for: its `rules` (operations, groups, versions,
 //! resources with subresources, scope), as kube-apiserver's rule matcher reads them.
 
-use apimachinery::admission::Operation;
+use apimachinery::ResourceInfo;
+use apimachinery::admission::{Attributes, Operation};
+use apimachinery::runtime::Object;
+use apimachinery::selectors::LabelSelector;
 use generated::admissionregistration_k8s_io::v1::RuleWithOperations;
+use generated::core::NAMESPACE_KIND;
 
 /// What a rule is compared with: the request's operation and resource, in one version.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +43,57 @@ pub fn matches(rule: &RuleWithOperations, target: &Target<'_>) -> bool {
             .iter()
             .any(|r| resource_matches(r, target.resource, target.subresource))
         && scope_matches(rule.rule.scope.as_deref(), target.namespaced)
+}
+
+/// The version in which `matches` holds for the request: the request's own, or, unless
+/// `exact` (`matchPolicy: Exact`), another served version of the same kind (`Equivalent`).
+pub fn matching_version(
+    attributes: &Attributes<'_>,
+    exact: bool,
+    matches: impl Fn(&Target<'_>) -> bool,
+) -> Option<&'static ResourceInfo> {
+    let target = |info: &'static ResourceInfo| Target {
+        operation: attributes.operation,
+        group: info.group,
+        version: info.version,
+        resource: info.plural,
+        subresource: attributes.subresource,
+        namespaced: info.namespaced(),
+    };
+    if matches(&target(attributes.version)) {
+        return Some(attributes.version);
+    }
+    if exact {
+        return None;
+    }
+    attributes.kind.versions().find(|v| matches(&target(v)))
+}
+
+/// A `namespaceSelector` against the request: a Namespace request is matched by the labels
+/// of the namespace itself (new, else old), a namespaced request by those of its namespace
+/// (`namespace`, `None` when it does not exist: no labels), a cluster-scoped one always.
+pub fn namespace_matches(
+    selector: &LabelSelector,
+    attributes: &Attributes<'_>,
+    namespace: Option<&dyn Object>,
+) -> bool {
+    if selector.is_empty() {
+        return true;
+    }
+    if std::ptr::eq(attributes.kind, &NAMESPACE_KIND) {
+        let object = attributes.object().or(attributes.old_object);
+        return match object {
+            Some(o) => selector.matches(&o.metadata().labels),
+            None => selector.matches(&Default::default()),
+        };
+    }
+    if attributes.namespace.is_empty() {
+        return true;
+    }
+    match namespace {
+        Some(ns) => selector.matches(&ns.metadata().labels),
+        None => selector.matches(&Default::default()),
+    }
 }
 
 /// `pods`, `pods/status`, `pods/*`, `*`, `*/status` and `*/*` against a resource and
