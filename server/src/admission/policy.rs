@@ -43,7 +43,7 @@ use serde_json::Value;
 use storage::interface::ListOptions;
 
 use crate::admission::review;
-use crate::admission::webhook::rules::{self, Target};
+use crate::admission::webhook::rules::{self, CompiledRule, Target};
 use crate::registry::Registry;
 
 /// The plugin's name, as the admission flags spell it.
@@ -75,12 +75,28 @@ fn compile(expression: &str) -> Compiled {
     CelExpression::compile(expression)
 }
 
+/// A compiled rule, with the object names it is limited to (none: every name).
+struct NamedRule {
+    rule: CompiledRule,
+    names: Vec<String>,
+}
+
+fn compile_rules(rules: &[NamedRuleWithOperations]) -> Vec<NamedRule> {
+    rules
+        .iter()
+        .map(|r| NamedRule {
+            rule: CompiledRule::compile(&r.rule_with_operations),
+            names: r.resource_names.clone(),
+        })
+        .collect()
+}
+
 /// Compiled match constraints.
 struct Matcher {
     namespace_selector: Result<LabelSelector, String>,
     object_selector: Result<LabelSelector, String>,
-    rules: Vec<NamedRuleWithOperations>,
-    excludes: Vec<NamedRuleWithOperations>,
+    rules: Vec<NamedRule>,
+    excludes: Vec<NamedRule>,
     exact: bool,
 }
 
@@ -93,8 +109,8 @@ impl Matcher {
         Matcher {
             namespace_selector: selector(m.namespace_selector.as_ref()),
             object_selector: selector(m.object_selector.as_ref()),
-            rules: m.resource_rules.clone(),
-            excludes: m.exclude_resource_rules.clone(),
+            rules: compile_rules(&m.resource_rules),
+            excludes: compile_rules(&m.exclude_resource_rules),
             exact: m.match_policy.as_deref() == Some("Exact"),
         }
     }
@@ -338,11 +354,10 @@ fn selects(
     namespace: Option<&dyn Object>,
 ) -> Result<Option<&'static ResourceInfo>, String> {
     let name = attributes.object_name();
-    let rule_matches = |rules: &[NamedRuleWithOperations], t: &Target<'_>| {
-        rules.iter().any(|r| {
-            rules::matches(&r.rule_with_operations, t)
-                && (r.resource_names.is_empty() || r.resource_names.iter().any(|n| n == name))
-        })
+    let rule_matches = |rules: &[NamedRule], t: &Target<'_>| {
+        rules
+            .iter()
+            .any(|r| r.rule.matches(t) && (r.names.is_empty() || r.names.iter().any(|n| n == name)))
     };
     let version = if m.rules.is_empty() {
         attributes.version

@@ -105,7 +105,7 @@ pub struct Hook {
     pub name: String,
     url: Result<String, String>,
     ca_bundle: Vec<u8>,
-    rules: Vec<RuleWithOperations>,
+    rules: Vec<rules::CompiledRule>,
     fail_closed: bool,
     exact: bool,
     namespace_selector: Result<LabelSelector, String>,
@@ -148,7 +148,11 @@ impl Hook {
                 .as_ref()
                 .map(|b| b.0.clone())
                 .unwrap_or_default(),
-            rules: spec.rules.to_vec(),
+            rules: spec
+                .rules
+                .iter()
+                .map(rules::CompiledRule::compile)
+                .collect(),
             fail_closed: spec.failure_policy != Some("Ignore"),
             exact: spec.match_policy == Some("Exact"),
             namespace_selector: selector(spec.namespace_selector),
