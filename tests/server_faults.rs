@@ -87,3 +87,169 @@ async fn a_panicking_handler_answers_500_and_the_server_serves_on() {
     let resp = user.response().await;
     assert_eq!(resp.status, 200, "{resp:?}");
 }
+
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
+/// Sets the embedded writer's commit delay (`X-Apiary-Fault: fsync-delay=<delay>`).
+async fn set_fsync_delay(server: &Server, client: &reqwest::Client, delay: &str) {
+    let r = client
+        .get(server.url("/version"))
+        .header("X-Apiary-Fault", format!("fsync-delay={delay}"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.status().as_u16(), 200);
+}
+
+/// Creates ConfigMap `name`; its status, body and how long the answer took.
+async fn create_configmap(
+    server: &Server,
+    client: &reqwest::Client,
+    name: &str,
+) -> (u16, serde_json::Value, Duration) {
+    let started = Instant::now();
+    let r = client
+        .post(server.url(CONFIGMAPS))
+        .json(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": name}, "data": {"k": name}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let code = r.status().as_u16();
+    let body = r.json().await.unwrap_or(serde_json::Value::Null);
+    (code, body, started.elapsed())
+}
+
+/// With `X-Apiary-Fault: fsync-delay=…` every embedded commit waits before its sync, as on a
+/// slow disk. Concurrent creates are acknowledged only after the delayed commit, and every
+/// acknowledged one survives a kill -9 right after the acknowledgements; reads from the watch
+/// cache keep answering well within the delay meanwhile; a write that outlasts
+/// `--request-timeout` is a 504 `Timeout` Status, not a hang; clearing the delay makes writes
+/// fast again. Without the feature the header changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_fsync_acknowledges_only_durable_writes_and_reads_stay_fast() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = tmp.path().join("data");
+    let server = Server::start_in(&data, &[]);
+    let client = server.admin();
+    let (code, _, _) = create_configmap(&server, &client, "existing").await;
+    assert_eq!(code, 201);
+    const DELAY: Duration = Duration::from_millis(500);
+    set_fsync_delay(&server, &client, "500ms").await;
+    if !FAULT_BUILD {
+        let (code, _, took) = create_configmap(&server, &client, "plain").await;
+        assert_eq!(code, 201);
+        assert!(
+            took < DELAY,
+            "the default build has no fault point: {took:?}"
+        );
+        return;
+    }
+
+    // Concurrent creates, and reads from the cache while they wait.
+    let writes: Vec<_> = (0..12)
+        .map(|i| {
+            let client = client.clone();
+            let url = server.url(CONFIGMAPS);
+            let name = format!("slow-{i}");
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let r = client
+                    .post(url)
+                    .json(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                              "metadata": {"name": name}}))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let code = r.status().as_u16();
+                let body: serde_json::Value = r.json().await.unwrap_or_default();
+                (name, code, body, started.elapsed())
+            })
+        })
+        .collect();
+    let mut slowest_read = Duration::ZERO;
+    let mut reads = 0;
+    while !writes.iter().all(|w| w.is_finished()) {
+        for path in [
+            format!("{CONFIGMAPS}/existing"),
+            format!("{CONFIGMAPS}?resourceVersion=0"),
+            CONFIGMAPS.to_string(),
+        ] {
+            let started = Instant::now();
+            let r = client
+                .get(server.url(&path))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(r.status().as_u16(), 200, "{path}");
+            slowest_read = slowest_read.max(started.elapsed());
+            reads += 1;
+        }
+    }
+    let mut acknowledged = Vec::new();
+    for w in writes {
+        let (name, code, body, took) = w.await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(code, 201, "{name}: {body}");
+        assert!(
+            took >= DELAY,
+            "{name} was acknowledged after {took:?}, before its commit"
+        );
+        let rv = body["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string);
+        acknowledged.push((
+            name,
+            rv.unwrap_or_else(|| panic!("no resourceVersion: {body}")),
+        ));
+    }
+    eprintln!("{reads} reads during the slow writes, the slowest {slowest_read:?}");
+    assert!(reads >= 3, "reads kept answering: {reads}");
+    assert!(
+        slowest_read < DELAY / 2,
+        "reads wait behind slow commits: {slowest_read:?}"
+    );
+
+    // kill -9 right after the acknowledgements; every acknowledged write is there (after a
+    // restart with a short --request-timeout for what follows).
+    drop(server);
+    let server = Server::start_in(&data, &["--request-timeout=1s"]);
+    let client = server.admin();
+    for (name, rv) in &acknowledged {
+        let r = client
+            .get(server.url(&format!("{CONFIGMAPS}/{name}")))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            r.status().as_u16(),
+            200,
+            "{name} was acknowledged but is lost"
+        );
+        let body: serde_json::Value = r.json().await.unwrap_or_default();
+        assert_eq!(body["metadata"]["resourceVersion"], rv.as_str(), "{body}");
+    }
+
+    // A commit slower than --request-timeout: 504 Timeout, in about the timeout.
+    set_fsync_delay(&server, &client, "3s").await;
+    let (code, status, took) = create_configmap(&server, &client, "too-slow").await;
+    assert_eq!(code, 504, "{status}");
+    assert_eq!(status["kind"], "Status", "{status}");
+    assert_eq!(status["reason"], "Timeout", "{status}");
+    assert!(
+        took < Duration::from_millis(2500),
+        "answered after {took:?}"
+    );
+    // Reads still answer while that commit sleeps.
+    let r = client
+        .get(server.url(&format!("{CONFIGMAPS}/existing")))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.status().as_u16(), 200);
+    // Cleared, writes are fast again once the sleeping commit is done.
+    set_fsync_delay(&server, &client, "0").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (code, body, took) = create_configmap(&server, &client, "fast-again").await;
+    assert_eq!(code, 201, "{body}");
+    assert!(took < DELAY, "writes stay slow after clearing: {took:?}");
+}

@@ -119,6 +119,12 @@ pub enum Output {
         /// The items as `(key, resourceVersion, value)`.
         items: Vec<(String, Rv, String)>,
     },
+    /// The delete succeeded (200 or 202 with a success `Status`, or the deleted object without
+    /// a usable resourceVersion, as kube-apiserver answers for kinds whose store does not
+    /// return the deleted object): it certainly took effect between call and return, at a
+    /// resourceVersion the answer does not tell. A delete answered with the object at its
+    /// resourceVersion is [`Output::Written`].
+    Deleted,
     /// 404 NotFound.
     NotFound,
     /// 409 AlreadyExists (a create of a key that exists).

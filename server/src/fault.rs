@@ -12,6 +12,12 @@
 //!   (after impersonation): the request's handler panics once the request has been
 //!   authorized, which the panic filter turns into a 500 `Status` (and the audit log into a
 //!   `Panic` event).
+//! - [`FAULT_HEADER`]`: fsync-delay=<duration>` (a Go duration such as `200ms`; `0` clears it)
+//!   on any request of a member of `system:masters`: from then on every commit of the embedded
+//!   store's writer waits that long before its durable commit (its fsync), as on a slow disk,
+//!   until another such request changes it (`storage::fault::set_commit_delay`; the setting is
+//!   process-wide and the request itself is served as usual). The etcd backend has no such
+//!   point. A malformed value is ignored.
 
 use http::HeaderMap;
 
@@ -24,8 +30,10 @@ pub const FAULT_HEADER: &str = "x-apiary-fault";
 /// Whether this build honours the fault triggers.
 pub const ENABLED: bool = cfg!(feature = "fault-injection");
 
-/// Panics when the request asks for [`FAULT_HEADER`]`: panic`, its user is in
-/// `system:masters` and the build has the `fault-injection` feature; does nothing otherwise.
+/// Applies the fault the request asks for with [`FAULT_HEADER`] (see the module docs) when its
+/// user is in `system:masters` and the build has the `fault-injection` feature: panics for
+/// `panic`, sets the embedded writer's commit delay for `fsync-delay=<duration>`; does nothing
+/// otherwise.
 #[inline(always)]
 pub fn handler(headers: &HeaderMap, user: &UserInfo) {
     if ENABLED && !headers.is_empty() {
@@ -35,11 +43,21 @@ pub fn handler(headers: &HeaderMap, user: &UserInfo) {
 
 #[cold]
 fn handler_fault(headers: &HeaderMap, user: &UserInfo) {
-    let asked = headers
-        .get(FAULT_HEADER)
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"panic"));
-    if asked && user.in_group(MASTERS_GROUP) {
+    let Some(asked) = headers.get(FAULT_HEADER).and_then(|v| v.to_str().ok()) else {
+        return;
+    };
+    if !user.in_group(MASTERS_GROUP) {
+        return;
+    }
+    if asked.eq_ignore_ascii_case("panic") {
         panic!("fault injected by the {FAULT_HEADER} request header");
+    }
+    if let Some(value) = asked.strip_prefix("fsync-delay=")
+        && let Ok(nanos) = apimachinery::duration::parse_go_duration(value.trim())
+    {
+        let delay = std::time::Duration::from_nanos(nanos.max(0) as u64);
+        tracing::warn!(?delay, "fault injected: embedded commits are delayed");
+        storage::fault::set_commit_delay(delay);
     }
 }
 

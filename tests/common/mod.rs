@@ -3,8 +3,10 @@
 
 #![allow(dead_code)]
 
+pub mod history;
 pub mod raw;
 pub mod tls;
+pub mod tmpfs;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -45,12 +47,18 @@ impl Server {
 
     /// Starts a server on `data_dir` (reused across restarts).
     pub fn start_in(data_dir: &Path, args: &[&str]) -> Server {
+        Self::start_in_with_env(data_dir, args, &[])
+    }
+
+    /// Starts a server on `data_dir` with extra environment variables (such as `LD_PRELOAD`).
+    pub fn start_in_with_env(data_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_apiary"));
         cmd.arg("--data-dir")
             .arg(data_dir)
             .arg("--secure-port=0")
             .args(args)
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = cmd
@@ -264,6 +272,18 @@ impl Server {
         }
     }
 
+    /// Kills the process with SIGKILL (a crash: no shutdown, nothing flushed) and reaps it.
+    pub fn kill(&mut self) {
+        let mut child = self
+            .child
+            .take()
+            .unwrap_or_else(|| panic!("server already stopped"));
+        child
+            .kill()
+            .unwrap_or_else(|e| panic!("kill -9 apiary: {e}"));
+        child.wait().unwrap_or_else(|e| panic!("wait: {e}"));
+    }
+
     /// Runs a kubectl binary with the written kubeconfig and a temporary cache directory.
     pub fn kubectl(&self, kubectl: &Path, args: &[&str]) -> Output {
         let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
@@ -320,9 +340,8 @@ impl Etcd {
     pub fn start() -> Etcd {
         let env = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let file = env.path().join("etcd.env");
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/etcd-test-server");
-        let out = std::process::Command::new(&script)
+        let script = Self::script();
+        let out = Command::new(&script)
             .arg("start")
             .arg(&file)
             .output()
@@ -335,15 +354,68 @@ impl Etcd {
         let endpoint = String::from_utf8_lossy(&out.stdout).trim().to_string();
         Etcd { env, endpoint }
     }
+
+    fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/etcd-test-server")
+    }
+
+    fn env_file(&self) -> PathBuf {
+        self.env.path().join("etcd.env")
+    }
+
+    /// The process id of the etcd running now (a restart changes it).
+    pub fn pid(&self) -> u32 {
+        let text = std::fs::read_to_string(self.env_file()).unwrap_or_else(|e| panic!("{e}"));
+        text.lines()
+            .find_map(|l| l.strip_prefix("APIARY_TEST_ETCD_PID="))
+            .and_then(|pid| pid.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no pid in the etcd env file: {text}"))
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.pid().to_string()])
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "kill {signal} of etcd failed"
+        );
+    }
+
+    /// Freezes etcd (SIGSTOP): its connections stay open and nothing answers.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused etcd run again (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    /// Kills etcd with SIGKILL and starts it again on the same ports and data directory,
+    /// returning once it is healthy (`tools/etcd-test-server restart`). `down` is how long it
+    /// stays dead.
+    pub fn crash_and_restart(&self, down: Duration) {
+        self.signal("-KILL");
+        std::thread::sleep(down);
+        let out = Command::new(Self::script())
+            .arg("restart")
+            .arg(self.env_file())
+            .output()
+            .unwrap_or_else(|e| panic!("running etcd-test-server restart: {e}"));
+        assert!(
+            out.status.success(),
+            "etcd did not restart: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 impl Drop for Etcd {
     fn drop(&mut self) {
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/etcd-test-server");
-        let _ = std::process::Command::new(script)
+        let _ = Command::new(Self::script())
             .arg("stop")
-            .arg(self.env.path().join("etcd.env"))
+            .arg(self.env_file())
             .status();
     }
 }

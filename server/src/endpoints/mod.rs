@@ -209,6 +209,42 @@ impl ApiContext {
         self.registry.store(kind)
     }
 
+    /// Creates the store and watch cache of every stored kind of the scheme that `served`
+    /// accepts, as kube-apiserver starts every resource's cacher at boot: each cache starts its
+    /// initial list in the background at once, so a watch from the resourceVersion of any list
+    /// served later finds the cache's history reaching back to it (a cache started by the first
+    /// request would begin after such a list, and answer the watch with 410 Gone). Returns the
+    /// stores, whose caches [`Self::wait_for_caches`] waits for.
+    pub fn start_stores(
+        &self,
+        served: impl Fn(&'static Kind) -> bool,
+    ) -> Result<Vec<Arc<Store>>, ApiError> {
+        self.scheme
+            .kinds()
+            .iter()
+            .filter(|kind| !kind.storage_info().create_only && served(kind))
+            .map(|kind| self.registry.store(kind))
+            .collect()
+    }
+
+    /// Waits until the watch cache of every store in `stores` has loaded its initial list;
+    /// fails naming the first still loading after `timeout`.
+    pub async fn wait_for_caches(stores: &[Arc<Store>], timeout: Duration) -> Result<(), String> {
+        let waits = stores.iter().filter_map(|store| {
+            let cacher = store.cacher()?;
+            Some(async move { (store, cacher.wait_ready(timeout).await) })
+        });
+        for (store, ready) in futures::future::join_all(waits).await {
+            if !ready {
+                return Err(format!(
+                    "the watch cache of {} did not load within {timeout:?}",
+                    store.resource()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`) if
     /// they are missing. Idempotent; run as a post-start hook.
     pub async fn bootstrap(&self) -> Result<(), ApiError> {

@@ -172,6 +172,12 @@ impl Director {
         match path.trim_end_matches('/') {
             "/version" => return Some(json_response(&self.version)),
             "/metrics" => {
+                self.metrics.set_gauges(
+                    self.api.registry.watcher_counts(),
+                    tokio::runtime::Handle::current()
+                        .metrics()
+                        .num_alive_tasks(),
+                );
                 let mut resp = Response::new(Body::from(self.metrics.render()));
                 resp.headers_mut().insert(
                     header::CONTENT_TYPE,

@@ -1,5 +1,10 @@
 //! Request metrics in Prometheus text form at `/metrics`: `apiserver_request_total` and
 //! `apiserver_request_duration_seconds` labelled by verb, group, version, resource and code.
+//! Two gauges are read when `/metrics` is rendered: `apiserver_registered_watchers` (as
+//! kube-apiserver's: the watchers the watch caches serve, labelled with group, version and kind;
+//! here the version is the kind's storage version, the cache's), and
+//! `apiary_runtime_alive_tasks` (the Tokio runtime's alive tasks, apiary's own: a leak of tasks
+//! shows as a count that does not return to its idle value).
 //! Label values come from fixed sets (known verbs, installed resources, numeric codes), so a
 //! client cannot grow the series count with made-up paths.
 //!
@@ -12,6 +17,7 @@ use std::sync::OnceLock;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -76,6 +82,8 @@ pub struct Metrics {
     /// The audit log's counters (`apiserver_audit_event_total`,
     /// `apiserver_audit_error_total{plugin="log"}`).
     pub audit: crate::audit::log::LogCounters,
+    watchers: Family<Labels, Gauge>,
+    alive_tasks: Gauge,
 }
 
 impl Metrics {
@@ -114,6 +122,18 @@ impl Metrics {
             ..audit
         };
         crate::admission::webhook::metrics::METRICS.register(&mut registry);
+        let watchers = Family::<Labels, Gauge>::default();
+        registry.register(
+            "apiserver_registered_watchers",
+            "Number of currently registered watchers for a given resources",
+            watchers.clone(),
+        );
+        let alive_tasks = Gauge::default();
+        registry.register(
+            "apiary_runtime_alive_tasks",
+            "Number of alive tasks of the server's Tokio runtime",
+            alive_tasks.clone(),
+        );
         let mut known: Vec<_> = known
             .into_iter()
             .map(|(group, version, resource)| (resource, group, version))
@@ -130,7 +150,30 @@ impl Metrics {
             known,
             slots,
             audit,
+            watchers,
+            alive_tasks,
         }
+    }
+
+    /// Sets the gauges read at render time: the watchers of each kind's watch cache, and the
+    /// runtime's alive tasks.
+    pub fn set_gauges<'a>(
+        &self,
+        watchers: impl IntoIterator<Item = (&'a apimachinery::resource::ResourceInfo, usize)>,
+        alive_tasks: usize,
+    ) {
+        for (info, count) in watchers {
+            let labels = vec![
+                ("group", info.group.to_string()),
+                ("version", info.version.to_string()),
+                ("kind", info.kind.to_string()),
+            ];
+            self.watchers
+                .get_or_create(&labels)
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
+        self.alive_tasks
+            .set(i64::try_from(alive_tasks).unwrap_or(i64::MAX));
     }
 
     /// The index in [`VERBS`] (or `VERBS.len()` for `other`) of a verb label.

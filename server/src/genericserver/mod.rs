@@ -175,6 +175,10 @@ impl Config {
     }
 }
 
+/// How long the `apiary-watch-caches` post-start hook waits for the watch caches' initial lists
+/// before it fails (and is retried).
+const WATCH_CACHE_LOAD_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A server that can still be extended with hooks, checks and delegates.
 pub struct GenericServer {
     config: CompletedConfig,
@@ -244,6 +248,25 @@ impl CompletedConfig {
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
         };
+        // Every served kind's store and watch cache starts now; readiness waits for the caches.
+        let runtime = &server.config.config.runtime_config;
+        // (A kind whose keys cannot be built fails the hook, so the server never turns ready.)
+        let stores = api
+            .start_stores(|kind| kind.versions().any(|r| runtime.enabled(r.group, r.version)))
+            .map_err(|e| e.to_string());
+        server.add_post_start_hook(
+            "apiary-watch-caches",
+            Arc::new(move || {
+                let stores = stores.clone();
+                Box::pin(async move {
+                    crate::endpoints::ApiContext::wait_for_caches(
+                        &stores?,
+                        WATCH_CACHE_LOAD_TIMEOUT,
+                    )
+                    .await
+                })
+            }),
+        );
         let bootstrap_api = Arc::clone(&api);
         server.add_post_start_hook(
             "apiary-bootstrap-namespaces",

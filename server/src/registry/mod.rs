@@ -33,7 +33,8 @@ use encoding::StorageMediaType;
 /// How often the watch cache's upstream watch receives progress notifications.
 pub const UPSTREAM_PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
-/// The stores of every kind, created (with their watch caches) on first use.
+/// The stores of every kind, created (with their watch caches) on first use; the server creates
+/// every served kind's at start (`ApiContext::start_stores`).
 pub struct Registry {
     backend: Arc<dyn storage::backend::Backend>,
     prefix: String,
@@ -85,6 +86,18 @@ impl Registry {
                 cacher.compact(revision);
             }
         }
+    }
+
+    /// The number of watchers each started watch cache serves, with its kind's storage version.
+    pub fn watcher_counts(&self) -> Vec<(&'static apimachinery::resource::ResourceInfo, usize)> {
+        self.stores
+            .read()
+            .values()
+            .filter_map(|store| {
+                let count = store.cacher()?.watcher_count();
+                Some((store.kind().storage_info(), count))
+            })
+            .collect()
     }
 
     /// The store of a kind.

@@ -17,6 +17,7 @@ pub mod embedded;
 pub mod errors;
 pub mod etcd;
 pub mod factory;
+pub mod fault;
 pub mod interface;
 pub mod keys;
 pub mod store;

@@ -118,6 +118,34 @@ async fn a_watcher_that_does_not_read_is_closed_and_others_are_unaffected() {
     assert_eq!(cacher.watcher_count(), 1);
 }
 
+/// A watcher whose consumer is gone stops counting at once, and leaves the registry at the next
+/// bookmark round, on a resource that sees no event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_watcher_of_an_idle_resource_is_not_counted() {
+    let fixture = Fixture::new();
+    let (cacher, keys) = fixture
+        .cacher("widgets", |c| {
+            c.bookmark_interval = Duration::from_millis(50)
+        })
+        .await;
+    let start = cacher.current_resource_version().await.expect("rv");
+    let kept = cacher
+        .watch(keys.resource_prefix(), watch_from(start))
+        .await
+        .expect("watch");
+    let dropped = cacher
+        .watch(keys.resource_prefix(), watch_from(start))
+        .await
+        .expect("watch");
+    assert_eq!(cacher.watcher_count(), 2);
+    drop(dropped);
+    assert_eq!(cacher.watcher_count(), 1);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(cacher.watcher_count(), 1);
+    drop(kept);
+    assert_eq!(cacher.watcher_count(), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_event_is_encoded_once_per_encoding() {
     let fixture = Fixture::new();

@@ -285,6 +285,37 @@ async fn ttl_expiry_is_a_watched_delete() {
     );
 }
 
+/// TTLs follow the monotonic clock and restart on open, as etcd gives each lease its full TTL
+/// again after a restart: a key written with a 2 s TTL, 1.5 s before a reopen, is still there
+/// 1 s after it (2.5 s after the write) and gone once 2 s have passed since the reopen.
+#[tokio::test]
+async fn ttls_restart_in_full_when_the_store_is_reopened() {
+    let dir = tempfile::tempdir().expect("dir");
+    {
+        let b = open(dir.path());
+        b.put("/t/k", Bytes::from_static(b"v"), Condition::Absent, Some(2))
+            .await
+            .expect("put");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+    }
+    let b = open(dir.path());
+    let reopened = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let kv = b.get("/t/k", 0).await.expect("get").kv;
+    assert_eq!(kv.expect("still there").ttl, Some(2));
+    while b.get("/t/k", 0).await.expect("get").kv.is_some() {
+        assert!(
+            reopened.elapsed() < Duration::from_secs(5),
+            "the key never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        reopened.elapsed() >= Duration::from_secs(2),
+        "expired early"
+    );
+}
+
 #[tokio::test]
 async fn revisions_and_data_survive_restart() {
     let dir = tempfile::tempdir().expect("dir");

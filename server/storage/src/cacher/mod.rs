@@ -201,9 +201,11 @@ impl Cacher {
         &self.shared.changes
     }
 
-    /// The number of open watchers served by the cache.
+    /// The number of open watchers served by the cache (a watcher whose consumer is gone is
+    /// not counted, though the cache may not have removed it yet).
     pub fn watcher_count(&self) -> usize {
-        self.shared.watchers.lock().len()
+        let watchers = self.shared.watchers.lock();
+        watchers.iter().filter(|w| !w.tx.is_closed()).count()
     }
 
     /// Discards the cached history at or below `revision`, so watches from older revisions get

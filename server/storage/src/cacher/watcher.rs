@@ -193,8 +193,13 @@ impl WatcherEntry {
         Dispatch::Keep
     }
 
-    /// Offers a bookmark; a full buffer just skips it.
+    /// Offers a bookmark; a full buffer just skips it. A watcher whose consumer went away is
+    /// removed whether or not it takes bookmarks, so the periodic bookmark round also prunes
+    /// the watchers of resources that see no events.
     pub(crate) fn offer_bookmark(&self, revision: Revision) -> Dispatch {
+        if self.tx.is_closed() {
+            return Dispatch::Remove;
+        }
         if !self.filter.allow_bookmarks {
             return Dispatch::Keep;
         }

@@ -10,7 +10,14 @@
 //!   history within the retained window and fail with `Expired` below it.
 //! - Watches replay history from their start revision, then follow the committed batches the
 //!   writer routes to them (only those touching their prefix) without gap or duplicate.
+//! - TTLs are timed on the monotonic clock, each restarting in full when the database is
+//!   opened, as etcd's leases do (`leases`); revisions are a counter. Neither depends on the
+//!   wall clock.
+//! - A failed commit (a full disk) fails every write of its batch; the writer then reopens the
+//!   database, which redb requires after an I/O error, and retries commits with a growing wait
+//!   while they fail (`writer::recover`).
 
+mod leases;
 mod reads;
 mod records;
 mod router;
@@ -25,7 +32,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use redb::{Database, ReadableDatabase, ReadableTable};
+use parking_lot::{Mutex, RwLock};
+use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTransaction};
 use tokio::sync::oneshot;
 
 use crate::backend::{
@@ -83,11 +91,87 @@ pub(crate) type EventBatch = Arc<[Event]>;
 
 /// State shared by the backend handle, the writer thread and watchers.
 pub(crate) struct Shared {
-    pub db: Database,
+    /// The open database; `None` while the writer reopens it after a failed commit (redb fails
+    /// every operation after an I/O error until the database is reopened, see
+    /// `writer::recover`).
+    db: RwLock<Option<Database>>,
+    /// The database file and the page cache bound it is opened with.
+    pub path: PathBuf,
+    pub cache_size: usize,
     pub router: router::Router,
+    /// The TTL schedule; only the writer thread uses it.
+    pub leases: Mutex<leases::Leases>,
     pub current: AtomicI64,
     pub compacted: AtomicI64,
     pub log_floor: AtomicI64,
+}
+
+impl Shared {
+    /// State over an open database whose counters are (revision, compacted, log floor).
+    fn new(
+        db: Database,
+        path: PathBuf,
+        cache_size: usize,
+        watch_buffer: usize,
+        (revision, compacted, floor): (Revision, Revision, Revision),
+        leases: leases::Leases,
+    ) -> Self {
+        Self {
+            db: RwLock::new(Some(db)),
+            path,
+            cache_size,
+            router: router::Router::new(watch_buffer),
+            leases: Mutex::new(leases),
+            current: AtomicI64::new(revision),
+            compacted: AtomicI64::new(compacted),
+            log_floor: AtomicI64::new(floor),
+        }
+    }
+
+    /// A read transaction, or `Unavailable` while the database is being reopened.
+    pub fn begin_read(&self) -> Result<ReadTransaction> {
+        match &*self.db.read() {
+            Some(db) => db.begin_read().map_err(db_err),
+            None => Err(reopening()),
+        }
+    }
+
+    /// The write transaction of the writer thread, or `Unavailable` while the database is
+    /// being reopened.
+    pub fn begin_write(&self) -> Result<WriteTransaction> {
+        match &*self.db.read() {
+            Some(db) => db.begin_write().map_err(db_err),
+            None => Err(reopening()),
+        }
+    }
+
+    /// Whether the database is open (not being reopened).
+    pub fn is_open(&self) -> bool {
+        self.db.read().is_some()
+    }
+
+    /// Takes the database out (closing it is the caller's), so that it can be reopened.
+    pub fn take_database(&self) -> Option<Database> {
+        self.db.write().take()
+    }
+
+    /// Puts a (re)opened database in place.
+    pub fn set_database(&self, db: Database) {
+        *self.db.write() = Some(db);
+    }
+}
+
+fn reopening() -> StorageError {
+    StorageError::unavailable("the embedded database is being reopened after a failed commit")
+}
+
+/// Opens (or creates) the database file at `path`; redb repairs a file that was not closed
+/// cleanly.
+pub(crate) fn open_database(path: &Path, cache_size: usize) -> Result<Database> {
+    Database::builder()
+        .set_cache_size(cache_size)
+        .create(path)
+        .map_err(db_err)
 }
 
 /// The embedded [`Backend`].
@@ -128,18 +212,17 @@ impl EmbeddedBackend {
             ))
         })?;
         let path = options.data_dir.join(DATABASE_FILE);
-        let db = Database::builder()
-            .set_cache_size(options.cache_size)
-            .create(&path)
-            .map_err(db_err)?;
-        let (revision, compacted, floor) = initialize(&db)?;
-        let shared = Arc::new(Shared {
+        let db = open_database(&path, options.cache_size)?;
+        let counters = initialize(&db)?;
+        let leases = leases::Leases::load(&db)?;
+        let shared = Arc::new(Shared::new(
             db,
-            router: router::Router::new(options.watch_buffer.max(16)),
-            current: AtomicI64::new(revision),
-            compacted: AtomicI64::new(compacted),
-            log_floor: AtomicI64::new(floor),
-        });
+            path.clone(),
+            options.cache_size,
+            options.watch_buffer.max(16),
+            counters,
+            leases,
+        ));
         let (requests, rx) = std::sync::mpsc::channel();
         let settings = WriterSettings {
             sweep_interval: options.sweep_interval,
@@ -200,8 +283,12 @@ impl EmbeddedBackend {
 }
 
 /// Creates the tables on first use and returns (revision, compacted, log floor). A new
-/// database starts at revision 1, as etcd does.
-fn initialize(db: &Database) -> Result<(Revision, Revision, Revision)> {
+/// database starts at revision 1, as etcd does. A database that has them is only read (no
+/// commit, which a full disk could fail).
+pub(crate) fn initialize(db: &Database) -> Result<(Revision, Revision, Revision)> {
+    if let Some(values) = stored_counters(db) {
+        return Ok(values);
+    }
     let txn = db.begin_write().map_err(db_err)?;
     let values = {
         let _ = txn.open_table(KV).map_err(db_err)?;
@@ -230,12 +317,31 @@ fn initialize(db: &Database) -> Result<(Revision, Revision, Revision)> {
     Ok(values)
 }
 
+/// The counters of a database that has every table and a revision; `None` otherwise.
+fn stored_counters(db: &Database) -> Option<(Revision, Revision, Revision)> {
+    let txn = db.begin_read().ok()?;
+    txn.open_table(KV).ok()?;
+    txn.open_table(LOG).ok()?;
+    txn.open_table(tables::EXPIRY).ok()?;
+    let meta = txn.open_table(META).ok()?;
+    let get = |name: &str| {
+        meta.get(name)
+            .ok()
+            .map(|v| v.map(|v| v.value() as Revision))
+    };
+    Some((
+        get(META_REVISION)??,
+        get(META_COMPACTED)?.unwrap_or(0),
+        get(META_LOG_FLOOR)?.unwrap_or(0),
+    ))
+}
+
 #[async_trait]
 impl Backend for EmbeddedBackend {
     async fn get(&self, key: &str, revision: Revision) -> Result<GetResponse> {
         let key = key.to_string();
         self.read(move |s| {
-            let txn = s.db.begin_read().map_err(db_err)?;
+            let txn = s.begin_read()?;
             reads::get(&txn, &key, revision)
         })
         .await
@@ -243,7 +349,7 @@ impl Backend for EmbeddedBackend {
 
     async fn range(&self, request: RangeRequest) -> Result<RangeResponse> {
         self.read(move |s| {
-            let txn = s.db.begin_read().map_err(db_err)?;
+            let txn = s.begin_read()?;
             reads::range(&txn, &request)
         })
         .await
@@ -270,7 +376,7 @@ impl Backend for EmbeddedBackend {
     async fn count(&self, prefix: &str) -> Result<i64> {
         let prefix = prefix.to_string();
         self.read(move |s| {
-            let txn = s.db.begin_read().map_err(db_err)?;
+            let txn = s.begin_read()?;
             reads::count(&txn, &prefix)
         })
         .await

@@ -4,7 +4,8 @@
 //!   (four big-endian 64-bit integers, then the value bytes).
 //! - `log` rows (one per revision): `kind | create_revision | key_len | key | value_len | value |
 //!   has_prev [| prev_create | prev_mod | prev_ttl | prev_len | prev_value]`.
-//! - `expiry` keys: `expires_at_ms (big-endian) | key`, so a range scan finds what is due.
+//! - `expiry` keys: `expires_at_ms (big-endian) | key`, one per key with a TTL: the list of keys
+//!   the writer schedules (on the monotonic clock) when the database is opened.
 
 use bytes::Bytes;
 
@@ -16,7 +17,9 @@ use crate::errors::{Result, Revision, StorageError};
 pub(crate) struct KvRecord {
     pub create_revision: Revision,
     pub mod_revision: Revision,
-    /// Unix milliseconds at which the key expires; 0 when it has no TTL.
+    /// The timestamp of the key's `expiry` row (the wall-clock Unix milliseconds it was due
+    /// when written, for people reading the file); 0 when it has no TTL. Expiry itself follows
+    /// the monotonic clock from `ttl` (`embedded::leases`).
     pub expires_at_ms: u64,
     /// The TTL in seconds it was written with; 0 when none.
     pub ttl: u64,

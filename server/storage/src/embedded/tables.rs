@@ -6,7 +6,8 @@ use redb::TableDefinition;
 pub(crate) const KV: TableDefinition<&str, &[u8]> = TableDefinition::new("kv");
 /// History: revision → [`LogRecord`](super::records::LogRecord).
 pub(crate) const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("log");
-/// TTL index: `expires_at_ms | key` → ().
+/// TTL keys: `expires_at_ms | key` → (), the keys the writer schedules when it opens the
+/// database (see `leases`).
 pub(crate) const EXPIRY: TableDefinition<&[u8], ()> = TableDefinition::new("expiry");
 /// Counters.
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");

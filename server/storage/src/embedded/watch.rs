@@ -15,7 +15,6 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures::StreamExt;
-use redb::ReadableDatabase;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio_stream::wrappers::ReceiverStream;
@@ -221,7 +220,7 @@ impl Watcher {
 /// Reads up to [`REPLAY_CHUNK`] history rows from `from`, checking the compaction point in the
 /// same snapshot. Returns the rows and the snapshot's current revision.
 fn read_history(shared: &Shared, from: Revision) -> Result<(Vec<(Revision, LogRecord)>, Revision)> {
-    let txn = shared.db.begin_read().map_err(db_err)?;
+    let txn = shared.begin_read()?;
     let (current, compacted) = reads::meta(&txn)?;
     if from > current {
         return Ok((Vec::new(), current));

@@ -4,8 +4,9 @@
 //! in order inside one redb write transaction (each successful write gets the next revision),
 //! appends one history row per revision, persists the revision counter in the same transaction,
 //! commits with immediate durability (fsync), and only then routes the events to the watches
-//! they concern, publishes the new revision and answers the callers. TTL expiry and log compaction run on the same thread, so every
-//! revision is assigned in exactly one place.
+//! they concern, publishes the new revision and answers the callers. TTL expiry (on the
+//! monotonic clock, `leases`) and log compaction run on the same thread, so every revision is
+//! assigned in exactly one place.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,10 +14,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use redb::{ReadableTable, Table, WriteTransaction};
+use redb::{ReadableDatabase, ReadableTable, Table, WriteTransaction};
 use tokio::sync::oneshot;
 
-use super::records::{KvRecord, LogRecord, expiry_key, split_expiry_key};
+use super::leases::Deadline;
+use super::records::{KvRecord, LogRecord, expiry_key};
 use super::tables::{EXPIRY, KV, LOG, META, META_COMPACTED, META_LOG_FLOOR, META_REVISION, db_err};
 use super::{EventBatch, Shared};
 use crate::backend::{Condition, Event, EventKind, TxnOutcome};
@@ -70,6 +72,7 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
     let mut last_sweep = Instant::now();
     // A decaying maximum of recent batch sizes: the number of writers expected per round.
     let mut expected = 0usize;
+    let mut broken: Option<Broken> = None;
     loop {
         let first = match rx.recv_timeout(settings.sweep_interval) {
             Ok(r) => Some(r),
@@ -89,8 +92,134 @@ pub(crate) fn run(shared: Arc<Shared>, rx: Receiver<Request>, settings: WriterSe
         if batch.is_empty() && !sweep && !needs_compaction(&shared, &settings) {
             continue;
         }
-        commit_batch(&shared, batch, sweep, &settings);
+        if let Some(failed) = &mut broken {
+            // The last commit failed (a full disk, say): until the retry time, writes fail at
+            // once with its error instead of failing another commit, each of which would make
+            // redb fail every operation, reads included, until the database is reopened.
+            if Instant::now() < failed.retry_at {
+                fail_batch(batch, &failed.error);
+                continue;
+            }
+            if !shared.is_open()
+                && let Err(error) = recover(&shared)
+            {
+                failed.retry(error);
+                fail_batch(batch, &failed.error);
+                continue;
+            }
+        }
+        match commit_batch(&shared, batch, sweep, &settings) {
+            Ok(()) => broken = None,
+            Err(error) => match &mut broken {
+                Some(failed) => failed.retry(error),
+                None => broken = Some(Broken::new(error)),
+            },
+        }
     }
+}
+
+/// The first wait after a failed commit before the writer commits again.
+const FIRST_RETRY: Duration = Duration::from_millis(250);
+/// The longest wait between two commit attempts while commits fail: writes resume at most this
+/// long after the cause (a full disk) is gone.
+const MAX_RETRY: Duration = Duration::from_secs(4);
+
+/// Why the last commit failed, and when the writer tries again (doubling the wait after each
+/// failed attempt, up to [`MAX_RETRY`]).
+struct Broken {
+    error: StorageError,
+    wait: Duration,
+    retry_at: Instant,
+}
+
+impl Broken {
+    fn new(error: StorageError) -> Self {
+        Self {
+            error,
+            wait: FIRST_RETRY,
+            retry_at: Instant::now() + FIRST_RETRY,
+        }
+    }
+
+    fn retry(&mut self, error: StorageError) {
+        self.error = error;
+        self.wait = (self.wait * 2).min(MAX_RETRY);
+        self.retry_at = Instant::now() + self.wait;
+    }
+}
+
+/// Answers every request of `batch` with `error`.
+fn fail_batch(batch: Vec<Request>, error: &StorageError) {
+    for request in batch {
+        match request {
+            Request::Write { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+            Request::Compact { reply, .. } => {
+                let _ = reply.send(Err(error.clone()));
+            }
+        }
+    }
+}
+
+/// Closes the database after a failed commit and opens it again (redb repairs it, back to the
+/// last durable commit), then takes the counters from the file. A failed commit normally left
+/// nothing durable, so they equal those in memory; when its data did reach the file after all
+/// (the failure came after its last write), the revisions it holds are routed to the watches
+/// now and published (`commit_batch` then answers its writes as committed), so watches stay
+/// gap-free and no revision is ever assigned twice. While the file
+/// cannot be opened (a disk still full), reads from storage fail as unavailable; the watch
+/// cache keeps answering from memory.
+fn recover(shared: &Shared) -> Result<()> {
+    if let Some(old) = shared.take_database()
+        && let Err(err) = old.close()
+    {
+        tracing::warn!(error = %err, "closing the embedded database after a failed commit");
+    }
+    let db = super::open_database(&shared.path, shared.cache_size)?;
+    let (revision, compacted, floor) = super::initialize(&db)?;
+    shared.leases.lock().reload(&db)?;
+    let current = shared.current.load(Ordering::Acquire);
+    if revision > current {
+        let events = {
+            let txn = db.begin_read().map_err(db_err)?;
+            let log = txn.open_table(LOG).map_err(db_err)?;
+            let mut events = Vec::new();
+            for row in log
+                .range((current as u64 + 1)..=(revision as u64))
+                .map_err(db_err)?
+            {
+                let (k, v) = row.map_err(db_err)?;
+                events.push(LogRecord::decode(v.value())?.into_event(k.value() as Revision));
+            }
+            events
+        };
+        tracing::warn!(
+            from = current + 1,
+            to = revision,
+            "a commit reported as failed reached the embedded database; delivering its events"
+        );
+        if !events.is_empty() {
+            shared.router.route(&EventBatch::from(events));
+        }
+        shared.current.store(revision, Ordering::Release);
+    } else if revision < current {
+        // Never expected: a commit acknowledged as durable is missing. Revisions continue above
+        // every one handed out (the in-memory counter), so none is reused.
+        tracing::error!(
+            stored = revision,
+            current,
+            "the reopened embedded database lacks acknowledged revisions"
+        );
+    }
+    shared.compacted.fetch_max(compacted, Ordering::AcqRel);
+    shared.log_floor.store(floor, Ordering::Release);
+    shared.set_database(db);
+    tracing::info!(
+        revision,
+        "reopened the embedded database after a failed commit"
+    );
+    Ok(())
 }
 
 /// Drains queued requests into `batch`. When recent batches had several writers (`expected` >
@@ -146,6 +275,8 @@ struct Txn<'a> {
     revision: Revision,
     compacted: Revision,
     events: Vec<Event>,
+    /// The changes to the TTL schedule, applied once the commit is durable.
+    lease_changes: Vec<(String, Option<Deadline>)>,
     /// The encoding of the row being written, reused for every row.
     scratch: Vec<u8>,
 }
@@ -209,11 +340,19 @@ impl<'a> Txn<'a> {
         revision: Revision,
     ) -> Result<()> {
         let ttl = ttl.unwrap_or(0);
+        // The expiry row's timestamp: the wall-clock time the key is due, for people reading
+        // the file; expiry itself follows the monotonic clock (`leases`).
         let expires_at_ms = if ttl > 0 {
             now_ms().saturating_add(ttl.saturating_mul(1000))
         } else {
             0
         };
+        if ttl > 0 {
+            let deadline = Deadline::after(ttl, expires_at_ms);
+            self.lease_changes.push((key.clone(), Some(deadline)));
+        } else if current.as_ref().is_some_and(|c| c.expires_at_ms > 0) {
+            self.lease_changes.push((key.clone(), None));
+        }
         let create_revision = current.as_ref().map_or(revision, |c| c.create_revision);
         let record = KvRecord {
             create_revision,
@@ -256,6 +395,7 @@ impl<'a> Txn<'a> {
             self.expiry()?
                 .remove(expiry_key(current.expires_at_ms, &key).as_slice())
                 .map_err(db_err)?;
+            self.lease_changes.push((key.clone(), None));
         }
         self.kv.remove(key.as_str()).map_err(db_err)?;
         self.log(
@@ -280,32 +420,21 @@ impl<'a> Txn<'a> {
         Ok(())
     }
 
-    /// Deletes keys whose TTL has passed, each as an ordinary delete.
-    fn sweep_expired(&mut self) -> Result<()> {
-        let now = now_ms();
-        let due: Vec<(u64, String)> = {
-            let mut due = Vec::new();
-            for row in self.expiry()?.iter().map_err(db_err)? {
-                let (k, _) = row.map_err(db_err)?;
-                let (at, key) = split_expiry_key(k.value())?;
-                if at > now || due.len() >= MAX_EXPIRED_PER_BATCH {
-                    break;
-                }
-                due.push((at, key));
-            }
-            due
-        };
-        for (at, key) in due {
+    /// Deletes the keys whose TTL has passed (`due`, from the schedule), each as an ordinary
+    /// delete; a scheduled key that no longer carries that TTL only loses its expiry row.
+    fn sweep_expired(&mut self, due: Vec<(String, Deadline)>) -> Result<()> {
+        for (key, deadline) in due {
             match self.current(&key)? {
-                Some(cur) if cur.expires_at_ms == at => {
+                Some(cur) if cur.expires_at_ms == deadline.row && cur.ttl > 0 => {
                     let revision = self.revision + 1;
                     self.delete(key, cur, revision)?;
                     self.revision = revision;
                 }
                 _ => {
                     self.expiry()?
-                        .remove(expiry_key(at, &key).as_slice())
+                        .remove(expiry_key(deadline.row, &key).as_slice())
                         .map_err(db_err)?;
+                    self.lease_changes.push((key, None));
                 }
             }
         }
@@ -358,12 +487,46 @@ fn counters(shared: &Shared) -> (Revision, Revision, Revision) {
     )
 }
 
-fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &WriterSettings) {
+/// Answers the requests of a committed batch.
+fn send_replies(replies: Vec<Reply>) {
+    for reply in replies {
+        match reply {
+            Reply::Write(tx, outcome) => {
+                let _ = tx.send(outcome);
+            }
+            Reply::Compact(tx, outcome) => {
+                let _ = tx.send(outcome);
+            }
+        }
+    }
+}
+
+/// Commits `batch` (and the TTL sweep, when `sweep`) in one transaction and answers its
+/// requests. On failure the database is reopened; unless the batch turns out durable after all,
+/// every request of the batch gets the error, nothing is published, and the error is returned
+/// (the writer then waits before its next commit).
+fn commit_batch(
+    shared: &Shared,
+    batch: Vec<Request>,
+    sweep: bool,
+    settings: &WriterSettings,
+) -> Result<()> {
     let mut replies = Vec::with_capacity(batch.len());
+    let mut pending = batch.into_iter();
     let (old_revision, old_compacted, old_floor) = counters(shared);
-    let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision)> {
-        let txn = shared.db.begin_write().map_err(db_err)?;
-        let (events, revision, compacted, floor) = {
+    let due = if sweep {
+        shared
+            .leases
+            .lock()
+            .due(Instant::now(), MAX_EXPIRED_PER_BATCH)
+    } else {
+        Vec::new()
+    };
+    // The revision the batch reaches, once it is about to be committed.
+    let mut committing = None;
+    let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision, Vec<_>)> {
+        let txn = shared.begin_write()?;
+        let (events, revision, compacted, floor, lease_changes) = {
             let mut state = Txn {
                 kv: txn.open_table(KV).map_err(db_err)?,
                 log: txn.open_table(LOG).map_err(db_err)?,
@@ -371,10 +534,11 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                 txn: &txn,
                 revision: old_revision,
                 compacted: old_compacted,
-                events: Vec::with_capacity(batch.len()),
+                events: Vec::with_capacity(pending.len()),
+                lease_changes: Vec::new(),
                 scratch: Vec::with_capacity(4096),
             };
-            for request in batch {
+            for request in &mut pending {
                 match request {
                     Request::Write {
                         key,
@@ -382,8 +546,12 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                         condition,
                         reply,
                     } => {
-                        let outcome = state.apply_write(key, op, condition)?;
-                        replies.push(Reply::Write(reply, Ok(outcome)));
+                        let outcome = state.apply_write(key, op, condition);
+                        let failed = outcome.as_ref().err().cloned();
+                        replies.push(Reply::Write(reply, outcome));
+                        if let Some(err) = failed {
+                            return Err(err);
+                        }
                     }
                     Request::Compact { revision, reply } => {
                         let outcome = state.compact(revision);
@@ -391,15 +559,21 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                     }
                 }
             }
-            if sweep {
-                state.sweep_expired()?;
+            if !due.is_empty() {
+                state.sweep_expired(due)?;
             }
             let auto = state.revision - settings.retained_revisions as Revision;
             if auto > state.compacted {
                 state.compacted = auto;
             }
             let floor = trim_log(&mut state.log, old_floor, state.compacted)?;
-            (state.events, state.revision, state.compacted, floor)
+            (
+                state.events,
+                state.revision,
+                state.compacted,
+                floor,
+                state.lease_changes,
+            )
         };
         // Only the counters that changed are written: an unchanged `meta` table is not
         // rewritten (nor its root in the table tree).
@@ -417,11 +591,19 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                 meta.insert(META_LOG_FLOOR, floor as u64).map_err(db_err)?;
             }
         }
+        committing = Some(revision);
+        crate::fault::before_commit_sync();
         txn.commit().map_err(db_err)?;
-        Ok((events, revision, compacted, floor))
+        Ok((events, revision, compacted, floor, lease_changes))
     })();
     match result {
-        Ok((events, revision, compacted, floor)) => {
+        Ok((events, revision, compacted, floor, lease_changes)) => {
+            if !lease_changes.is_empty() {
+                let mut leases = shared.leases.lock();
+                for (key, deadline) in lease_changes {
+                    leases.set(key, deadline);
+                }
+            }
             if !events.is_empty() {
                 // Routed before the revision is published, so a watcher that reads the current
                 // revision finds every batch up to it in its queue (see `router`).
@@ -430,22 +612,37 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
             shared.current.store(revision, Ordering::Release);
             shared.compacted.store(compacted, Ordering::Release);
             shared.log_floor.store(floor, Ordering::Release);
-            for reply in replies {
-                match reply {
-                    Reply::Write(tx, outcome) => {
-                        let _ = tx.send(outcome);
-                    }
-                    Reply::Compact(tx, outcome) => {
-                        let _ = tx.send(outcome);
-                    }
-                }
-            }
+            send_replies(replies);
+            Ok(())
         }
         Err(err) => {
             tracing::error!(error = %err, "embedded storage commit failed");
-            // The transaction was dropped (aborted): nothing was written, so every caller of the
-            // batch fails. Callers whose request was not reached yet see their reply channel
-            // closed, which the backend reports as Unavailable.
+            // redb fails every operation after an I/O error until the database is reopened:
+            // reopen it before answering, so reads work again by the time callers see the
+            // error (when reopening fails too, the writer tries again before its next commit).
+            let landed = match recover(shared) {
+                Ok(()) => committing.is_some_and(|revision| {
+                    revision > old_revision && shared.current.load(Ordering::Acquire) == revision
+                }),
+                Err(reopen) => {
+                    tracing::error!(error = %reopen, "reopening the embedded database failed");
+                    false
+                }
+            };
+            if landed {
+                // The commit reported an error after its data was durable (the reopened file
+                // holds the batch's last revision, and redb commits are all or nothing), and
+                // `recover` has delivered its events and published its revision: its writes
+                // are answered as committed. Its TTL keys were scheduled by the reload.
+                tracing::warn!(
+                    revision = committing,
+                    "the failed commit is durable; its writes are acknowledged"
+                );
+                send_replies(replies);
+                return Ok(());
+            }
+            // The transaction was dropped (aborted) or its commit failed: nothing is published,
+            // and every caller of the batch fails, those whose request was not reached too.
             for reply in replies {
                 match reply {
                     Reply::Write(tx, _) => {
@@ -456,6 +653,8 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
                     }
                 }
             }
+            fail_batch(pending.collect(), &err);
+            Err(err)
         }
     }
 }
@@ -463,18 +662,13 @@ fn commit_batch(shared: &Shared, batch: Vec<Request>, sweep: bool, settings: &Wr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicI64;
 
     fn shared(dir: &std::path::Path) -> Arc<Shared> {
-        let db = redb::Database::create(dir.join("probe.redb")).expect("create");
-        let (revision, compacted, floor) = super::super::initialize(&db).expect("initialize");
-        Arc::new(Shared {
-            db,
-            router: super::super::router::Router::new(16),
-            current: AtomicI64::new(revision),
-            compacted: AtomicI64::new(compacted),
-            log_floor: AtomicI64::new(floor),
-        })
+        let path = dir.join("probe.redb");
+        let db = redb::Database::create(&path).expect("create");
+        let counters = super::super::initialize(&db).expect("initialize");
+        let leases = super::super::leases::Leases::load(&db).expect("leases");
+        Arc::new(Shared::new(db, path, 1 << 20, 16, counters, leases))
     }
 
     fn create_batch(commit: usize, size: usize, value: &Bytes) -> Vec<Request> {
@@ -505,8 +699,7 @@ mod tests {
 
     /// The counters in the `meta` table of the last commit.
     fn stored(shared: &Shared) -> (Revision, Revision, Revision) {
-        use redb::ReadableDatabase;
-        let txn = shared.db.begin_read().expect("read");
+        let txn = shared.begin_read().expect("read");
         let meta = txn.open_table(META).expect("meta");
         let get = |name: &str| {
             meta.get(name)
@@ -533,13 +726,13 @@ mod tests {
             assert_eq!(stored(&shared), expected);
         };
         check((1, 0, 0));
-        commit_batch(&shared, vec![], true, &settings);
+        commit_batch(&shared, vec![], true, &settings).expect("commit");
         check((1, 0, 0));
         let batch = vec![
             write("/a", b"1", None, Condition::Absent),
             write("/t", b"1", Some(1), Condition::Absent),
         ];
-        commit_batch(&shared, batch, false, &settings);
+        commit_batch(&shared, batch, false, &settings).expect("commit");
         check((3, 0, 0));
         // Only failed writes: nothing changes.
         commit_batch(
@@ -547,29 +740,29 @@ mod tests {
             vec![write("/a", b"2", None, Condition::Absent)],
             false,
             &settings,
-        );
+        )
+        .expect("commit");
         check((3, 0, 0));
         let (reply, _rx) = oneshot::channel();
         let compact = Request::Compact { revision: 2, reply };
-        commit_batch(&shared, vec![compact], false, &settings);
+        commit_batch(&shared, vec![compact], false, &settings).expect("commit");
         check((3, 2, 2));
         std::thread::sleep(Duration::from_millis(1100));
-        commit_batch(&shared, vec![], true, &settings);
+        commit_batch(&shared, vec![], true, &settings).expect("commit");
         check((4, 2, 2));
         for i in 0..3 {
             let batch = vec![write("/a", b"3", None, Condition::Always)];
-            commit_batch(&shared, batch, i == 0, &settings);
+            commit_batch(&shared, batch, i == 0, &settings).expect("commit");
         }
         // Automatic compaction keeps 4 revisions.
         check((7, 3, 3));
         let shared = Arc::into_inner(shared).expect("sole owner");
-        assert_eq!(
-            super::super::initialize(&shared.db).expect("reopen"),
-            (7, 3, 3)
-        );
+        let db = shared.take_database().expect("open");
+        assert_eq!(super::super::initialize(&db).expect("reopen"), (7, 3, 3));
+        shared.set_database(db);
         // Every retained revision has its history row, and none below the floor remains.
-        use redb::{ReadableDatabase, ReadableTableMetadata};
-        let txn = shared.db.begin_read().expect("read");
+        use redb::ReadableTableMetadata;
+        let txn = shared.begin_read().expect("read");
         let log = txn.open_table(LOG).expect("log");
         assert_eq!(log.len().expect("len"), 5);
         assert_eq!(log.first().expect("first").map(|(k, _)| k.value()), Some(3));
@@ -578,7 +771,7 @@ mod tests {
     #[inline(never)]
     fn probe_commits(shared: &Shared, batches: Vec<Vec<Request>>, settings: &WriterSettings) {
         for batch in batches {
-            commit_batch(shared, batch, false, settings);
+            commit_batch(shared, batch, false, settings).expect("commit");
         }
     }
 
@@ -605,7 +798,7 @@ mod tests {
         };
         let value = Bytes::from(vec![b'x'; 512]);
         for c in 0..commits {
-            commit_batch(&shared, create_batch(c, size, &value), false, &settings);
+            commit_batch(&shared, create_batch(c, size, &value), false, &settings).expect("commit");
         }
         let batches = (commits..2 * commits)
             .map(|c| create_batch(c, size, &value))

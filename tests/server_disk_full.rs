@@ -1,0 +1,155 @@
+//! The embedded store on a full disk, against the real binary: the data directory is on a
+//! 24 MiB tmpfs the test mounts (as root, as on CI; a failed mount fails the test). Large
+//! ConfigMaps fill it until a create fails: that answer is a 500 `InternalError` Status naming
+//! "No space left on device" (kube-apiserver's answer when etcd reports "database space
+//! exceeded"), and so are the large writes that follow; reads (GET and lists) keep answering with
+//! every acknowledged object. Once the tmpfs is grown (`mount -o remount,size=64m`) writes
+//! succeed again without a restart, with resourceVersions above every acknowledged one, and
+//! after a restart everything acknowledged is there.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Server;
+use common::tmpfs::Tmpfs;
+use serde_json::{Value, json};
+
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
+async fn create(
+    server: &Server,
+    client: &reqwest::Client,
+    name: &str,
+    size: usize,
+) -> (u16, Value) {
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                      "data": {"fill": "x".repeat(size)}});
+    let r = client
+        .post(server.url(CONFIGMAPS))
+        .json(&body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let code = r.status().as_u16();
+    (code, r.json().await.unwrap_or(Value::Null))
+}
+
+fn resource_version(object: &Value) -> u64 {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or_else(|| panic!("no resourceVersion: {}", object["metadata"]))
+}
+
+/// Every acknowledged ConfigMap reads back (GET and list) at its resourceVersion.
+async fn check_acknowledged(
+    server: &Server,
+    client: &reqwest::Client,
+    acknowledged: &[(String, u64)],
+) {
+    for (name, rv) in acknowledged {
+        let r = client
+            .get(server.url(&format!("{CONFIGMAPS}/{name}")))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.status().as_u16(), 200, "GET {name}");
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        assert_eq!(resource_version(&body), *rv, "{name}");
+    }
+    for query in ["", "?resourceVersion=0", "?limit=3"] {
+        let r = client
+            .get(server.url(&format!("{CONFIGMAPS}{query}")))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.status().as_u16(), 200, "list{query}");
+        let list: Value = r.json().await.unwrap_or(Value::Null);
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        if query.is_empty() {
+            for (name, rv) in acknowledged {
+                assert!(
+                    items
+                        .iter()
+                        .any(|i| i["metadata"]["name"] == name.as_str()
+                            && resource_version(i) == *rv),
+                    "the list lacks {name} at {rv}"
+                );
+            }
+        } else {
+            assert!(!items.is_empty(), "list{query}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_writes_with_500_and_writes_resume_when_space_is_freed() {
+    let fs = Tmpfs::mount("24m");
+    let data = fs.path().join("data");
+    let mut server = Server::start_in(&data, &[]);
+    let client = server.admin();
+
+    let mut acknowledged = Vec::new();
+    let status = loop {
+        let name = format!("fill-{}", acknowledged.len());
+        let (code, body) = create(&server, &client, &name, 512 * 1024).await;
+        if code != 201 {
+            assert_eq!(code, 500, "{body}");
+            break body;
+        }
+        acknowledged.push((name, resource_version(&body)));
+        assert!(acknowledged.len() < 200, "the 24 MiB disk never filled up");
+    };
+    eprintln!(
+        "{} ConfigMaps of 512 KiB acknowledged, then: {status}",
+        acknowledged.len()
+    );
+    assert_eq!(status["kind"], "Status", "{status}");
+    assert_eq!(status["reason"], "InternalError", "{status}");
+    assert_eq!(status["code"], 500, "{status}");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(message.contains("No space left on device"), "{status}");
+
+    // Writes keep failing the same way; reads keep answering.
+    for i in 0..3 {
+        let (code, body) = create(&server, &client, &format!("more-{i}"), 512 * 1024).await;
+        assert_eq!(code, 500, "{body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("No space left on device"),
+            "{body}"
+        );
+        check_acknowledged(&server, &client, &acknowledged).await;
+    }
+
+    // More space: writes succeed again without a restart.
+    fs.resize("64m");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let resumed = loop {
+        let (code, body) = create(&server, &client, "resumed", 10).await;
+        if code == 201 {
+            break resource_version(&body);
+        }
+        assert_eq!(code, 500, "{body}");
+        assert!(Instant::now() < deadline, "writes never resumed: {body}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let last = acknowledged
+        .iter()
+        .map(|(_, rv)| *rv)
+        .max()
+        .unwrap_or_default();
+    assert!(resumed > last, "resourceVersion {resumed} after {last}");
+    acknowledged.push(("resumed".to_string(), resumed));
+    check_acknowledged(&server, &client, &acknowledged).await;
+
+    // After a restart everything acknowledged is there.
+    assert!(server.terminate(Duration::from_secs(30)).success());
+    let server = Server::start_in(&data, &[]);
+    let client = server.admin();
+    check_acknowledged(&server, &client, &acknowledged).await;
+    drop(server);
+}
