@@ -242,6 +242,39 @@ impl CelExpression {
         Ok(from_cel(&self.evaluate(variables)?))
     }
 
+    /// Whether the expression reads the variable `name`.
+    pub fn uses(&self, name: &str) -> bool {
+        self.program.references().has_variable(name)
+    }
+
+    /// Evaluates the expression as a boolean over an activation (only the variables it reads
+    /// are bound).
+    pub fn evaluate_bool_in(&self, activation: &CelActivation) -> Result<bool, String> {
+        match self.evaluate_in(activation)? {
+            cel_interpreter::Value::Bool(b) => Ok(b),
+            other => Err(format!("expected a boolean, got {other:?}")),
+        }
+    }
+
+    /// Evaluates the expression over an activation, as JSON.
+    pub fn evaluate_json_in(&self, activation: &CelActivation) -> Result<Value, String> {
+        Ok(from_cel(&self.evaluate_in(activation)?))
+    }
+
+    fn evaluate_in(&self, activation: &CelActivation) -> Result<cel_interpreter::Value, String> {
+        let mut cx = cel_interpreter::Context::default();
+        let references = self.program.references();
+        for (name, value) in &activation.variables {
+            if references.has_variable(name) {
+                cx.add_variable_from_value(name.clone(), value.clone());
+            }
+        }
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
+                .map_err(|_| "the CEL interpreter failed".to_string())?;
+        result.map_err(|e| e.to_string())
+    }
+
     fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel_interpreter::Value, String> {
         let mut cx = cel_interpreter::Context::default();
         for (name, value) in variables {
@@ -258,6 +291,38 @@ impl CelExpression {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
                 .map_err(|_| "the CEL interpreter failed".to_string())?;
         result.map_err(|e| e.to_string())
+    }
+}
+
+/// Named variables converted to CEL once and shared by every expression evaluated over them
+/// (their values are reference-counted, so binding one is cheap).
+#[derive(Clone, Default)]
+pub struct CelActivation {
+    variables: Vec<(String, cel_interpreter::Value)>,
+}
+
+impl CelActivation {
+    /// An activation without variables.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds (or rebinds) `name` to `value`; fails when the value is larger than
+    /// [`CEL_MAX_NODES`].
+    pub fn set(&mut self, name: &str, value: &Value) -> Result<(), String> {
+        let mut nodes = 0;
+        count_nodes(value, CEL_MAX_NODES, &mut nodes);
+        if nodes > CEL_MAX_NODES {
+            return Err(format!(
+                "{name} has more than {CEL_MAX_NODES} values: cost budget exceeded"
+            ));
+        }
+        let converted = to_cel(value);
+        match self.variables.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = converted,
+            None => self.variables.push((name.to_string(), converted)),
+        }
+        Ok(())
     }
 }
 

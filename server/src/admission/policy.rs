@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use apimachinery::admission::{Attributes, Plugin, ValidatingPlugin};
-use apimachinery::cel::CelExpression;
+use apimachinery::cel::{CelActivation, CelExpression};
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::selectors::LabelSelector;
 use apimachinery::status::{ApiError, StatusReason};
@@ -134,6 +134,32 @@ struct CompiledPolicy {
     conditions: Vec<(String, Compiled)>,
     variables: Vec<(String, Compiled)>,
     validations: Vec<CompiledValidation>,
+    /// Which of the variables any expression reads (the others are never computed).
+    uses: Uses,
+}
+
+/// Which variables a policy's expressions read.
+#[derive(Clone, Copy, Debug, Default)]
+struct Uses {
+    object: bool,
+    old_object: bool,
+    request: bool,
+    params: bool,
+    namespace_object: bool,
+}
+
+impl Uses {
+    fn of<'a>(expressions: impl Iterator<Item = &'a CelExpression>) -> Uses {
+        let mut uses = Uses::default();
+        for e in expressions {
+            uses.object |= e.uses("object");
+            uses.old_object |= e.uses("oldObject");
+            uses.request |= e.uses("request");
+            uses.params |= e.uses("params");
+            uses.namespace_object |= e.uses("namespaceObject");
+        }
+        uses
+    }
 }
 
 /// A binding, compiled, with its policy.
@@ -177,7 +203,7 @@ fn code_of(reason: StatusReason) -> u16 {
 
 fn compile_policy(p: &ValidatingAdmissionPolicy) -> CompiledPolicy {
     let spec = &p.spec;
-    CompiledPolicy {
+    let mut policy = CompiledPolicy {
         name: p.metadata.name.clone().unwrap_or_default(),
         param_kind: spec.param_kind.as_ref().map(|k| {
             (
@@ -212,7 +238,19 @@ fn compile_policy(p: &ValidatingAdmissionPolicy) -> CompiledPolicy {
                 reason: reason_of(v.reason.as_deref()),
             })
             .collect(),
-    }
+        uses: Uses::default(),
+    };
+    let compiled = policy
+        .conditions
+        .iter()
+        .chain(&policy.variables)
+        .filter_map(|(_, e)| e.as_ref().ok())
+        .chain(policy.validations.iter().flat_map(|v| {
+            let message = v.message_expression.as_ref().and_then(|m| m.as_ref().ok());
+            v.expression.as_ref().ok().into_iter().chain(message)
+        }));
+    policy.uses = Uses::of(compiled);
+    policy
 }
 
 impl Policies {
@@ -345,14 +383,10 @@ impl Policies {
     }
 }
 
-/// Whether `m` selects the request, and the version it matched in. Empty `resourceRules`
-/// select every resource (a binding's `matchResources` then only narrows by selectors; a
-/// policy's `matchConstraints` must name its rules).
-fn selects(
-    m: &Matcher,
-    attributes: &Attributes<'_>,
-    namespace: Option<&dyn Object>,
-) -> Result<Option<&'static ResourceInfo>, String> {
+/// The version in which `m`'s rules select the request (and its exclusions do not), or
+/// `None`. Empty `resourceRules` select every resource (a binding's `matchResources` then only
+/// narrows by selectors; a policy's `matchConstraints` must name its rules).
+fn rules_select(m: &Matcher, attributes: &Attributes<'_>) -> Option<&'static ResourceInfo> {
     let name = attributes.object_name();
     let rule_matches = |rules: &[NamedRule], t: &Target<'_>| {
         rules
@@ -362,54 +396,40 @@ fn selects(
     let version = if m.rules.is_empty() {
         attributes.version
     } else {
-        match rules::matching_version(attributes, m.exact, |t| rule_matches(&m.rules, t)) {
-            Some(v) => v,
-            None => return Ok(None),
-        }
+        rules::matching_version(attributes, m.exact, |t| rule_matches(&m.rules, t))?
     };
-    if rules::matching_version(attributes, m.exact, |t| rule_matches(&m.excludes, t)).is_some() {
-        return Ok(None);
+    if !m.excludes.is_empty()
+        && rules::matching_version(attributes, m.exact, |t| rule_matches(&m.excludes, t)).is_some()
+    {
+        return None;
     }
+    Some(version)
+}
+
+/// Whether `m`'s namespace selector needs the request's namespace object.
+fn needs_namespace(m: &Matcher) -> bool {
+    !m.namespace_selector.as_ref().is_ok_and(|s| s.is_empty())
+}
+
+/// Whether `m`'s namespace and object selectors select the request.
+fn selectors_select(
+    m: &Matcher,
+    attributes: &Attributes<'_>,
+    namespace: Option<&dyn Object>,
+) -> Result<bool, String> {
     let ns = m.namespace_selector.as_ref().map_err(|e| e.clone())?;
     if !rules::namespace_matches(ns, attributes, namespace) {
-        return Ok(None);
+        return Ok(false);
     }
     let objects = m.object_selector.as_ref().map_err(|e| e.clone())?;
     if !objects.is_empty() {
         let labels =
             |o: Option<&dyn Object>| o.is_some_and(|o| objects.matches(&o.metadata().labels));
         if !labels(attributes.object()) && !labels(attributes.old_object) {
-            return Ok(None);
+            return Ok(false);
         }
     }
-    Ok(Some(version))
-}
-
-/// The variables every expression of one evaluation sees.
-struct Activation {
-    object: Value,
-    old_object: Value,
-    request: Value,
-    params: Value,
-    namespace_object: Value,
-    variables: Value,
-}
-
-impl Activation {
-    fn evaluate_bool(&self, e: &CelExpression) -> Result<bool, String> {
-        e.evaluate_bool(&self.bindings())
-    }
-
-    fn bindings(&self) -> [(&str, &Value); 6] {
-        [
-            ("object", &self.object),
-            ("oldObject", &self.old_object),
-            ("request", &self.request),
-            ("params", &self.params),
-            ("namespaceObject", &self.namespace_object),
-            ("variables", &self.variables),
-        ]
-    }
+    Ok(true)
 }
 
 /// The outcome of one binding on one request.
@@ -421,7 +441,7 @@ enum Verdict {
     Error(String),
 }
 
-fn evaluate(policy: &CompiledPolicy, activation: &mut Activation) -> Verdict {
+fn evaluate(policy: &CompiledPolicy, activation: &mut CelActivation) -> Verdict {
     for (name, condition) in &policy.conditions {
         let condition = match condition {
             Ok(c) => c,
@@ -431,7 +451,7 @@ fn evaluate(policy: &CompiledPolicy, activation: &mut Activation) -> Verdict {
                 ));
             }
         };
-        match activation.evaluate_bool(condition) {
+        match condition.evaluate_bool_in(activation) {
             Ok(true) => {}
             Ok(false) => return Verdict::Pass,
             Err(e) => {
@@ -439,33 +459,37 @@ fn evaluate(policy: &CompiledPolicy, activation: &mut Activation) -> Verdict {
             }
         }
     }
-    for (name, expression) in &policy.variables {
-        let value = match expression {
-            Ok(e) => e.evaluate_json(&activation.bindings()),
-            Err(e) => Err(format!("compilation failed: {e}")),
-        };
-        match value {
-            Ok(v) => {
-                if let Some(map) = activation.variables.as_object_mut() {
-                    map.insert(name.clone(), v);
+    if !policy.variables.is_empty() {
+        let mut variables = serde_json::Map::new();
+        for (name, expression) in &policy.variables {
+            let value = match expression {
+                Ok(e) => e.evaluate_json_in(activation),
+                Err(e) => Err(format!("compilation failed: {e}")),
+            };
+            match value {
+                Ok(v) => {
+                    variables.insert(name.clone(), v);
+                }
+                Err(e) => {
+                    return Verdict::Error(format!("variable {name:?} resulted in error: {e}"));
                 }
             }
-            Err(e) => return Verdict::Error(format!("variable {name:?} resulted in error: {e}")),
+            if let Err(e) = activation.set("variables", &Value::Object(variables.clone())) {
+                return Verdict::Error(e);
+            }
         }
     }
     for v in &policy.validations {
         let expression = match &v.expression {
             Ok(e) => e,
-            Err(e) => {
-                return Verdict::Error(format!("compilation error: {e}"));
-            }
+            Err(e) => return Verdict::Error(format!("compilation error: {e}")),
         };
-        match activation.evaluate_bool(expression) {
+        match expression.evaluate_bool_in(activation) {
             Ok(true) => {}
             Ok(false) => {
                 let from_expression = v.message_expression.as_ref().and_then(|m| {
                     let m = m.as_ref().ok()?;
-                    match m.evaluate_json(&activation.bindings()) {
+                    match m.evaluate_json_in(activation) {
                         Ok(Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
                             Some(s)
                         }
@@ -516,23 +540,35 @@ impl ValidatingPlugin for Policies {
             let Some(constraints) = &policy.constraints else {
                 continue;
             };
-            if namespace.is_none() {
+            // Rules first: the namespace is read only for a request some rules select.
+            let Some(version) = rules_select(constraints, attributes) else {
+                continue;
+            };
+            if binding
+                .matcher
+                .as_ref()
+                .is_some_and(|m| rules_select(m, attributes).is_none())
+            {
+                continue;
+            }
+            let wants_namespace = needs_namespace(constraints)
+                || binding.matcher.as_ref().is_some_and(needs_namespace)
+                || policy.uses.namespace_object;
+            if wants_namespace && namespace.is_none() {
                 namespace = Some(review::namespace_object(&self.registry, attributes).await?);
             }
             let ns = namespace.as_ref().and_then(|n| n.as_deref());
-            let version = match selects(constraints, attributes, ns) {
-                Ok(Some(v)) => v,
-                Ok(None) => continue,
+            let selected = selectors_select(constraints, attributes, ns).and_then(|ok| {
+                match &binding.matcher {
+                    Some(m) if ok => selectors_select(m, attributes, ns),
+                    _ => Ok(ok),
+                }
+            });
+            match selected {
+                Ok(true) => {}
+                Ok(false) => continue,
                 Err(e) if policy.fail_closed => return Err(denied(e, StatusReason::Forbidden)),
                 Err(_) => continue,
-            };
-            if let Some(m) = &binding.matcher {
-                match selects(m, attributes, ns) {
-                    Ok(Some(_)) => {}
-                    Ok(None) => continue,
-                    Err(e) if policy.fail_closed => return Err(denied(e, StatusReason::Forbidden)),
-                    Err(_) => continue,
-                }
             }
             let params = match self.params(binding, attributes).await {
                 Ok(p) => p,
@@ -565,18 +601,33 @@ impl ValidatingPlugin for Policies {
                 }
             };
             let namespace_object = match ns {
-                Some(n) => n.to_value().unwrap_or(Value::Null),
-                None => Value::Null,
+                Some(n) if policy.uses.namespace_object => n.to_value().unwrap_or(Value::Null),
+                _ => Value::Null,
             };
+            let uses = policy.uses;
+            let mut base = CelActivation::new();
+            let bind = |a: &mut CelActivation, name: &str, v: &Value| {
+                a.set(name, v)
+                    .map_err(|e| denied(e, StatusReason::Forbidden))
+            };
+            if uses.object {
+                bind(&mut base, "object", &json(attributes.object())?)?;
+            }
+            if uses.old_object {
+                bind(&mut base, "oldObject", &json(attributes.old_object)?)?;
+            }
+            if uses.request {
+                let request = review::admission_request(attributes, version, "", false)?;
+                bind(&mut base, "request", &request)?;
+            }
+            if uses.namespace_object {
+                bind(&mut base, "namespaceObject", &namespace_object)?;
+            }
             for params in param_sets {
-                let mut activation = Activation {
-                    object: json(attributes.object())?,
-                    old_object: json(attributes.old_object)?,
-                    request: review::admission_request(attributes, version, "")?,
-                    params,
-                    namespace_object: namespace_object.clone(),
-                    variables: Value::Object(Default::default()),
-                };
+                let mut activation = base.clone();
+                if uses.params {
+                    bind(&mut activation, "params", &params)?;
+                }
                 match evaluate(policy, &mut activation) {
                     Verdict::Pass => {}
                     Verdict::Failed(message, reason) => {

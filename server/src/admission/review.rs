@@ -54,23 +54,25 @@ pub fn json_in(
 }
 
 /// The `request` of an `AdmissionReview` v1 (also CEL's `request` variable), for a hook or
-/// policy that matched in `version`.
+/// policy that matched in `version`; without `with_objects` its `object` and `oldObject` are
+/// null (CEL expressions read them as variables of their own).
 pub fn admission_request(
     attributes: &Attributes<'_>,
     version: &ResourceInfo,
     uid: &str,
+    with_objects: bool,
 ) -> Result<Value, ApiError> {
     let requested = attributes.version;
     let gvk = |i: &ResourceInfo| json!({"group": i.group, "version": i.version, "kind": i.kind});
     let gvr =
         |i: &ResourceInfo| json!({"group": i.group, "version": i.version, "resource": i.plural});
     let object = match attributes.object() {
-        Some(o) => json_in(attributes.kind, o, version)?,
-        None => Value::Null,
+        Some(o) if with_objects => json_in(attributes.kind, o, version)?,
+        _ => Value::Null,
     };
     let old = match attributes.old_object {
-        Some(o) => json_in(attributes.kind, o, version)?,
-        None => Value::Null,
+        Some(o) if with_objects => json_in(attributes.kind, o, version)?,
+        _ => Value::Null,
     };
     let user = attributes.user;
     let mut user_info = json!({"username": user.name, "groups": user.groups});

@@ -389,7 +389,7 @@ impl Dispatcher {
         }
         let uid = uuid::Uuid::new_v4().to_string();
         let started = std::time::Instant::now();
-        let outcome = match review::admission_request(attributes, invocation.version, &uid) {
+        let outcome = match review::admission_request(attributes, invocation.version, &uid, true) {
             Err(e) => return Err(e),
             Ok(request) => match self.conditions_hold(hook, &request) {
                 Err(e) => Err(e),
