@@ -1,7 +1,11 @@
 //! Hand-written strategies of admissionregistration.k8s.io: webhook configurations print how
-//! many webhooks they register.
+//! many webhooks they register; every CEL expression of a policy or a webhook's
+//! `matchConditions` must compile when the object is written.
 
+use ::apimachinery::cel::CelExpression;
+use ::apimachinery::errors::FieldError;
 use ::apimachinery::resource::PrinterColumn;
+use ::apimachinery::runtime::Object;
 use ::apimachinery::strategy::{Strategy, TableConvertor};
 use ::apimachinery::table::{self, AGE_COLUMN, NAME_COLUMN, TypedTable, column};
 
@@ -35,12 +39,54 @@ static MUTATING_TABLE: TypedTable<v1::MutatingWebhookConfiguration> =
         ]
     });
 
+/// A `compilation failed` error for every expression of `expressions` (`(path, text)`) that
+/// does not compile.
+fn compile_errors<'a>(expressions: impl IntoIterator<Item = (String, &'a str)>) -> Vec<FieldError> {
+    expressions
+        .into_iter()
+        .filter_map(|(path, text)| {
+            let e = CelExpression::compile(text).err()?;
+            Some(FieldError::invalid(
+                path,
+                &::serde_json::Value::from(text),
+                format!("compilation failed: {e}"),
+            ))
+        })
+        .collect()
+}
+
+/// The errors of a webhook's `matchConditions`.
+fn match_condition_errors(webhook: usize, conditions: &[v1::MatchCondition]) -> Vec<FieldError> {
+    compile_errors(conditions.iter().enumerate().map(|(i, c)| {
+        (
+            format!("webhooks[{webhook}].matchConditions[{i}].expression"),
+            c.expression.as_str(),
+        )
+    }))
+}
+
 /// A ValidatingWebhookConfiguration prints its number of webhooks.
 pub struct ValidatingWebhookConfigurationStrategy;
 
 impl Strategy for ValidatingWebhookConfigurationStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&VALIDATING_TABLE)
+    }
+
+    fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
+        let Some(c) = object.downcast_ref::<v1::ValidatingWebhookConfiguration>() else {
+            return Vec::new();
+        };
+        let hooks = c.webhooks.iter().enumerate();
+        hooks.flat_map(|(i, w)| match_condition_errors(i, &w.match_conditions)).collect()
+    }
+
+    fn validate_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        self.validate(object)
+    }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
     }
 }
 
@@ -50,6 +96,196 @@ pub struct MutatingWebhookConfigurationStrategy;
 impl Strategy for MutatingWebhookConfigurationStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&MUTATING_TABLE)
+    }
+
+    fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
+        let Some(c) = object.downcast_ref::<v1::MutatingWebhookConfiguration>() else {
+            return Vec::new();
+        };
+        let hooks = c.webhooks.iter().enumerate();
+        hooks.flat_map(|(i, w)| match_condition_errors(i, &w.match_conditions)).collect()
+    }
+
+    fn validate_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        self.validate(object)
+    }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
+    }
+}
+
+/// The columns of a ValidatingAdmissionPolicy (kube-apiserver's printer).
+static POLICY_COLUMNS: [PrinterColumn; 4] = [
+    NAME_COLUMN,
+    column(
+        "Validations",
+        "integer",
+        0,
+        "Validations indicates the number of validation rules defined in this configuration",
+    ),
+    column(
+        "ParamKind",
+        "string",
+        0,
+        "ParamKind specifies the kind of resources used to parameterize this policy",
+    ),
+    AGE_COLUMN,
+];
+
+static POLICY_TABLE: TypedTable<v1::ValidatingAdmissionPolicy> =
+    TypedTable::new(&POLICY_COLUMNS, |p, now| {
+        let param_kind = match &p.spec.param_kind {
+            Some(k) => format!(
+                "{}/{}",
+                k.api_version.as_deref().unwrap_or(""),
+                k.kind.as_deref().unwrap_or("")
+            ),
+            None => "<unset>".to_string(),
+        };
+        vec![
+            table::name(&p.metadata),
+            table::count(p.spec.validations.len()),
+            ::serde_json::Value::from(param_kind),
+            table::age(&p.metadata, now),
+        ]
+    });
+
+/// The columns of a ValidatingAdmissionPolicyBinding (kube-apiserver's printer).
+static BINDING_COLUMNS: [PrinterColumn; 4] = [
+    NAME_COLUMN,
+    column(
+        "PolicyName",
+        "string",
+        0,
+        "PolicyName indicates the name of the policy this binding binds to",
+    ),
+    column(
+        "ParamRef",
+        "string",
+        0,
+        "ParamRef indicates the param resource which sets the configration param",
+    ),
+    AGE_COLUMN,
+];
+
+static BINDING_TABLE: TypedTable<v1::ValidatingAdmissionPolicyBinding> =
+    TypedTable::new(&BINDING_COLUMNS, |b, now| {
+        let param_ref = match &b.spec.param_ref {
+            Some(r) => {
+                let name = match (&r.name, &r.selector) {
+                    (Some(n), _) if !n.is_empty() => n.clone(),
+                    (_, Some(_)) => "*".to_string(),
+                    _ => String::new(),
+                };
+                match r.namespace.as_deref().filter(|n| !n.is_empty()) {
+                    Some(ns) => format!("{ns}/{name}"),
+                    None => format!("*/{name}"),
+                }
+            }
+            None => "<unset>".to_string(),
+        };
+        vec![
+            table::name(&b.metadata),
+            ::serde_json::Value::from(b.spec.policy_name.clone()),
+            ::serde_json::Value::from(param_ref),
+            table::age(&b.metadata, now),
+        ]
+    });
+
+/// A ValidatingAdmissionPolicy prints its validations and parameter kind; never sent to
+/// webhooks.
+pub struct ValidatingAdmissionPolicyStrategy;
+
+impl Strategy for ValidatingAdmissionPolicyStrategy {
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&POLICY_TABLE)
+    }
+
+    fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
+        let Some(p) = object.downcast_ref::<v1::ValidatingAdmissionPolicy>() else {
+            return Vec::new();
+        };
+        let spec = &p.spec;
+        let mut expressions: Vec<(String, &str)> = Vec::new();
+        for (i, c) in spec.match_conditions.iter().enumerate() {
+            expressions.push((format!("spec.matchConditions[{i}].expression"), &c.expression));
+        }
+        for (i, v) in spec.variables.iter().enumerate() {
+            expressions.push((format!("spec.variables[{i}].expression"), &v.expression));
+        }
+        for (i, v) in spec.validations.iter().enumerate() {
+            expressions.push((format!("spec.validations[{i}].expression"), &v.expression));
+            if let Some(m) = v.message_expression.as_deref().filter(|m| !m.is_empty()) {
+                expressions.push((format!("spec.validations[{i}].messageExpression"), m));
+            }
+        }
+        for (i, a) in spec.audit_annotations.iter().enumerate() {
+            expressions.push((
+                format!("spec.auditAnnotations[{i}].valueExpression"),
+                &a.value_expression,
+            ));
+        }
+        let mut errors = compile_errors(expressions);
+        if spec
+            .match_constraints
+            .as_ref()
+            .is_some_and(|m| m.resource_rules.is_empty())
+        {
+            errors.push(FieldError::required(
+                "spec.matchConstraints.resourceRules",
+                "",
+            ));
+        }
+        if spec.validations.is_empty() && spec.audit_annotations.is_empty() {
+            errors.push(FieldError::required(
+                "spec.validations",
+                "validations or auditAnnotations must contain at least one item",
+            ));
+        }
+        errors
+    }
+
+    fn validate_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        self.validate(object)
+    }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
+    }
+}
+
+/// A ValidatingAdmissionPolicyBinding prints its policy and parameters; never sent to
+/// webhooks.
+pub struct ValidatingAdmissionPolicyBindingStrategy;
+
+impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&BINDING_TABLE)
+    }
+
+    fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
+        let Some(b) = object.downcast_ref::<v1::ValidatingAdmissionPolicyBinding>() else {
+            return Vec::new();
+        };
+        let actions = &b.spec.validation_actions;
+        let has = |a: &str| actions.iter().any(|x| x == a);
+        if has("Deny") && has("Warn") {
+            return vec![FieldError::invalid(
+                "spec.validationActions",
+                &::serde_json::json!(actions),
+                "Deny and Warn may not be used together",
+            )];
+        }
+        Vec::new()
+    }
+
+    fn validate_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        self.validate(object)
+    }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
     }
 }
 

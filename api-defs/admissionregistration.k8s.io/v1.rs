@@ -245,3 +245,229 @@ pub struct MatchCondition {
     #[validate(required)]
     pub expression: String,
 }
+
+/// A policy of CEL expressions that validate requests, applied where its bindings say.
+#[kind(cluster, status, categories = ["api-extensions"], strategic_merge_patch, unconditional_update)]
+pub struct ValidatingAdmissionPolicy {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// What the policy checks and on which requests.
+    #[proto(2)]
+    pub spec: ValidatingAdmissionPolicySpec,
+    /// What the server found checking the policy.
+    #[proto(3)]
+    pub status: Option<ValidatingAdmissionPolicyStatus>,
+}
+
+/// The rules of a validating admission policy.
+pub struct ValidatingAdmissionPolicySpec {
+    /// The kind of the objects that parameterize the policy; none when it takes no
+    /// parameters.
+    #[proto(1)]
+    pub param_kind: Option<ParamKind>,
+    /// The requests the policy may apply to; bindings narrow them further.
+    #[proto(2)]
+    #[validate(required)]
+    pub match_constraints: Option<MatchResources>,
+    /// The CEL validations; a request passes when all of them hold.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub validations: Vec<Validation>,
+    /// What to do when an expression cannot be evaluated or the policy is misconfigured:
+    /// `Ignore` or `Fail`.
+    #[proto(4)]
+    #[default("Fail")]
+    #[validate(enum = ["Ignore", "Fail"])]
+    pub failure_policy: Option<String>,
+    /// Annotations to add to the audit event of a matching request.
+    #[proto(5)]
+    #[list(type = "atomic")]
+    pub audit_annotations: Vec<AuditAnnotation>,
+    /// CEL conditions a request must meet for the validations to run.
+    #[proto(6)]
+    #[list(type = "map", map_keys = ["name"])]
+    #[patch(strategy = "merge", merge_key = "name")]
+    #[validate(max_items = 64)]
+    pub match_conditions: Vec<MatchCondition>,
+    /// Named CEL expressions, usable by later variables and by the validations as
+    /// `variables.<name>`.
+    #[proto(7)]
+    #[list(type = "atomic")]
+    pub variables: Vec<Variable>,
+}
+
+/// The kind of a policy's parameter objects.
+#[map(type = "atomic")]
+pub struct ParamKind {
+    /// The group/version of the parameter objects, such as `v1`.
+    #[proto(1)]
+    pub api_version: Option<String>,
+    /// The kind of the parameter objects, such as `ConfigMap`.
+    #[proto(2)]
+    pub kind: Option<String>,
+}
+
+/// Which requests a policy or binding applies to.
+#[map(type = "atomic")]
+pub struct MatchResources {
+    /// Selects by the labels of the object's namespace. Empty matches everything.
+    #[proto(1)]
+    pub namespace_selector: Option<LabelSelector>,
+    /// Selects by the labels of the object. Empty matches everything.
+    #[proto(2)]
+    pub object_selector: Option<LabelSelector>,
+    /// The operations and resources that match.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub resource_rules: Vec<NamedRuleWithOperations>,
+    /// The operations and resources that never match, whatever the other rules say.
+    #[proto(4)]
+    #[list(type = "atomic")]
+    pub exclude_resource_rules: Vec<NamedRuleWithOperations>,
+    /// How rules match: `Exact` or `Equivalent` (also through other versions).
+    #[proto(7)]
+    #[default("Equivalent")]
+    #[validate(enum = ["Exact", "Equivalent"])]
+    pub match_policy: Option<String>,
+}
+
+/// A rule with operations, optionally limited to objects of some names.
+#[map(type = "atomic")]
+pub struct NamedRuleWithOperations {
+    /// The names the rule applies to; empty means every name.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub resource_names: Vec<String>,
+    /// The operations and resources, written inline in JSON.
+    #[proto(2)]
+    #[json(inline)]
+    pub rule_with_operations: RuleWithOperations,
+}
+
+/// One CEL validation.
+pub struct Validation {
+    /// A CEL expression that must evaluate to true.
+    #[proto(1)]
+    #[validate(required)]
+    pub expression: String,
+    /// The message of a failed validation.
+    #[proto(2)]
+    pub message: Option<String>,
+    /// The Status reason of a failed validation: `Unauthorized`, `Forbidden` (the default),
+    /// `Invalid` or `RequestEntityTooLarge`.
+    #[proto(3)]
+    #[validate(enum = ["Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge"])]
+    pub reason: Option<String>,
+    /// A CEL expression evaluating to the message of a failed validation.
+    #[proto(4)]
+    pub message_expression: Option<String>,
+}
+
+/// A named CEL expression of a policy.
+pub struct Variable {
+    /// The name, a CEL identifier.
+    #[proto(1)]
+    #[validate(required)]
+    pub name: String,
+    /// The expression.
+    #[proto(2)]
+    #[validate(required)]
+    pub expression: String,
+}
+
+/// An audit annotation a policy adds.
+pub struct AuditAnnotation {
+    /// The key (`<policy name>/<key>` in the audit event).
+    #[proto(1)]
+    #[validate(required)]
+    pub key: String,
+    /// A CEL expression evaluating to the value (a string), or null to add nothing.
+    #[proto(2)]
+    #[validate(required)]
+    pub value_expression: String,
+}
+
+/// What the server found checking a policy.
+pub struct ValidatingAdmissionPolicyStatus {
+    /// The generation the status describes.
+    #[proto(1)]
+    pub observed_generation: Option<i64>,
+    /// The results of type checking the expressions.
+    #[proto(2)]
+    pub type_checking: Option<TypeChecking>,
+    /// The policy's conditions.
+    #[proto(3)]
+    #[list(type = "map", map_keys = ["type"])]
+    pub conditions: Vec<Condition>,
+}
+
+/// The results of type checking a policy's expressions.
+pub struct TypeChecking {
+    /// One warning per expression that does not check.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub expression_warnings: Vec<ExpressionWarning>,
+}
+
+/// A type-checking warning on one expression.
+pub struct ExpressionWarning {
+    /// The path of the expression, such as `spec.validations[0].expression`.
+    #[proto(2)]
+    #[validate(required)]
+    pub field_ref: String,
+    /// What does not check.
+    #[proto(3)]
+    #[validate(required)]
+    pub warning: String,
+}
+
+/// Applies a validating admission policy to requests, with parameters and actions.
+#[kind(cluster, categories = ["api-extensions"], strategic_merge_patch, unconditional_update)]
+pub struct ValidatingAdmissionPolicyBinding {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The policy, its parameters, the requests and the actions.
+    #[proto(2)]
+    pub spec: ValidatingAdmissionPolicyBindingSpec,
+}
+
+/// What a binding applies.
+pub struct ValidatingAdmissionPolicyBindingSpec {
+    /// The name of the bound policy.
+    #[proto(1)]
+    #[validate(required)]
+    pub policy_name: String,
+    /// Where the parameter objects are.
+    #[proto(2)]
+    pub param_ref: Option<ParamRef>,
+    /// Narrows the requests the policy applies to.
+    #[proto(3)]
+    pub match_resources: Option<MatchResources>,
+    /// What a failed validation does: `Deny`, `Warn` and/or `Audit` (`Deny` and `Warn`
+    /// not together).
+    #[proto(4)]
+    #[list(type = "set")]
+    #[validate(required, enum = ["Deny", "Warn", "Audit"])]
+    pub validation_actions: Vec<String>,
+}
+
+/// Where a binding's parameter objects are.
+#[map(type = "atomic")]
+pub struct ParamRef {
+    /// The name of one parameter object.
+    #[proto(1)]
+    pub name: Option<String>,
+    /// The namespace of the parameter objects (empty: the request's namespace, for
+    /// namespaced parameter kinds).
+    #[proto(2)]
+    pub namespace: Option<String>,
+    /// Selects the parameter objects by label, instead of `name`.
+    #[proto(3)]
+    pub selector: Option<LabelSelector>,
+    /// What to do when no parameter object is found: `Allow` or `Deny`.
+    #[proto(4)]
+    #[validate(enum = ["Allow", "Deny"])]
+    pub parameter_not_found_action: Option<String>,
+}

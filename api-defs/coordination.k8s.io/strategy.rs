@@ -31,6 +31,10 @@ impl Strategy for LeaseStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&LEASE_TABLE)
     }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -199,3 +199,188 @@ pub fn check_rules<T: Serialize + ?Sized>(
         }
     }
 }
+
+/// A CEL expression given at run time (an admission webhook's `matchConditions`), compiled
+/// once when its configuration is read and evaluated over named JSON variables.
+pub struct CelExpression {
+    program: cel_interpreter::Program,
+}
+
+impl std::fmt::Debug for CelExpression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CelExpression")
+    }
+}
+
+impl CelExpression {
+    /// Compiles `expression`; the error is the parser's message.
+    pub fn compile(expression: &str) -> Result<Self, String> {
+        if expression.len() > CEL_MAX_EXPRESSION_LEN {
+            return Err(format!(
+                "the expression is longer than {CEL_MAX_EXPRESSION_LEN} characters"
+            ));
+        }
+        let program = std::panic::catch_unwind(|| cel_interpreter::Program::compile(expression))
+            .map_err(|_| "the CEL parser rejected the expression".to_string())?
+            .map_err(|e| e.to_string())?;
+        Ok(Self { program })
+    }
+
+    /// Evaluates the expression as a boolean with each `(name, value)` bound; an error names
+    /// what went wrong (a non-boolean result, an evaluation error, a value too large).
+    pub fn evaluate_bool(&self, variables: &[(&str, &Value)]) -> Result<bool, String> {
+        match self.evaluate(variables)? {
+            cel_interpreter::Value::Bool(b) => Ok(b),
+            other => Err(format!("expected a boolean, got {other:?}")),
+        }
+    }
+
+    /// Evaluates the expression with each `(name, value)` bound, as JSON (maps, lists,
+    /// strings, numbers, booleans, null; bytes as their UTF-8 text, durations and timestamps
+    /// as strings).
+    pub fn evaluate_json(&self, variables: &[(&str, &Value)]) -> Result<Value, String> {
+        Ok(from_cel(&self.evaluate(variables)?))
+    }
+
+    /// Whether the expression reads the variable `name`.
+    pub fn uses(&self, name: &str) -> bool {
+        self.program.references().has_variable(name)
+    }
+
+    /// Evaluates the expression as a boolean over an activation (only the variables it reads
+    /// are bound).
+    pub fn evaluate_bool_in(&self, activation: &CelActivation) -> Result<bool, String> {
+        match self.evaluate_in(activation)? {
+            cel_interpreter::Value::Bool(b) => Ok(b),
+            other => Err(format!("expected a boolean, got {other:?}")),
+        }
+    }
+
+    /// Evaluates the expression over an activation, as JSON.
+    pub fn evaluate_json_in(&self, activation: &CelActivation) -> Result<Value, String> {
+        Ok(from_cel(&self.evaluate_in(activation)?))
+    }
+
+    fn evaluate_in(&self, activation: &CelActivation) -> Result<cel_interpreter::Value, String> {
+        let mut cx = cel_interpreter::Context::default();
+        let references = self.program.references();
+        for (name, value) in &activation.variables {
+            if references.has_variable(name) {
+                cx.add_variable_from_value(name.clone(), value.clone());
+            }
+        }
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
+                .map_err(|_| "the CEL interpreter failed".to_string())?;
+        result.map_err(|e| e.to_string())
+    }
+
+    fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel_interpreter::Value, String> {
+        let mut cx = cel_interpreter::Context::default();
+        for (name, value) in variables {
+            let mut nodes = 0;
+            count_nodes(value, CEL_MAX_NODES, &mut nodes);
+            if nodes > CEL_MAX_NODES {
+                return Err(format!(
+                    "{name} has more than {CEL_MAX_NODES} values: cost budget exceeded"
+                ));
+            }
+            cx.add_variable_from_value(*name, to_cel(value));
+        }
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
+                .map_err(|_| "the CEL interpreter failed".to_string())?;
+        result.map_err(|e| e.to_string())
+    }
+}
+
+/// Named variables converted to CEL once and shared by every expression evaluated over them
+/// (their values are reference-counted, so binding one is cheap).
+#[derive(Clone, Default)]
+pub struct CelActivation {
+    variables: Vec<(String, cel_interpreter::Value)>,
+}
+
+impl CelActivation {
+    /// An activation without variables.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds (or rebinds) `name` to `value`; fails when the value is larger than
+    /// [`CEL_MAX_NODES`].
+    pub fn set(&mut self, name: &str, value: &Value) -> Result<(), String> {
+        let mut nodes = 0;
+        count_nodes(value, CEL_MAX_NODES, &mut nodes);
+        if nodes > CEL_MAX_NODES {
+            return Err(format!(
+                "{name} has more than {CEL_MAX_NODES} values: cost budget exceeded"
+            ));
+        }
+        let converted = to_cel(value);
+        match self.variables.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = converted,
+            None => self.variables.push((name.to_string(), converted)),
+        }
+        Ok(())
+    }
+}
+
+/// Converts a CEL value back to JSON.
+fn from_cel(v: &cel_interpreter::Value) -> Value {
+    use cel_interpreter::Value as C;
+    match v {
+        C::Null => Value::Null,
+        C::Bool(b) => Value::Bool(*b),
+        C::Int(i) => Value::from(*i),
+        C::UInt(u) => Value::from(*u),
+        C::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        C::String(s) => Value::String(s.to_string()),
+        C::Bytes(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
+        C::List(items) => Value::Array(items.iter().map(from_cel).collect()),
+        C::Map(map) => Value::Object(
+            map.map
+                .iter()
+                .map(|(k, v)| (key_text(k), from_cel(v)))
+                .collect(),
+        ),
+        other => Value::String(format!("{other:?}")),
+    }
+}
+
+fn key_text(k: &cel_interpreter::objects::Key) -> String {
+    use cel_interpreter::objects::Key;
+    match k {
+        Key::String(s) => s.to_string(),
+        Key::Int(i) => i.to_string(),
+        Key::Uint(u) => u.to_string(),
+        Key::Bool(b) => b.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod expression_tests {
+    use super::*;
+
+    #[test]
+    fn run_time_expressions_see_their_variables() {
+        let e = CelExpression::compile("object.metadata.name != 'skip' && request.dryRun == false")
+            .unwrap();
+        let object = serde_json::json!({"metadata": {"name": "a"}});
+        let request = serde_json::json!({"dryRun": false});
+        assert_eq!(
+            e.evaluate_bool(&[("object", &object), ("request", &request)]),
+            Ok(true)
+        );
+        let skip = serde_json::json!({"metadata": {"name": "skip"}});
+        assert_eq!(
+            e.evaluate_bool(&[("object", &skip), ("request", &request)]),
+            Ok(false)
+        );
+        assert!(CelExpression::compile("object.").is_err());
+        let not_bool = CelExpression::compile("1 + 1").unwrap();
+        assert!(not_bool.evaluate_bool(&[]).is_err());
+    }
+}

@@ -86,6 +86,14 @@ pub trait Strategy: Send + Sync + 'static {
         &[]
     }
 
+    /// Whether requests on this kind are never sent to admission webhooks. Kubernetes exempts
+    /// the webhook and policy configurations themselves (so a broken webhook cannot keep
+    /// anyone from removing it) and leases (which the control plane renews every few
+    /// seconds).
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        false
+    }
+
     /// How the kind prints as a `Table`, when its printer columns are not simple JSONPaths.
     fn table(&self) -> Option<&dyn TableConvertor> {
         None

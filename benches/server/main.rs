@@ -21,7 +21,8 @@
 //! `APIARY_BENCH_ONLY=creates` only the create case runs (`reads`: only consistent GETs over
 //! etcd and embedded; `watch`: only the watch fan-out; `audit`: only the audit case; `rbac`:
 //! GETs and creates by a user authorized through one RoleBinding among 1,000 against
-//! `system:masters`; `tokens`: token authentication against x509);
+//! `system:masters`; `tokens`: token authentication against x509; `webhooks`: creates with one
+//! matching validating webhook and with 100 unmatched configurations against none);
 //! `APIARY_BENCH_BIN=<path>` benchmarks another build of the `apiary` binary
 //! (for A/B comparisons of two trees), and
 //! `APIARY_BENCH_AB_BIN=<path>` runs another build beside this one in the reads case;
@@ -39,6 +40,7 @@ mod reads_case;
 mod report;
 mod token_case;
 mod watch_case;
+mod webhook_case;
 mod workload;
 
 use std::process::ExitCode;

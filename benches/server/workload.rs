@@ -15,7 +15,7 @@ use crate::load::{Limit, Outcome, drive, quantile};
 use crate::process::{start_apiary, start_baseline};
 use crate::raw;
 use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
-use crate::{audit_case, rbac_case, reads_case, token_case, watch_case};
+use crate::{audit_case, rbac_case, reads_case, token_case, watch_case, webhook_case};
 
 /// Connection counts of the throughput cases.
 pub(crate) const CONNECTIONS: [usize; 3] = [1, 16, 64];
@@ -32,7 +32,8 @@ const KEEP_ENV: &str = "APIARY_BENCH_KEEP";
 /// quick A/B comparisons); its table is printed and the run ends. `reads` runs only the
 /// consistent reads over etcd, `watch` only the watch fan-out, `audit` only the creates with and
 /// without a Metadata-level audit policy, `rbac` only RBAC-authorized requests against
-/// `system:masters`, `tokens` only token authentication against x509.
+/// `system:masters`, `tokens` only token authentication against x509, `webhooks` only creates
+/// with admission webhooks against none.
 const ONLY_ENV: &str = "APIARY_BENCH_ONLY";
 /// Upper bound of any bulk-loading phase.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
@@ -237,6 +238,12 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
             let watches = watch_case::run(tmp.path(), case).await?;
             report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
             report::print_watches(&watches);
+            return Ok(());
+        }
+        Ok("webhooks") => {
+            let rows = webhook_case::run(tmp.path(), case).await?;
+            report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
+            webhook_case::print(&rows);
             return Ok(());
         }
         Ok("audit") => {

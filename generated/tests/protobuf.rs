@@ -340,6 +340,35 @@ fn samples() -> Vec<(&'static str, &'static str, Value)> {
             json!({"metadata": cluster_meta, "webhooks": [mutating]}),
         ),
         (
+            "admissionregistration.k8s.io",
+            "ValidatingAdmissionPolicy",
+            json!({"metadata": cluster_meta, "spec": {
+                "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                "matchConstraints": {
+                    "namespaceSelector": {"matchLabels": {"a": "b"}},
+                    "resourceRules": [{"resourceNames": ["w"], "operations": ["CREATE"],
+                        "apiGroups": ["example.dev"], "apiVersions": ["v1"], "resources": ["widgets"], "scope": "*"}],
+                    "excludeResourceRules": [{"operations": ["DELETE"], "apiGroups": ["*"],
+                        "apiVersions": ["*"], "resources": ["*"], "scope": "Namespaced"}],
+                    "matchPolicy": "Exact"},
+                "validations": [{"expression": "object.spec.replicas < 5", "message": "m",
+                    "reason": "Invalid", "messageExpression": "'too many'"}],
+                "failurePolicy": "Ignore",
+                "auditAnnotations": [{"key": "k", "valueExpression": "'v'"}],
+                "matchConditions": [{"name": "c", "expression": "true"}],
+                "variables": [{"name": "v", "expression": "1"}]},
+            "status": {"observedGeneration": 2, "typeChecking": {"expressionWarnings": [
+                {"fieldRef": "spec.validations[0].expression", "warning": "w"}]}}}),
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "ValidatingAdmissionPolicyBinding",
+            json!({"metadata": cluster_meta, "spec": {"policyName": "p",
+                "paramRef": {"name": "n", "namespace": "ns", "parameterNotFoundAction": "Deny"},
+                "matchResources": {"objectSelector": {"matchLabels": {"a": "b"}}, "matchPolicy": "Equivalent"},
+                "validationActions": ["Deny", "Audit"]}}),
+        ),
+        (
             "example.dev",
             "Widget",
             json!({"metadata": meta, "spec": {"replicas": 3, "color": "blue"},

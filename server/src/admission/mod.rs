@@ -11,7 +11,10 @@
 //! run in a fixed order whatever the flags' order.
 
 pub mod namespace_lifecycle;
+pub mod policy;
 pub mod resource_quota;
+pub mod review;
+pub mod webhook;
 
 use std::sync::Arc;
 
@@ -30,9 +33,15 @@ use parking_lot::Mutex;
 use crate::registry::{Registry, ValidateObject};
 
 /// The plugins in the order they run, before and after those the definitions ship: as
-/// kube-apiserver orders them, NamespaceLifecycle first and ResourceQuota last.
+/// kube-apiserver orders them, NamespaceLifecycle first, then the webhooks, ResourceQuota
+/// last.
 const FIRST: &[&str] = &["NamespaceLifecycle"];
-const LAST: &[&str] = &["ResourceQuota"];
+const LAST: &[&str] = &[
+    webhook::MUTATING_NAME,
+    policy::NAME,
+    webhook::VALIDATING_NAME,
+    "ResourceQuota",
+];
 
 /// `--enable-admission-plugins` and `--disable-admission-plugins`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -74,6 +83,8 @@ impl std::fmt::Debug for Chain {
 pub fn builtin_plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin> {
     namespace_lifecycle::plugin(registry, scheme)
         .into_iter()
+        .chain(webhook::plugins(registry, scheme))
+        .chain(policy::plugin(registry, scheme))
         .chain(resource_quota::plugin(registry, scheme))
         .collect()
 }

@@ -121,6 +121,7 @@ impl Metrics {
                 .clone(),
             ..audit
         };
+        crate::admission::webhook::metrics::METRICS.register(&mut registry);
         let watchers = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_registered_watchers",
