@@ -1,9 +1,11 @@
-//! The webhook case (`APIARY_BENCH_ONLY=webhooks`): ConfigMap creates through three `apiary`
-//! processes in the same run, interleaved per concurrency level: one without webhooks, one
-//! with one validating webhook that matches every create (an allowing HTTPS webhook served
-//! by this process on loopback, with its own CA), and one with 100 validating webhook
-//! configurations that match nothing the load does. Targets (issue 12): one matching webhook
-//! ≥ 0.5× the creates without; 100 that do not match cost ≤ 5%.
+//! The admission extensions case (`APIARY_BENCH_ONLY=webhooks`): ConfigMap creates through five
+//! `apiary` processes in the same run, interleaved per concurrency level: one without
+//! extensions; one with one validating webhook that matches every create (an allowing HTTPS
+//! webhook served by this process on loopback, with its own CA); one with 100 validating
+//! webhook configurations that match nothing the load does; one with one
+//! ValidatingAdmissionPolicy (and binding) that checks every create; one with 100 policies
+//! that match nothing. Targets (issue 12): one matching policy ≥ 0.8× the creates without,
+//! one matching webhook ≥ 0.5×, 100 policies that do not match cost ≤ 5%.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -26,8 +28,11 @@ use crate::workload::{CONNECTIONS, http_creates, namespace, wait_ready};
 /// Creates with one matching webhook must reach this fraction of creates without.
 pub const MATCHING_TARGET: f64 = 0.5;
 
-/// Creates with 100 webhooks that do not match must reach this fraction.
+/// Creates with 100 webhooks or policies that do not match must reach this fraction.
 pub const UNMATCHED_TARGET: f64 = 0.95;
+
+/// Creates with one matching policy must reach this fraction.
+pub const POLICY_TARGET: f64 = 0.8;
 
 /// One concurrency level.
 pub struct WebhookRow {
@@ -39,6 +44,10 @@ pub struct WebhookRow {
     pub matching: Outcome,
     /// Creates with 100 webhook configurations that do not match.
     pub unmatched: Outcome,
+    /// Creates with one matching ValidatingAdmissionPolicy.
+    pub policy: Outcome,
+    /// Creates with 100 policies that do not match.
+    pub unmatched_policies: Outcome,
 }
 
 /// Serves an allowing validating webhook on loopback; returns its URL and CA (PEM).
@@ -130,12 +139,9 @@ async fn server(
     let mut conn = ep.connect().await?;
     let req = ep.request(Method::POST, "/api/v1/namespaces", namespace("bench"));
     conn.expect(req, StatusCode::CREATED).await?;
-    for c in configurations {
-        let req = ep.request(
-            Method::POST,
-            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-            c,
-        );
+    for (resource, body) in objects {
+        let path = format!("/apis/admissionregistration.k8s.io/v1/{resource}");
+        let req = ep.request(Method::POST, &path, body);
         conn.expect(req, StatusCode::CREATED).await?;
     }
     Ok((process, ep))
@@ -145,14 +151,30 @@ async fn server(
 pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Vec<WebhookRow>> {
     let (url, ca) = serve_allowing_webhook().await?;
     let (plain, plain_ep) = server(&tmp.join("apiary-plain"), Vec::new()).await?;
+    const WEBHOOKS: &str = "validatingwebhookconfigurations";
     let (matching, matching_ep) = server(
         &tmp.join("apiary-webhook"),
-        vec![configuration("allow", &url, &ca, "configmaps")],
+        vec![(WEBHOOKS, configuration("allow", &url, &ca, "configmaps"))],
     )
     .await?;
     let unmatched_configs = (0..100)
-        .map(|i| configuration(&format!("other-{i}"), &url, &ca, "secrets"))
+        .map(|i| {
+            (
+                WEBHOOKS,
+                configuration(&format!("other-{i}"), &url, &ca, "secrets"),
+            )
+        })
         .collect();
+    let (policy_server, policy_ep) = server(
+        &tmp.join("apiary-policy"),
+        policy("cm-keys", "configmaps").into(),
+    )
+    .await?;
+    let unmatched_policies = (0..100)
+        .flat_map(|i| policy(&format!("other-{i}"), "secrets"))
+        .collect();
+    let (policies_server, policies_ep) =
+        server(&tmp.join("apiary-policies"), unmatched_policies).await?;
     let (unmatched, unmatched_ep) =
         server(&tmp.join("apiary-unmatched"), unmatched_configs).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -182,14 +204,34 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Vec<WebhookRow>> 
             Limit::time(case),
         )
         .await?;
+        let policy_out = http_creates(
+            policy_server.pid(),
+            &policy_ep,
+            "bench",
+            &tag,
+            c,
+            Limit::time(case),
+        )
+        .await?;
+        let policies_out = http_creates(
+            policies_server.pid(),
+            &policies_ep,
+            "bench",
+            &tag,
+            c,
+            Limit::time(case),
+        )
+        .await?;
         rows.push(WebhookRow {
             connections: c,
             plain: plain_out,
             matching: matching_out,
             unmatched: unmatched_out,
+            policy: policy_out,
+            unmatched_policies: policies_out,
         });
     }
-    for p in [plain, matching, unmatched] {
+    for p in [plain, matching, unmatched, policy_server, policies_server] {
         p.terminate(Duration::from_secs(30))?;
     }
     Ok(rows)
@@ -198,27 +240,30 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Vec<WebhookRow>> 
 /// Prints the table of the webhook case.
 pub fn print(rows: &[WebhookRow]) {
     println!(
-        "\n## Creates/s with one matching validating webhook (loopback HTTPS) and with 100 unmatched webhook configurations vs none (HTTPS, HTTP/1.1 keep-alive)\n"
+        "\n## Creates/s with admission extensions vs none: one matching validating webhook (loopback HTTPS), 100 unmatched webhook configurations, one matching ValidatingAdmissionPolicy, 100 unmatched policies (HTTPS, HTTP/1.1 keep-alive)\n"
     );
     println!(
-        "| connections | none creates/s | CPU µs/op | 1 matching creates/s | CPU µs/op | matching / none | 100 unmatched creates/s | unmatched / none |"
+        "| connections | none creates/s | CPU µs/op | 1 webhook creates/s | CPU µs/op | webhook / none | 100 unmatched webhooks / none | 1 policy creates/s | policy / none | 100 unmatched policies / none |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let verdict = |ratio: f64, target: f64| if ratio >= target { "met" } else { "MISSED" };
     for row in rows {
         let base = row.plain.rate().max(1e-9);
         let m = row.matching.rate() / base;
         let u = row.unmatched.rate() / base;
+        let p = row.policy.rate() / base;
+        let up = row.unmatched_policies.rate() / base;
         println!(
-            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {m:.2}× (≥ {MATCHING_TARGET}×: {}) | {:.0} | {u:.2}× (≥ {UNMATCHED_TARGET}×: {}) |",
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {m:.2}× (≥ {MATCHING_TARGET}×: {}) | {u:.2}× | {:.0} | {p:.2}× (≥ {POLICY_TARGET}×: {}) | {up:.2}× (≥ {UNMATCHED_TARGET}×: {}) |",
             row.connections,
             row.plain.rate(),
             row.plain.cpu_per_op(),
             row.matching.rate(),
             row.matching.cpu_per_op(),
             verdict(m, MATCHING_TARGET),
-            row.unmatched.rate(),
-            verdict(u, UNMATCHED_TARGET),
+            row.policy.rate(),
+            verdict(p, POLICY_TARGET),
+            verdict(up, UNMATCHED_TARGET),
         );
     }
 }
