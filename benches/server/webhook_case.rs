@@ -127,10 +127,41 @@ fn configuration(name: &str, url: &str, ca: &str, resource: &str) -> Bytes {
     )
 }
 
-/// Starts one server, makes its `bench` namespace and the given webhook configurations.
+/// A ValidatingAdmissionPolicy `name` checking creates of `resource`, and its binding.
+fn policy(name: &str, resource: &str) -> [(&'static str, Bytes); 2] {
+    let policy = serde_json::json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "matchConstraints": {"resourceRules": [{"operations": ["CREATE"], "apiGroups": [""],
+                                                    "apiVersions": ["v1"], "resources": [resource]}]},
+            "validations": [{"expression": "size(object.data) < 10", "message": "too many keys"}]
+        }
+    });
+    let binding = serde_json::json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "validationActions": ["Deny"]}
+    });
+    [
+        (
+            "validatingadmissionpolicies",
+            Bytes::from(policy.to_string()),
+        ),
+        (
+            "validatingadmissionpolicybindings",
+            Bytes::from(binding.to_string()),
+        ),
+    ]
+}
+
+/// Starts one server, makes its `bench` namespace and the given admissionregistration
+/// objects (`(resource, body)`).
 async fn server(
     data_dir: &Path,
-    configurations: Vec<Bytes>,
+    objects: Vec<(&'static str, Bytes)>,
 ) -> anyhow::Result<(Process, Arc<Endpoint>)> {
     let (process, kubeconfig) = start_apiary(data_dir, &[])?;
     let creds = Kubeconfig::read(&kubeconfig)?;

@@ -262,9 +262,17 @@ async fn plugins_are_chosen_by_the_flags() {
             .get("example.dev/color")
             .is_none_or(Value::is_null)
     );
+    // kube-apiserver's order: NamespaceLifecycle first, then the webhooks and policies,
+    // ResourceQuota last.
     assert_eq!(
         h.ctx.admission.names(),
-        ["NamespaceLifecycle", "ResourceQuota"]
+        [
+            "NamespaceLifecycle",
+            "MutatingAdmissionWebhook",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionWebhook",
+            "ResourceQuota"
+        ]
     );
     // An unknown name is refused, naming the known ones.
     let dir = tempfile::tempdir().unwrap();
@@ -283,6 +291,6 @@ async fn plugins_are_chosen_by_the_flags() {
     .expect("an unknown plugin is refused");
     assert_eq!(
         err.to_string(),
-        "admission plugin \"NoSuchPlugin\" is unknown; the known plugins are NamespaceLifecycle, ResourceQuota, WidgetColorLabel"
+        "admission plugin \"NoSuchPlugin\" is unknown; the known plugins are NamespaceLifecycle, MutatingAdmissionWebhook, ValidatingAdmissionWebhook, ValidatingAdmissionPolicy, ResourceQuota, WidgetColorLabel"
     );
 }
