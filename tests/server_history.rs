@@ -106,18 +106,23 @@ async fn embedded_store_kill_9_under_load() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn etcd_paused_under_load_with_compaction() {
+async fn two_replicas_etcd_paused_under_load_with_compaction() {
     let seed = history::seed();
     let started = Instant::now();
     let etcd = Etcd::start();
     let servers = format!("--etcd-servers={}", etcd.endpoint);
-    let server =
-        tokio::task::block_in_place(|| Server::start(&[&servers, "--etcd-compaction-interval=3s"]));
+    // Two replicas, both compacting every 3 s (one of them wins each round, as among
+    // kube-apiservers), with clients and watches on both.
+    let flags = [servers.as_str(), "--etcd-compaction-interval=3s"];
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let a = start_in(&tmp.path().join("a"), &flags);
+    copy_dir(&tmp.path().join("a/pki"), &tmp.path().join("b/pki"));
+    let b = start_in(&tmp.path().join("b"), &flags);
     let config = Config {
         expires: true,
         ..Config::default()
     };
-    let recorder = Recorder::start(Targets::new(&[&server]), config, seed).await;
+    let recorder = Recorder::start(Targets::new(&[&a, &b]), config, seed).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     // Longer than a client's request timeout: the requests waiting on etcd time out.
     let from = recorder.now();
