@@ -106,6 +106,33 @@ async fn embedded_store_kill_9_under_load() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_paused_under_load() {
+    let seed = history::seed();
+    let started = Instant::now();
+    let etcd = Etcd::start();
+    let servers = format!("--etcd-servers={}", etcd.endpoint);
+    // One server over etcd (the replicated runs follow); etcd stops for longer than a
+    // client's request timeout, so the requests waiting on it time out.
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let server = start_in(&tmp.path().join("a"), &[&servers]);
+    let config = Config {
+        expires: true,
+        ..Config::default()
+    };
+    let recorder = Recorder::start(Targets::new(&[&server]), config, seed).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let from = recorder.now();
+    etcd.pause();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    etcd.resume();
+    let to = recorder.now();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let history = recorder.finish().await;
+    check("etcd-pause-single", &history, seed, started);
+    history::assert_fault_felt(&history, from, to);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_etcd_paused_under_load_with_compaction() {
     let seed = history::seed();
     let started = Instant::now();

@@ -1314,3 +1314,44 @@ fn mutated_outputs_of_a_simulated_history_are_caught() {
     assert!(tried > 100, "{tried}");
     assert!(caught * 100 >= tried * 95, "{caught} of {tried} caught");
 }
+
+#[test]
+fn a_snapshot_may_sit_right_after_an_acknowledged_delete_of_unknown_rv() {
+    use ChangeKind::*;
+    // a: created 1, deleted (acknowledged, rv unknown: 3) ; b: created 2, updated 4.
+    let operations = vec![
+        at(0, 0, 1, create("ns/a", "a1"), written(1)),
+        at(0, 2, 3, create("ns/b", "b1"), written(2)),
+        at(0, 4, 5, delete("ns/a", None), Output::Deleted),
+        at(
+            0,
+            6,
+            7,
+            Input::Patch {
+                key: "ns/b".into(),
+                value: "b2".into(),
+            },
+            written(4),
+        ),
+    ];
+    // A resourceVersion=0 watch whose snapshot is at 3: a gone, b at 2, then b's update.
+    let good = vec![
+        change(Added, "ns/b", 2, "b1"),
+        change(Modified, "ns/b", 4, "b2"),
+    ];
+    accepted(&History {
+        operations: operations.clone(),
+        watches: vec![watch(WatchStart::Zero, 5, good)],
+        compacted: None,
+    });
+    // The snapshot cannot leave out b, which existed at every point.
+    let bad = vec![change(Modified, "ns/b", 4, "b2")];
+    rejected(
+        &History {
+            operations,
+            watches: vec![watch(WatchStart::Zero, 5, bad)],
+            compacted: None,
+        },
+        "explains the events",
+    );
+}
