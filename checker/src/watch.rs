@@ -235,11 +235,7 @@ fn snapshot_then_changes(
     // The snapshot can also sit just before a known commit, after commits whose
     // resourceVersions nobody saw (an acknowledged delete answered with a Status, a write
     // without an answer): the point right below each known commit is a candidate too.
-    candidates.extend(
-        rvs.iter()
-            .filter(|&&r| r > 0 && r - 1 >= lower)
-            .map(|&r| r - 1),
-    );
+    candidates.extend(rvs.iter().filter(|&&r| r > lower).map(|&r| r - 1));
     candidates.insert(lower);
     let mut first_problem: Option<String> = None;
     for r0 in candidates {
