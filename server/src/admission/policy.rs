@@ -172,8 +172,9 @@ struct CompiledBinding {
     warn: bool,
 }
 
-/// The bindings (with their policies) in the order they are checked.
-type Bindings = Arc<Vec<CompiledBinding>>;
+/// The bindings (with their policies) in the order they are checked, with the index of the
+/// resources each can match (those of its policy's `matchConstraints`).
+type Bindings = Arc<(Vec<CompiledBinding>, rules::ResourceIndex)>;
 
 /// The plugin's state.
 pub struct Policies {
@@ -300,7 +301,16 @@ impl Policies {
             })
             .collect();
         compiled.sort_by(|a, b| a.name.cmp(&b.name));
-        let compiled = Arc::new(compiled);
+        let index = rules::ResourceIndex::build(compiled.iter().map(|b| {
+            let rules = b.policy.constraints.as_ref().map(|m| &m.rules);
+            match rules {
+                Some(rules) if !rules.is_empty() => {
+                    rules::resources_of(rules.iter().map(|r| &r.rule))
+                }
+                _ => None,
+            }
+        }));
+        let compiled = Arc::new((compiled, index));
         if let Some(g) = generation {
             *self.memo.write() = Some((g, compiled.clone()));
         }
@@ -520,11 +530,16 @@ impl ValidatingPlugin for Policies {
 
     async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
         let bindings = self.bindings().await?;
-        if bindings.is_empty() {
+        if bindings.0.is_empty() {
             return Ok(());
         }
         let mut namespace: Option<Option<Box<dyn Object>>> = None;
-        for binding in bindings.iter() {
+        let (list, index) = &*bindings;
+        for binding in index
+            .candidates(attributes.version.plural)
+            .into_iter()
+            .map(|i| &list[i])
+        {
             let policy = &binding.policy;
             let denied = |message: String, reason: StatusReason| {
                 ApiError::new(

@@ -226,8 +226,9 @@ fn from_validating(w: &ValidatingWebhook) -> Hook {
     })
 }
 
-/// The compiled webhooks of one configuration kind, in the order they are called.
-pub type Hooks = Arc<Vec<Arc<Hook>>>;
+/// The compiled webhooks of one configuration kind, in the order they are called, with the
+/// index of the resources each can match.
+pub type Hooks = Arc<(Vec<Arc<Hook>>, rules::ResourceIndex)>;
 
 /// The webhooks of one configuration kind, as the watch cache last showed them.
 pub struct Configurations {
@@ -277,7 +278,9 @@ impl Configurations {
             })
             .collect();
         configs.sort_by(|a, b| a.0.cmp(&b.0));
-        let hooks: Hooks = Arc::new(configs.into_iter().flat_map(|(_, h)| h).collect());
+        let list: Vec<Arc<Hook>> = configs.into_iter().flat_map(|(_, h)| h).collect();
+        let index = rules::ResourceIndex::build(list.iter().map(|h| rules::resources_of(&h.rules)));
+        let hooks: Hooks = Arc::new((list, index));
         if let Some(g) = generation {
             *self.memo.write() = Some((g, hooks.clone()));
         }
@@ -316,12 +319,17 @@ impl Dispatcher {
     /// The webhooks this request is sent to, each with the version it is called in, in order.
     async fn select(&self, attributes: &Attributes<'_>) -> Result<Vec<Invocation>, ApiError> {
         let hooks = self.configurations.hooks().await?;
-        if hooks.is_empty() {
+        let (list, index) = &*hooks;
+        if list.is_empty() {
             return Ok(Vec::new());
         }
         let mut namespace: Option<Option<Box<dyn Object>>> = None;
         let mut chosen = Vec::new();
-        for hook in hooks.iter() {
+        for hook in index
+            .candidates(attributes.version.plural)
+            .into_iter()
+            .map(|i| &list[i])
+        {
             let Some(version) = self.matching_version(hook, attributes) else {
                 continue;
             };

@@ -140,6 +140,72 @@ impl CompiledRule {
     }
 }
 
+impl CompiledRule {
+    /// The resources (without subresource) the rule can match; `None` when `*` is among them.
+    pub fn resources(&self) -> Option<Vec<&str>> {
+        self.resources
+            .iter()
+            .map(|(names, _)| match names {
+                Names::Any => None,
+                Names::Some(n) => Some(n.iter().map(String::as_str)),
+            })
+            .try_fold(Vec::new(), |mut all, names| {
+                all.extend(names?);
+                Some(all)
+            })
+    }
+}
+
+/// Which entries (webhooks, bindings) can match a resource at all, so that a request is
+/// compared only with those: the entries naming it plus those whose rules say `*`, in their
+/// original order.
+#[derive(Debug, Default)]
+pub struct ResourceIndex {
+    named: std::collections::HashMap<String, Vec<usize>>,
+    any: Vec<usize>,
+}
+
+impl ResourceIndex {
+    /// Indexes entries by the resources their rules can match (`None`: any resource).
+    pub fn build<'a>(entries: impl IntoIterator<Item = Option<Vec<&'a str>>>) -> Self {
+        let mut index = ResourceIndex::default();
+        for (i, resources) in entries.into_iter().enumerate() {
+            match resources {
+                None => index.any.push(i),
+                Some(names) => {
+                    for name in names {
+                        let list = index.named.entry(name.to_string()).or_default();
+                        if list.last() != Some(&i) {
+                            list.push(i);
+                        }
+                    }
+                }
+            }
+        }
+        index
+    }
+
+    /// The entries that may match `resource`, in ascending order.
+    pub fn candidates(&self, resource: &str) -> Vec<usize> {
+        let named = self.named.get(resource).map(Vec::as_slice).unwrap_or(&[]);
+        if self.any.is_empty() {
+            return named.to_vec();
+        }
+        let mut out: Vec<usize> = named.iter().chain(&self.any).copied().collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The resources any of `rules` can match; `None` when one says `*`.
+pub fn resources_of<'a>(rules: impl IntoIterator<Item = &'a CompiledRule>) -> Option<Vec<&'a str>> {
+    rules.into_iter().try_fold(Vec::new(), |mut all, r| {
+        all.extend(r.resources()?);
+        Some(all)
+    })
+}
+
 /// Whether any of `rules` matches `target`.
 pub fn any_matches(rules: &[CompiledRule], target: &Target<'_>) -> bool {
     rules.iter().any(|r| r.matches(target))
@@ -266,6 +332,28 @@ mod tests {
         assert!(!resource_matches("*/status", "gadgets", ""));
         assert!(resource_matches("*/*", "gadgets", ""));
         assert!(resource_matches("*/*", "gadgets", "scale"));
+    }
+
+    #[test]
+    fn the_index_finds_the_entries_that_name_a_resource_or_any() {
+        let named = CompiledRule::compile(&rule(
+            &["*"],
+            &["*"],
+            &["*"],
+            &["widgets", "gadgets/status"],
+        ));
+        let any = CompiledRule::compile(&rule(&["*"], &["*"], &["*"], &["*/status"]));
+        let other = CompiledRule::compile(&rule(&["*"], &["*"], &["*"], &["secrets"]));
+        let index = ResourceIndex::build([
+            resources_of([&named]),
+            resources_of([&other]),
+            resources_of([&any]),
+            resources_of([&other, &named]),
+        ]);
+        assert_eq!(index.candidates("widgets"), vec![0, 2, 3]);
+        assert_eq!(index.candidates("gadgets"), vec![0, 2, 3]);
+        assert_eq!(index.candidates("secrets"), vec![1, 2, 3]);
+        assert_eq!(index.candidates("configmaps"), vec![2]);
     }
 
     #[test]
