@@ -21,6 +21,20 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_else(default))
 }
 
+/// Deserializes `null`, or the zero value of the type inside the `Option`, as `None`: a
+/// by-value field whose zero JSON leaves out (Go's `omitempty`), so that decoding and encoding
+/// agree.
+pub fn zero_as_none<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default + PartialEq,
+{
+    match Option::<T>::deserialize(d)? {
+        Some(v) if v != T::default() => Ok(Some(v)),
+        _ => Ok(None),
+    }
+}
+
 /// Deserializes `null`, or the zero value of the type inside the `Option`, as `default()`: a
 /// by-value field's default (Go defaults a zero value it cannot tell from an unset one).
 pub fn null_or_zero<'de, D, T>(d: D, default: fn() -> Option<T>) -> Result<Option<T>, D::Error>

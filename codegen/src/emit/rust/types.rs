@@ -107,6 +107,10 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
         } else if f.default.is_some() {
             let de = de_fn(s, f).to_string();
             quote!(#[serde(rename = #json, deserialize_with = #de)])
+        } else if omits_zero(f) {
+            // Encoding leaves the zero out (Go's `omitempty` on a by-value field), so decoding
+            // reads it as unset: the object survives a JSON round trip unchanged.
+            quote!(#[serde(rename = #json, default, deserialize_with = "::apimachinery::serde_util::zero_as_none")])
         } else if null_tolerant(f) {
             quote!(#[serde(rename = #json, deserialize_with = "::apimachinery::serde_util::null_default")])
         } else {
@@ -201,6 +205,17 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
             }
         }
     }
+}
+
+/// Whether JSON leaves the field's zero value out: a Go by-value `omitempty` scalar (not a
+/// time, whose zero is never held as `Some`), unless `#[json(keep_zero)]`.
+fn omits_zero(f: &FieldModel) -> bool {
+    f.omit_empty()
+        && f.proto_by_value
+        && !f.json_keep_zero
+        && !f.json_inline
+        && f.default.is_none()
+        && matches!(&f.ty, TypeRef::Option(inner) if !matches!(inner.as_ref(), TypeRef::Time | TypeRef::MicroTime))
 }
 
 /// The statement writing one field, honouring omit-empty rules.
