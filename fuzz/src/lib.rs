@@ -369,6 +369,34 @@ pub fn api_defs(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    allowing_caught_panics(|| check_api_defs(text));
+}
+
+/// Runs `f` with a panic hook that does not abort. The CEL parser (a dependency) panics on some
+/// malformed expressions; codegen catches that and reports the rule as not compiling, but
+/// libFuzzer's panic hook would abort the process on the caught panic. A panic that `f` does
+/// not catch is printed and resumed, so the harness still aborts on it and keeps the input.
+fn allowing_caught_panics<R>(f: impl FnOnce() -> R) -> R {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    match out {
+        Ok(v) => v,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic without a message");
+            eprintln!("panicked: {message}");
+            std::panic::resume_unwind(payload)
+        }
+    }
+}
+
+/// Parses, checks and emits one definitions file (`v1.rs` of a group `fuzz.example.dev`).
+fn check_api_defs(text: &str) {
     let dir = Path::new("api-defs/fuzz.example.dev");
     let file = dir.join("v1.rs");
     let mut diags = codegen::Diagnostics::default();
