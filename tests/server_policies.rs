@@ -6,29 +6,8 @@
 mod common;
 
 use common::Server;
+use common::send_json as send;
 use serde_json::{Value, json};
-
-async fn send(
-    client: &reqwest::Client,
-    method: reqwest::Method,
-    url: String,
-    body: Option<Value>,
-) -> (u16, Value, Vec<String>) {
-    let mut req = client.request(method, url);
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let resp = req.send().await.unwrap_or_else(|e| panic!("{e}"));
-    let status = resp.status().as_u16();
-    let warnings = resp
-        .headers()
-        .get_all("warning")
-        .iter()
-        .map(|v| v.to_str().unwrap_or("").to_string())
-        .collect();
-    let body = resp.json::<Value>().await.unwrap_or(Value::Null);
-    (status, body, warnings)
-}
 
 const GROUP: &str = "/apis/admissionregistration.k8s.io/v1";
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use common::Server;
+use common::send_json as send;
 use common::tls::TestCa;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -186,28 +187,6 @@ fn hook(w: &Webhooks, name: &str, path: &str, ns: &str, extra: Value) -> Value {
         }
     }
     h
-}
-
-async fn send(
-    client: &reqwest::Client,
-    method: reqwest::Method,
-    url: String,
-    body: Option<Value>,
-) -> (u16, Value, Vec<String>) {
-    let mut req = client.request(method, url);
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let resp = req.send().await.unwrap_or_else(|e| panic!("{e}"));
-    let status = resp.status().as_u16();
-    let warnings = resp
-        .headers()
-        .get_all("warning")
-        .iter()
-        .map(|v| v.to_str().unwrap_or("").to_string())
-        .collect();
-    let body = resp.json::<Value>().await.unwrap_or(Value::Null);
-    (status, body, warnings)
 }
 
 struct Fixture {

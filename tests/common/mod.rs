@@ -444,3 +444,30 @@ pub fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// Sends one request with an optional JSON body; returns the status, the JSON answer (`null`
+/// when there is none) and the `Warning` headers.
+pub async fn send_json(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: String,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value, Vec<String>) {
+    let mut req = client.request(method, url);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let resp = req.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let status = resp.status().as_u16();
+    let warnings = resp
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap_or("").to_string())
+        .collect();
+    let body = resp
+        .json::<serde_json::Value>()
+        .await
+        .unwrap_or(serde_json::Value::Null);
+    (status, body, warnings)
+}
