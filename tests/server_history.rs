@@ -43,6 +43,15 @@ fn start_in(dir: &std::path::Path, args: &[&str]) -> Server {
     tokio::task::block_in_place(|| Server::start_in(dir, args))
 }
 
+/// Two replicas over one etcd with `flags`, the second sharing the first one's CA and
+/// credentials, their data directories under `tmp`.
+fn two_replicas(tmp: &std::path::Path, flags: &[&str]) -> (Server, Server) {
+    let a = start_in(&tmp.join("a"), flags);
+    copy_dir(&tmp.join("a/pki"), &tmp.join("b/pki"));
+    let b = start_in(&tmp.join("b"), flags);
+    (a, b)
+}
+
 /// Checks the history and that the run exercised every kind of operation and event.
 fn check(name: &str, history: &checker::history::History, seed: u64, started: Instant) {
     let counts = history::check(name, history, seed);
@@ -142,9 +151,7 @@ async fn two_replicas_etcd_paused_under_load_with_compaction() {
     // kube-apiservers), with clients and watches on both.
     let flags = [servers.as_str(), "--etcd-compaction-interval=3s"];
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let a = start_in(&tmp.path().join("a"), &flags);
-    copy_dir(&tmp.path().join("a/pki"), &tmp.path().join("b/pki"));
-    let b = start_in(&tmp.path().join("b"), &flags);
+    let (a, b) = two_replicas(tmp.path(), &flags);
     let config = Config {
         expires: true,
         ..Config::default()
@@ -170,10 +177,7 @@ async fn two_replicas_etcd_killed_and_restarted_under_load() {
     let etcd = Etcd::start();
     let servers = format!("--etcd-servers={}", etcd.endpoint);
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let a = start_in(&tmp.path().join("a"), &[&servers]);
-    // The second replica shares the first one's CA and credentials.
-    copy_dir(&tmp.path().join("a/pki"), &tmp.path().join("b/pki"));
-    let b = start_in(&tmp.path().join("b"), &[&servers]);
+    let (a, b) = two_replicas(tmp.path(), &[&servers]);
     let config = Config {
         expires: true,
         ..Config::default()
