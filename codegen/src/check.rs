@@ -87,7 +87,8 @@ fn check_shared_group(group: &GroupModel, diags: &mut Diagnostics) {
 }
 
 /// Group-level rules: one storage version, kinds consistent across versions, hub coverage and
-/// conversion hooks.
+/// conversion hooks. A kind defined in one version only, outside the hub, needs no hub: it is
+/// stored in that version ([`GroupModel::kind_own_version`]).
 fn check_group(group: &GroupModel, diags: &mut Diagnostics) {
     let storage: Vec<&VersionModel> = group.versions.iter().filter(|v| v.storage).collect();
     match storage.as_slice() {
@@ -155,6 +156,16 @@ fn check_group(group: &GroupModel, diags: &mut Diagnostics) {
         }
     }
     for (kind, (v, s)) in &seen {
+        // A kind defined in one version only, outside the hub, is stored in that version.
+        if let Some(own) = group.kind_own_version(kind) {
+            if !own.served {
+                diags.push(
+                    s.loc.clone(),
+                    format!("kind `{kind}` is defined only in {}, which would store it, but that version is not served: remove `#![served = false]` or define the kind in the storage version too", own.version),
+                );
+            }
+            continue;
+        }
         if let Some(st) = storage.first()
             && st
                 .struct_named(kind)
@@ -170,7 +181,8 @@ fn check_group(group: &GroupModel, diags: &mut Diagnostics) {
     check_conversions(group, diags);
 }
 
-/// Every kind of every version converts through the hub; mismatched fields need hooks.
+/// Every kind of every version converts through the hub, except a kind that is its own hub;
+/// mismatched fields need hooks.
 fn check_conversions(group: &GroupModel, diags: &mut Diagnostics) {
     let Some(hub) = group.hub() else { return };
     let hooks_file = group.dir.join("hooks.rs");
@@ -179,6 +191,13 @@ fn check_conversions(group: &GroupModel, diags: &mut Diagnostics) {
             continue;
         }
         for s in v.kinds() {
+            // A kind that is its own hub converts to nothing.
+            if group
+                .kind_own_version(&s.name)
+                .is_some_and(|own| own.version == v.version)
+            {
+                continue;
+            }
             if hub.struct_named(&s.name).is_none() {
                 diags.push(
                     s.loc.clone(),

@@ -57,7 +57,9 @@ pub fn compatible(a: &TypeRef, b: &TypeRef, from: &VersionModel, to: &VersionMod
     }
 }
 
-/// Plans every struct of `version` that has a same-named struct in the hub.
+/// Plans every struct of `version` that has a same-named struct in the hub; the others (a kind
+/// that is its own hub, [`GroupModel::kind_own_version`], and structs only it uses) convert to
+/// nothing.
 pub fn plan<'a>(version: &'a VersionModel, hub: &'a VersionModel) -> Vec<StructPlan<'a>> {
     let mut plans = Vec::new();
     for s in &version.structs {

@@ -99,14 +99,54 @@ impl GroupModel {
         module_name_of_group(&self.name)
     }
 
-    /// The storage version (exactly one after checks pass).
+    /// The storage version (exactly one after checks pass): every kind's, except a kind that is
+    /// its own hub ([`GroupModel::kind_storage_version`]).
     pub fn storage_version(&self) -> Option<&VersionModel> {
         self.versions.iter().find(|v| v.storage)
     }
 
     /// The hub every version converts through: `internal` if present, else the storage version.
+    /// A kind that is its own hub converts through its version instead
+    /// ([`GroupModel::kind_hub`]).
     pub fn hub(&self) -> Option<&VersionModel> {
         self.internal.as_ref().or_else(|| self.storage_version())
+    }
+
+    /// The version a kind lives in alone, when that version is its own hub and its storage
+    /// version: the kind is defined (with `#[kind]`) in exactly one version, that version is
+    /// not the group's storage version, and neither `internal.rs` nor the storage version has
+    /// a struct of its name. Kubernetes stores such a kind (`MutatingAdmissionPolicy` of
+    /// `admissionregistration.k8s.io/v1beta1`) in the one version that has it, as storage
+    /// versions are per resource.
+    pub fn kind_own_version(&self, kind: &str) -> Option<&VersionModel> {
+        let mut defining = self
+            .versions
+            .iter()
+            .filter(|v| v.struct_named(kind).is_some_and(|s| s.kind.is_some()));
+        let only = defining.next()?;
+        if defining.next().is_some() || only.storage {
+            return None;
+        }
+        let in_hub = self
+            .internal
+            .iter()
+            .chain(self.storage_version())
+            .any(|h| h.struct_named(kind).is_some());
+        (!in_hub).then_some(only)
+    }
+
+    /// The hub a kind's versions convert through: the kind's own version
+    /// ([`GroupModel::kind_own_version`]) when it has one, else the group's [`GroupModel::hub`].
+    pub fn kind_hub(&self, kind: &str) -> Option<&VersionModel> {
+        self.kind_own_version(kind).or_else(|| self.hub())
+    }
+
+    /// The version a kind is stored in: the kind's own version
+    /// ([`GroupModel::kind_own_version`]) when it has one, else the group's
+    /// [`GroupModel::storage_version`].
+    pub fn kind_storage_version(&self, kind: &str) -> Option<&VersionModel> {
+        self.kind_own_version(kind)
+            .or_else(|| self.storage_version())
     }
 
     /// Finds a served version by name.

@@ -22,7 +22,10 @@ pub fn from_hub_fn(struct_name: &str, hub: &str) -> proc_macro2::Ident {
     format_ident!("{}_from_{}", struct_name.to_snake_case(), hub)
 }
 
-/// Emits the conversion functions of a version (nothing for the hub itself).
+/// Emits the conversion functions of a version (nothing for the hub itself). Only structs with
+/// a same-named struct in the hub are converted, so a kind that is its own hub
+/// ([`GroupModel::kind_own_version`]), and the structs of its version that the hub lacks, get
+/// none.
 pub fn emit_conversions(group: &GroupModel, version: &VersionModel) -> TokenStream {
     let Some(hub) = group.hub() else {
         return TokenStream::new();

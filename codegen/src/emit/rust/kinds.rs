@@ -21,13 +21,13 @@ pub fn resource_const(kind: &str) -> proc_macro2::Ident {
 }
 
 /// Emits the `ResourceInfo` constants of a served version's kinds.
-pub fn emit_resource_infos(version: &VersionModel) -> TokenStream {
+pub fn emit_resource_infos(group: &GroupModel, version: &VersionModel) -> TokenStream {
     version
         .kinds()
         .filter_map(|s| s.kind.as_ref())
         .map(|k| {
             let name = resource_const(&k.name);
-            let info = resource_info(version, k);
+            let info = resource_info(group, version, k);
             let doc = format!(
                 " The REST mapping and discovery facts of `{}` at `{}`.",
                 k.name,
@@ -53,8 +53,9 @@ pub fn emit_resource_infos(version: &VersionModel) -> TokenStream {
         .collect()
 }
 
-/// A `ResourceInfo` literal.
-fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
+/// A `ResourceInfo` literal; `storage_version` is whether `version` is the kind's storage
+/// version ([`GroupModel::kind_storage_version`]).
+fn resource_info(group_model: &GroupModel, version: &VersionModel, k: &KindModel) -> TokenStream {
     let (group, ver, kind, list_kind) = (&version.group, &version.version, &k.name, k.list_name());
     let (plural, singular) = (&k.plural, &k.singular);
     let scope = match k.scope {
@@ -83,7 +84,9 @@ fn resource_info(version: &VersionModel, k: &KindModel) -> TokenStream {
         quote!(::apimachinery::PrinterColumn { name: #n, type_: #t, format: #f, description: #d, priority: #p, json_path: #j })
     });
     let field_selectors = &k.field_selectors;
-    let storage = version.storage;
+    let storage = group_model
+        .kind_storage_version(&k.name)
+        .is_some_and(|st| st.version == version.version);
     let smp = k.strategic_merge_patch;
     let unconditional = k.unconditional_update;
     let create_on_update = k.create_on_update;
@@ -280,7 +283,7 @@ fn kind_versions<'a>(
 fn emit_kind(group: &GroupModel, kind: &str) -> TokenStream {
     let versions = kind_versions(group, kind);
     let kind_ident = ident(kind);
-    let hub = group.hub();
+    let hub = group.kind_hub(kind);
     let hub_name = hub.map(|h| h.version.clone()).unwrap_or_default();
     let hub_mod = ident(&hub_name);
     let mut out = TokenStream::new();
@@ -436,9 +439,9 @@ fn emit_kind(group: &GroupModel, kind: &str) -> TokenStream {
 }
 
 /// The selectable-fields function of a kind (its `field_selectors` markers, read from the
-/// storage version's typed struct) and its item, or the shared empty one.
+/// typed struct of the kind's storage version) and its item, or the shared empty one.
 fn selectable_fields(group: &GroupModel, kind: &str) -> (TokenStream, TokenStream) {
-    let Some(storage) = group.storage_version() else {
+    let Some(storage) = group.kind_storage_version(kind) else {
         return (
             quote!(::apimachinery::runtime::no_selectable_fields),
             TokenStream::new(),

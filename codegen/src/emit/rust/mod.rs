@@ -40,7 +40,7 @@ pub fn version_items(group: &GroupModel, version: &VersionModel) -> TokenStream 
     if !version.is_internal {
         out.extend(schema::emit_schemas(version));
         out.extend(sample::emit_samples(version));
-        out.extend(kinds::emit_resource_infos(version));
+        out.extend(kinds::emit_resource_infos(group, version));
         out.extend(kinds::emit_default_hooks(group, version));
         out.extend(crate::emit::proto::emit_proto_impls(group, version));
     }
