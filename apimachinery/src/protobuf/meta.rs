@@ -78,6 +78,23 @@ fn read_timestamp(
     Timestamp::decode(bytes).map(Some)
 }
 
+/// The first and last second a time's JSON form (RFC 3339, four-digit years) can write:
+/// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+const REPRESENTABLE_SECONDS: std::ops::RangeInclusive<i64> = -62_167_219_200..=253_402_300_799;
+
+/// A decoded timestamp's seconds, refused when its JSON form could not be written (Go's
+/// `Time.MarshalJSON` fails for years past 9999, so such an object could never be read back).
+fn representable(ts: &Timestamp) -> Result<i64, ProtoError> {
+    if REPRESENTABLE_SECONDS.contains(&ts.seconds) {
+        Ok(ts.seconds)
+    } else {
+        Err(ProtoError::Invalid(format!(
+            "time {}s out of range: years 0 through 9999 only",
+            ts.seconds
+        )))
+    }
+}
+
 /// `Time` is `Timestamp{seconds, nanos = 0}`: Kubernetes keeps second precision.
 impl ProtoField for Time {
     fn encode_field(&self, field: u32, buf: &mut Vec<u8>) {
@@ -98,7 +115,7 @@ impl ProtoField for Time {
         dec: &mut Decoder<'_>,
     ) -> Result<(), ProtoError> {
         let ts = read_timestamp(field, wire, dec)?.unwrap_or_default();
-        *self = Time::from_timestamp(ts.seconds);
+        *self = Time::from_timestamp(representable(&ts)?);
         Ok(())
     }
 
@@ -108,14 +125,17 @@ impl ProtoField for Time {
         wire: WireType,
         dec: &mut Decoder<'_>,
     ) -> Result<(), ProtoError> {
-        *slot = read_timestamp(field, wire, dec)?.map(|ts| Time::from_timestamp(ts.seconds));
+        *slot = match read_timestamp(field, wire, dec)? {
+            Some(ts) => Some(Time::from_timestamp(representable(&ts)?)),
+            None => None,
+        };
         Ok(())
     }
 }
 
 fn micro_time(ts: &Timestamp) -> Result<MicroTime, ProtoError> {
     let micros_nanos = (ts.nanos.clamp(0, 999_999_999) / 1000) * 1000;
-    DateTime::from_timestamp(ts.seconds, micros_nanos as u32)
+    DateTime::from_timestamp(representable(ts)?, micros_nanos as u32)
         .map(MicroTime)
         .ok_or_else(|| ProtoError::Invalid(format!("time {}s out of range", ts.seconds)))
 }
@@ -500,5 +520,32 @@ fn object_meta_of(object: &serde_json::Value) -> Result<ObjectMeta, ProtoError> 
         Some(m) => serde_json::from_value(m.clone())
             .map_err(|e| ProtoError::Invalid(format!("metadata: {e}"))),
         None => Ok(ObjectMeta::default()),
+    }
+}
+
+#[cfg(test)]
+mod time_range_tests {
+    use super::*;
+
+    /// An `ObjectMeta` whose `creationTimestamp` (field 8) is `seconds`.
+    fn meta_created_at(seconds: i64) -> Vec<u8> {
+        let mut buf = Vec::new();
+        put_message(&mut buf, 8, &Timestamp { seconds, nanos: 0 });
+        buf
+    }
+
+    #[test]
+    fn times_whose_json_cannot_be_written_are_refused() {
+        let last = ObjectMeta::decode(&meta_created_at(253_402_300_799)).unwrap();
+        assert_eq!(
+            last.creation_timestamp.map(|t| t.to_rfc3339()).as_deref(),
+            Some("9999-12-31T23:59:59Z")
+        );
+        // A year past 9999 (found by tools/fuzz decode_protobuf: its JSON form did not read
+        // back) and one before year 0.
+        for seconds in [253_402_300_800, 4_120_000_000_000, -62_167_219_201] {
+            let e = ObjectMeta::decode(&meta_created_at(seconds)).unwrap_err();
+            assert!(e.to_string().contains("out of range"), "{e}");
+        }
     }
 }
