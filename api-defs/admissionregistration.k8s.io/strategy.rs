@@ -289,6 +289,155 @@ impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
     }
 }
 
+/// The columns of a MutatingAdmissionPolicy (kube-apiserver's printer).
+static MUTATING_POLICY_COLUMNS: [PrinterColumn; 4] = [
+    NAME_COLUMN,
+    column(
+        "Mutations",
+        "integer",
+        0,
+        "Mutations indicates the number of mutations rules defined in this configuration",
+    ),
+    column(
+        "ParamKind",
+        "string",
+        0,
+        "ParamKind specifies the kind of resources used to parameterize this policy",
+    ),
+    AGE_COLUMN,
+];
+
+static MUTATING_POLICY_TABLE: TypedTable<v1beta1::MutatingAdmissionPolicy> =
+    TypedTable::new(&MUTATING_POLICY_COLUMNS, |p, now| {
+        let param_kind = match &p.spec.param_kind {
+            Some(k) => format!(
+                "{}/{}",
+                k.api_version.as_deref().unwrap_or(""),
+                k.kind.as_deref().unwrap_or("")
+            ),
+            None => "<unset>".to_string(),
+        };
+        vec![
+            table::name(&p.metadata),
+            table::count(p.spec.mutations.len()),
+            ::serde_json::Value::from(param_kind),
+            table::age(&p.metadata, now),
+        ]
+    });
+
+static MUTATING_BINDING_TABLE: TypedTable<v1beta1::MutatingAdmissionPolicyBinding> =
+    TypedTable::new(&BINDING_COLUMNS, |b, now| {
+        let param_ref = match &b.spec.param_ref {
+            Some(r) => {
+                let name = match (&r.name, &r.selector) {
+                    (Some(n), _) if !n.is_empty() => n.clone(),
+                    (_, Some(_)) => "*".to_string(),
+                    _ => String::new(),
+                };
+                match r.namespace.as_deref().filter(|n| !n.is_empty()) {
+                    Some(ns) => format!("{ns}/{name}"),
+                    None => format!("*/{name}"),
+                }
+            }
+            None => "<unset>".to_string(),
+        };
+        vec![
+            table::name(&b.metadata),
+            ::serde_json::Value::from(b.spec.policy_name.clone()),
+            ::serde_json::Value::from(param_ref),
+            table::age(&b.metadata, now),
+        ]
+    });
+
+/// A MutatingAdmissionPolicy prints its mutations and parameter kind; its expressions must
+/// compile; never sent to webhooks.
+pub struct MutatingAdmissionPolicyStrategy;
+
+impl Strategy for MutatingAdmissionPolicyStrategy {
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&MUTATING_POLICY_TABLE)
+    }
+
+    fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
+        let Some(p) = object.downcast_ref::<v1beta1::MutatingAdmissionPolicy>() else {
+            return Vec::new();
+        };
+        let spec = &p.spec;
+        let mut expressions: Vec<(String, &str)> = Vec::new();
+        for (i, c) in spec.match_conditions.iter().enumerate() {
+            expressions.push((format!("spec.matchConditions[{i}].expression"), &c.expression));
+        }
+        for (i, v) in spec.variables.iter().enumerate() {
+            expressions.push((format!("spec.variables[{i}].expression"), &v.expression));
+        }
+        let mut errors = compile_errors(expressions);
+        for (i, m) in spec.mutations.iter().enumerate() {
+            let (field, expression) = match m.patch_type.as_str() {
+                "ApplyConfiguration" => (
+                    "applyConfiguration",
+                    m.apply_configuration.as_ref().and_then(|a| a.expression.as_deref()),
+                ),
+                "JSONPatch" => ("jsonPatch", m.json_patch.as_ref().and_then(|j| j.expression.as_deref())),
+                _ => continue,
+            };
+            let path = format!("spec.mutations[{i}].{field}.expression");
+            match expression.filter(|e| !e.is_empty()) {
+                None => errors.push(FieldError::required(path, "")),
+                Some(e) => {
+                    if let Err(why) = CelExpression::compile_with_object_types(e) {
+                        errors.push(FieldError::invalid(
+                            path,
+                            &::serde_json::Value::from(e),
+                            format!("compilation failed: {why}"),
+                        ));
+                    }
+                }
+            }
+        }
+        if spec.mutations.is_empty() {
+            errors.push(FieldError::required("spec.mutations", "mutations must contain at least one item"));
+        }
+        if let Some(m) = &spec.match_constraints {
+            if m.resource_rules.is_empty() {
+                errors.push(FieldError::required("spec.matchConstraints.resourceRules", ""));
+            }
+            for (i, r) in m.resource_rules.iter().enumerate() {
+                if r.rule_with_operations.operations.iter().any(|o| o == "DELETE") {
+                    errors.push(FieldError::new(
+                        ::apimachinery::errors::FieldErrorType::NotSupported,
+                        format!("spec.matchConstraints.resourceRules[{i}].operations"),
+                        Some("\"DELETE\"".to_string()),
+                        "supported values: \"*\", \"CONNECT\", \"CREATE\", \"UPDATE\"",
+                    ));
+                }
+            }
+        }
+        errors
+    }
+
+    fn validate_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        self.validate(object)
+    }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
+    }
+}
+
+/// A MutatingAdmissionPolicyBinding prints its policy and parameters; never sent to
+/// webhooks.
+pub struct MutatingAdmissionPolicyBindingStrategy;
+
+impl Strategy for MutatingAdmissionPolicyBindingStrategy {
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&MUTATING_BINDING_TABLE)
+    }
+
+    fn exempt_from_admission_webhooks(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

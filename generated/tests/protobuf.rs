@@ -369,6 +369,30 @@ fn samples() -> Vec<(&'static str, &'static str, Value)> {
                 "validationActions": ["Deny", "Audit"]}}),
         ),
         (
+            "admissionregistration.k8s.io",
+            "MutatingAdmissionPolicy",
+            json!({"metadata": cluster_meta, "spec": {
+                "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                "matchConstraints": {
+                    "resourceRules": [{"operations": ["CREATE", "UPDATE"],
+                        "apiGroups": ["example.dev"], "apiVersions": ["v1"], "resources": ["widgets"], "scope": "*"}],
+                    "matchPolicy": "Equivalent"},
+                "variables": [{"name": "v", "expression": "1"}],
+                "mutations": [
+                    {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}},
+                    {"patchType": "JSONPatch", "jsonPatch": {"expression": "[]"}}],
+                "failurePolicy": "Ignore",
+                "matchConditions": [{"name": "c", "expression": "true"}],
+                "reinvocationPolicy": "IfNeeded"}}),
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "MutatingAdmissionPolicyBinding",
+            json!({"metadata": cluster_meta, "spec": {"policyName": "p",
+                "paramRef": {"selector": {"matchLabels": {"a": "b"}}, "parameterNotFoundAction": "Allow"},
+                "matchResources": {"namespaceSelector": {"matchLabels": {"a": "b"}}, "matchPolicy": "Exact"}}}),
+        ),
+        (
             "example.dev",
             "Widget",
             json!({"metadata": meta, "spec": {"replicas": 3, "color": "blue"},
