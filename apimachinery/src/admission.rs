@@ -100,6 +100,7 @@ pub struct Attributes<'a> {
     /// The RBAC rules users hold, for escalation checks.
     pub rule_resolver: Option<&'a dyn RuleResolver>,
     warnings: Mutex<Vec<String>>,
+    audit_annotations: Mutex<Vec<(String, String)>>,
     outcome_hooks: Mutex<Vec<OutcomeHook>>,
 }
 
@@ -151,6 +152,7 @@ impl<'a> Attributes<'a> {
             authorizer: request.authorizer,
             rule_resolver: request.rule_resolver,
             warnings: Mutex::new(Vec::new()),
+            audit_annotations: Mutex::new(Vec::new()),
             outcome_hooks: Mutex::new(Vec::new()),
         }
     }
@@ -215,6 +217,26 @@ impl<'a> Attributes<'a> {
     /// The warnings added so far.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Adds an annotation to the request's audit event (a webhook's or policy's
+    /// `auditAnnotations`, a policy's `Audit` action), under a key the plugin qualifies
+    /// (`<webhook or policy name>/<key>`).
+    pub fn annotate_audit(&self, key: impl Into<String>, value: impl Into<String>) {
+        self.audit_annotations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((key.into(), value.into()));
+    }
+
+    /// The audit annotations added so far.
+    pub fn take_audit_annotations(&self) -> Vec<(String, String)> {
+        std::mem::take(
+            &mut *self
+                .audit_annotations
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
     }
 
     /// Registers work to run once the write's outcome is known (see [`OutcomeHook`]).

@@ -37,8 +37,9 @@ use crate::registry::{Registry, ValidateObject};
 /// last.
 const FIRST: &[&str] = &["NamespaceLifecycle"];
 const LAST: &[&str] = &[
+    policy::mutating::NAME,
     webhook::MUTATING_NAME,
-    policy::NAME,
+    policy::validating::NAME,
     webhook::VALIDATING_NAME,
     "ResourceQuota",
 ];
@@ -84,7 +85,8 @@ pub fn builtin_plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin>
     namespace_lifecycle::plugin(registry, scheme)
         .into_iter()
         .chain(webhook::plugins(registry, scheme))
-        .chain(policy::plugin(registry, scheme))
+        .chain(policy::mutating::plugin(registry, scheme))
+        .chain(policy::validating::plugin(registry, scheme))
         .chain(resource_quota::plugin(registry, scheme))
         .collect()
 }
@@ -174,6 +176,9 @@ pub struct RequestAdmission<'a> {
     authorizer: Option<&'a dyn Authorizer>,
     rule_resolver: Option<&'a dyn RuleResolver>,
     warnings: Mutex<Vec<String>>,
+    /// Where the plugins' audit annotations go: the request's audit note, when the request
+    /// is recorded.
+    audit: Option<crate::audit::ObjectNote>,
     /// What the validating plugins asked to run once the write's outcome is known.
     outcome_hooks: Mutex<Vec<OutcomeHook>>,
 }
@@ -207,7 +212,23 @@ impl<'a> RequestAdmission<'a> {
             authorizer: None,
             rule_resolver: None,
             warnings: Mutex::new(Vec::new()),
+            audit: None,
             outcome_hooks: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The same admission recording the plugins' audit annotations in the request's audit
+    /// event (`note`: the request's audit note, when it is recorded).
+    pub fn with_audit(mut self, note: Option<&crate::audit::ObjectNote>) -> Self {
+        self.audit = note.cloned();
+        self
+    }
+
+    /// Passes the audit annotations the plugins added to the audit event.
+    fn record_audit_annotations(&self, attributes: &Attributes<'_>) {
+        let annotations = attributes.take_audit_annotations();
+        if let Some(note) = &self.audit {
+            note.annotate(annotations);
         }
     }
 
@@ -238,6 +259,7 @@ impl<'a> RequestAdmission<'a> {
             operation,
             options: self.options.clone(),
             warnings: Mutex::new(Vec::new()),
+            audit: self.audit.clone(),
             outcome_hooks: Mutex::new(Vec::new()),
             ..*self
         }
@@ -268,6 +290,7 @@ impl<'a> RequestAdmission<'a> {
         let mut attributes = Attributes::mutable(self.request(), Some(object), old);
         let result = self.chain.admit(&mut attributes).await;
         self.warnings.lock().extend(attributes.take_warnings());
+        self.record_audit_annotations(&attributes);
         result
     }
 
@@ -282,6 +305,7 @@ impl Clone for RequestAdmission<'_> {
         Self {
             options: self.options.clone(),
             warnings: Mutex::new(self.warnings.lock().clone()),
+            audit: self.audit.clone(),
             outcome_hooks: Mutex::new(Vec::new()),
             ..*self
         }
@@ -301,6 +325,7 @@ impl ValidateObject for RequestAdmission<'_> {
         let attributes = Attributes::read_only(self.request(), object, old);
         let result = self.chain.validate(&attributes).await;
         self.warnings.lock().extend(attributes.take_warnings());
+        self.record_audit_annotations(&attributes);
         self.outcome_hooks
             .lock()
             .extend(attributes.take_outcome_hooks());

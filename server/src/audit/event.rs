@@ -2,6 +2,7 @@
 //! owned facts only; bodies travel as the bytes the client sent or received and are turned into
 //! JSON on the log's writer thread, off the request path.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use apimachinery::status::ApiError;
@@ -142,7 +143,7 @@ pub struct Event {
     /// When this stage was reached.
     pub stage_timestamp: DateTime<Utc>,
     /// Annotations, such as `authorization.k8s.io/decision`.
-    pub annotations: BTreeMap<&'static str, String>,
+    pub annotations: BTreeMap<Cow<'static, str>, String>,
     /// Whether `metadata.managedFields` is removed from recorded bodies.
     pub omit_managed_fields: bool,
 }
@@ -200,7 +201,7 @@ struct EventView<'a> {
     request_received_timestamp: String,
     stage_timestamp: String,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    annotations: &'a BTreeMap<&'static str, String>,
+    annotations: &'a BTreeMap<Cow<'static, str>, String>,
 }
 
 /// Kubernetes' `MicroTime` form: RFC 3339 in UTC with six fractional digits.
@@ -309,7 +310,7 @@ mod tests {
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or_default();
         let mut annotations = BTreeMap::new();
-        annotations.insert("authorization.k8s.io/decision", "allow".to_string());
+        annotations.insert("authorization.k8s.io/decision".into(), "allow".to_string());
         let event = Event {
             level: Level::Request,
             audit_id: "id-1".into(),

@@ -211,6 +211,8 @@ struct Noted {
     meta: Option<ObjectMeta>,
     json: Option<bytes::Bytes>,
     response_json: Option<bytes::Bytes>,
+    /// What admission added to the event (webhooks' and policies' `auditAnnotations`).
+    annotations: Vec<(String, String)>,
 }
 
 impl ObjectNote {
@@ -248,6 +250,14 @@ impl ObjectNote {
             ..ObjectMeta::default()
         });
         noted.json = json;
+    }
+
+    /// Adds annotations to the event (admission's `auditAnnotations`); a key added twice keeps
+    /// its first value, as Kubernetes keeps it.
+    pub fn annotate(&self, annotations: Vec<(String, String)>) {
+        if !annotations.is_empty() {
+            self.noted.lock().annotations.extend(annotations);
+        }
     }
 
     /// The JSON of the recorded object, if it was kept.
@@ -308,6 +318,14 @@ impl RequestAudit {
         if let (Some(note), Some(object_ref)) = (&self.note, event.object_ref.as_mut()) {
             note.complete(object_ref);
         }
+        if let Some(note) = &self.note {
+            for (k, v) in &note.noted.lock().annotations {
+                event
+                    .annotations
+                    .entry(k.clone().into())
+                    .or_insert_with(|| v.clone());
+            }
+        }
         event.stage = stage;
         event.stage_timestamp = Utc::now();
         self.log.process(event);
@@ -323,10 +341,10 @@ impl RequestAudit {
         let decision = if allowed { "allow" } else { "forbid" };
         self.event
             .annotations
-            .insert(DECISION_ANNOTATION, decision.to_string());
+            .insert(DECISION_ANNOTATION.into(), decision.to_string());
         self.event
             .annotations
-            .insert(REASON_ANNOTATION, reason.to_string());
+            .insert(REASON_ANNOTATION.into(), reason.to_string());
     }
 
     /// Records the request body (kept only at the Request and RequestResponse levels): the

@@ -1,10 +1,12 @@
 //! Controllers the server runs in-process, through the same stores (and strategies) as every
 //! request: the system namespaces every cluster has, and the namespace controller that empties
-//! a terminating namespace and then lets it go, and the quota controller that keeps every
-//! ResourceQuota's status counted.
+//! a terminating namespace and then lets it go, the quota controller that keeps every
+//! ResourceQuota's status counted, the cluster role aggregation controller, and the
+//! ValidatingAdmissionPolicy type-checking controller.
 
 pub mod cluster_role_aggregation;
 pub mod namespace;
+pub mod policy_type_checking;
 pub mod resource_quota;
 pub mod system_namespaces;
 

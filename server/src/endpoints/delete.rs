@@ -73,6 +73,7 @@ fn admission<'a>(
         &scope.user,
     )
     .with_authorization(scope.authorizer(), ctx.rule_resolver())
+    .with_audit(scope.audit_note.as_ref())
 }
 
 /// `DELETE` of one object: a `Status` of success once it is gone, or the object (200) while

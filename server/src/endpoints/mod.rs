@@ -275,6 +275,17 @@ impl ApiContext {
                 )?;
             tokio::spawn(controller.run());
         }
+        if self
+            .scheme
+            .by_kind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
+            .is_some()
+        {
+            let controller = crate::controllers::policy_type_checking::TypeCheckingController::new(
+                &self.registry,
+                self.scheme.clone(),
+            )?;
+            tokio::spawn(controller.run());
+        }
         if self.scheme.by_kind("", "ResourceQuota").is_some() {
             let controller = crate::controllers::resource_quota::QuotaController::new(
                 self.registry.clone(),

@@ -51,7 +51,8 @@ pub async fn patch(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bod
         },
         &scope.user,
     )
-    .with_authorization(scope.authorizer(), ctx.rule_resolver());
+    .with_authorization(scope.authorizer(), ctx.rule_resolver())
+    .with_audit(scope.audit_note.as_ref());
     let info = PatchInfo {
         scope: &scope,
         patch_type,
@@ -163,7 +164,8 @@ async fn apply(
         options,
         &scope.user,
     )
-    .with_authorization(scope.authorizer(), ctx.rule_resolver());
+    .with_authorization(scope.authorizer(), ctx.rule_resolver())
+    .with_audit(scope.audit_note.as_ref());
     let create_admission = admission.as_operation(Operation::Create);
     let info = ApplyInfo {
         scope: &scope,

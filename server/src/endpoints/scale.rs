@@ -164,7 +164,8 @@ async fn write(
         },
         &rc.user,
     )
-    .with_authorization(rc.authorizer(), ctx.rule_resolver());
+    .with_authorization(rc.authorizer(), ctx.rule_resolver())
+    .with_audit(rc.audit_note.as_ref());
     let info = ScaleInfo {
         rc,
         make_scale,

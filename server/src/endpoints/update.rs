@@ -46,7 +46,8 @@ pub async fn update(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
         },
         &scope.user,
     )
-    .with_authorization(scope.authorizer(), ctx.rule_resolver());
+    .with_authorization(scope.authorizer(), ctx.rule_resolver())
+    .with_audit(scope.audit_note.as_ref());
     let create_admission = admission.as_operation(Operation::Create);
     let info = PutInfo {
         scope: &scope,

@@ -13,11 +13,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apimachinery::Scheme;
 use apimachinery::admission::{Attributes, Plugin, ValidatingPlugin};
 use apimachinery::cel::{CelActivation, CelExpression};
 use apimachinery::runtime::Object;
 use apimachinery::status::{ApiError, StatusReason};
-use apimachinery::Scheme;
 use async_trait::async_trait;
 use generated::admissionregistration_k8s_io::v1::{
     ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
@@ -28,7 +28,7 @@ use generated::admissionregistration_k8s_io::{
 use parking_lot::RwLock;
 
 use super::{
-    Compiled, Matcher, Selected, Selection, Source, Uses, base_activation, bind_variables,
+    Compiled, Matcher, Memo, Selected, Selection, Source, Uses, base_activation, bind_variables,
     compile, conditions_hold, param_kind_of,
 };
 use crate::admission::webhook::rules;
@@ -76,6 +76,8 @@ struct CompiledPolicy {
     conditions: Vec<(String, Compiled)>,
     variables: Vec<(String, Compiled)>,
     validations: Vec<CompiledValidation>,
+    /// The `auditAnnotations`: keys (qualified with the policy's name) and value expressions.
+    audit_annotations: Vec<(String, Compiled)>,
     /// Which of the variables any expression reads (the others are never computed).
     uses: Uses,
 }
@@ -88,6 +90,9 @@ struct CompiledBinding {
     matcher: Option<Matcher>,
     deny: bool,
     warn: bool,
+    audit: bool,
+    /// The binding's `validationActions`, as written.
+    actions: Vec<String>,
 }
 
 /// The bindings (with their policies) in the order they are checked, with the index of the
@@ -98,7 +103,7 @@ type Bindings = (Vec<CompiledBinding>, rules::ResourceIndex);
 pub struct Policies {
     source: Source,
     /// The two caches' change counters when the bindings were compiled, and the bindings.
-    memo: RwLock<Option<((u64, u64), Arc<Bindings>)>>,
+    memo: Memo<Bindings>,
 }
 
 fn reason_of(r: Option<&str>) -> StatusReason {
@@ -154,6 +159,14 @@ fn compile_policy(p: &ValidatingAdmissionPolicy) -> CompiledPolicy {
                 reason: reason_of(v.reason.as_deref()),
             })
             .collect(),
+        audit_annotations: spec
+            .audit_annotations
+            .iter()
+            .map(|a| {
+                let name = p.metadata.name.as_deref().unwrap_or_default();
+                (format!("{name}/{}", a.key), compile(&a.value_expression))
+            })
+            .collect(),
         uses: Uses::default(),
     };
     let compiled = policy
@@ -164,7 +177,13 @@ fn compile_policy(p: &ValidatingAdmissionPolicy) -> CompiledPolicy {
         .chain(policy.validations.iter().flat_map(|v| {
             let message = v.message_expression.as_ref().and_then(|m| m.as_ref().ok());
             v.expression.as_ref().ok().into_iter().chain(message)
-        }));
+        }))
+        .chain(
+            policy
+                .audit_annotations
+                .iter()
+                .filter_map(|(_, e)| e.as_ref().ok()),
+        );
     policy.uses = Uses::of(compiled);
     policy
 }
@@ -192,6 +211,8 @@ fn compile_bindings(policies: &[Box<dyn Object>], bindings: &[Box<dyn Object>]) 
                 matcher: b.spec.match_resources.as_ref().map(Matcher::compile),
                 deny: actions.iter().any(|a| a == "Deny"),
                 warn: actions.iter().any(|a| a == "Warn"),
+                audit: actions.iter().any(|a| a == "Audit"),
+                actions: actions.clone(),
             })
         })
         .collect();
@@ -208,8 +229,8 @@ fn compile_bindings(policies: &[Box<dyn Object>], bindings: &[Box<dyn Object>]) 
 /// The outcome of one binding on one request.
 enum Verdict {
     Pass,
-    /// A validation failed: its message and reason.
-    Failed(String, StatusReason),
+    /// A validation failed: its message, reason and index.
+    Failed(String, StatusReason, usize),
     /// The binding could not be evaluated (its failure policy decides).
     Error(String),
 }
@@ -223,7 +244,7 @@ fn evaluate(policy: &CompiledPolicy, activation: &mut CelActivation) -> Verdict 
     if let Err(e) = bind_variables(&policy.variables, activation) {
         return Verdict::Error(e);
     }
-    for v in &policy.validations {
+    for (index, v) in policy.validations.iter().enumerate() {
         let expression: &CelExpression = match &v.expression {
             Ok(e) => e,
             Err(e) => return Verdict::Error(format!("compilation error: {e}")),
@@ -245,7 +266,7 @@ fn evaluate(policy: &CompiledPolicy, activation: &mut CelActivation) -> Verdict 
                 let message = from_expression
                     .or_else(|| v.message.clone())
                     .unwrap_or_else(|| format!("failed expression: {}", v.expression_text));
-                return Verdict::Failed(message, v.reason);
+                return Verdict::Failed(message, v.reason, index);
             }
             Err(e) => {
                 return Verdict::Error(format!(
@@ -257,6 +278,34 @@ fn evaluate(policy: &CompiledPolicy, activation: &mut CelActivation) -> Verdict 
     }
     Verdict::Pass
 }
+
+/// The values of a policy's `auditAnnotations` (a null value adds nothing), or why one
+/// could not be evaluated.
+fn audit_annotations(
+    policy: &CompiledPolicy,
+    activation: &CelActivation,
+) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (key, expression) in &policy.audit_annotations {
+        let expression = expression
+            .as_ref()
+            .map_err(|e| format!("compilation error: {e}"))?;
+        match expression.evaluate_json_in(activation) {
+            Ok(serde_json::Value::Null) => {}
+            Ok(serde_json::Value::String(v)) => out.push((key.clone(), v)),
+            Ok(other) => {
+                return Err(format!(
+                    "audit annotation {key:?}: valueExpression must evaluate to a string or null, not {other}"
+                ));
+            }
+            Err(e) => return Err(format!("audit annotation {key:?} resulted in error: {e}")),
+        }
+    }
+    Ok(out)
+}
+
+/// The audit annotation under which failed validations with the `Audit` action are recorded.
+const VALIDATION_FAILURE_ANNOTATION: &str = "validation.policy.admission.k8s.io/validation_failure";
 
 #[async_trait]
 impl ValidatingPlugin for Policies {
@@ -280,6 +329,8 @@ impl ValidatingPlugin for Policies {
             return Ok(());
         }
         let mut namespace: Option<Option<Box<dyn Object>>> = None;
+        // The failed validations the `Audit` action records, in one annotation.
+        let mut audited: Vec<serde_json::Value> = Vec::new();
         let (list, index) = &*bindings;
         for binding in index
             .candidates(attributes.version.plural)
@@ -305,22 +356,25 @@ impl ValidatingPlugin for Policies {
                 param_ref: binding.param_ref.as_ref(),
                 uses: policy.uses,
             };
-            let (version, param_sets) =
-                match self.source.select(&selection, attributes, &mut namespace).await? {
-                    Selected::No => continue,
-                    Selected::Yes(version, params) => (version, params),
-                    Selected::Error(e) if policy.fail_closed => {
-                        return Err(denied(e, StatusReason::Forbidden));
-                    }
-                    Selected::Error(_) => continue,
-                    Selected::NoParams => {
-                        return Err(denied(
-                            "no params found for policy binding with `Deny` parameterNotFoundAction"
-                                .into(),
-                            StatusReason::Forbidden,
-                        ));
-                    }
-                };
+            let (version, param_sets) = match self
+                .source
+                .select(&selection, attributes, &mut namespace)
+                .await?
+            {
+                Selected::No => continue,
+                Selected::Yes(version, params) => (version, params),
+                Selected::Error(e) if policy.fail_closed => {
+                    return Err(denied(e, StatusReason::Forbidden));
+                }
+                Selected::Error(_) => continue,
+                Selected::NoParams => {
+                    return Err(denied(
+                        "no params found for policy binding with `Deny` parameterNotFoundAction"
+                            .into(),
+                        StatusReason::Forbidden,
+                    ));
+                }
+            };
             let ns = namespace.as_ref().and_then(|n| n.as_deref());
             let base = base_activation(attributes, version, policy.uses, ns)
                 .map_err(|e| denied(e, StatusReason::Forbidden))?;
@@ -331,10 +385,34 @@ impl ValidatingPlugin for Policies {
                         .set("params", &params)
                         .map_err(|e| denied(e, StatusReason::Forbidden))?;
                 }
-                match evaluate(policy, &mut activation) {
+                let verdict = evaluate(policy, &mut activation);
+                if !policy.audit_annotations.is_empty() && !matches!(verdict, Verdict::Error(_)) {
+                    match audit_annotations(policy, &activation) {
+                        Ok(values) => {
+                            for (k, v) in values {
+                                attributes.annotate_audit(k, v);
+                            }
+                        }
+                        Err(e) if policy.fail_closed => {
+                            return Err(denied(e, StatusReason::Forbidden));
+                        }
+                        Err(_) => {}
+                    }
+                }
+                match verdict {
                     Verdict::Pass => {}
-                    Verdict::Failed(message, reason) => {
+                    Verdict::Failed(message, reason, expression_index) => {
+                        if binding.audit {
+                            audited.push(serde_json::json!({
+                                "message": message,
+                                "policy": policy.name,
+                                "binding": binding.name,
+                                "expressionIndex": expression_index,
+                                "validationActions": binding.actions,
+                            }));
+                        }
                         if binding.deny {
+                            record_audited(attributes, &audited);
                             return Err(denied(message, reason));
                         }
                         if binding.warn {
@@ -346,12 +424,24 @@ impl ValidatingPlugin for Policies {
                     }
                     Verdict::Error(e) => {
                         if policy.fail_closed {
+                            record_audited(attributes, &audited);
                             return Err(denied(e, StatusReason::Forbidden));
                         }
                     }
                 }
             }
         }
+        record_audited(attributes, &audited);
         Ok(())
+    }
+}
+
+/// Records the failed validations of `Audit` bindings in the request's audit event.
+fn record_audited(attributes: &Attributes<'_>, audited: &[serde_json::Value]) {
+    if !audited.is_empty() {
+        attributes.annotate_audit(
+            VALIDATION_FAILURE_ANNOTATION,
+            serde_json::Value::Array(audited.to_vec()).to_string(),
+        );
     }
 }

@@ -556,6 +556,7 @@ impl Mutating {
         for w in &answer.warnings {
             attributes.warn(w.clone());
         }
+        record_audit_annotations(&invocation.hook.name, &answer, attributes);
         if !answer.allowed {
             return Err(call::denial(&invocation.hook.name, answer.status.as_ref()));
         }
@@ -598,6 +599,16 @@ impl Mutating {
     }
 }
 
+/// Records a webhook's `auditAnnotations` in the request's audit event, each key qualified
+/// with the webhook's name (`<webhook>/<key>`), in key order.
+fn record_audit_annotations(hook: &str, answer: &call::Answer, attributes: &Attributes<'_>) {
+    let mut keys: Vec<&String> = answer.audit_annotations.keys().collect();
+    keys.sort();
+    for k in keys {
+        attributes.annotate_audit(format!("{hook}/{k}"), answer.audit_annotations[k].clone());
+    }
+}
+
 #[async_trait]
 impl ValidatingPlugin for Validating {
     fn handles(&self, attributes: &Attributes<'_>) -> bool {
@@ -616,6 +627,7 @@ impl ValidatingPlugin for Validating {
             for w in &answer.warnings {
                 attributes.warn(w.clone());
             }
+            record_audit_annotations(&invocation.hook.name, &answer, attributes);
             if !answer.allowed {
                 return Err(call::denial(&invocation.hook.name, answer.status.as_ref()));
             }
