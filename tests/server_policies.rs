@@ -600,3 +600,103 @@ async fn policy_audit_annotations_and_the_audit_action_reach_the_audit_event() {
         "{annotations}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policies_made_on_one_replica_take_effect_on_the_other() {
+    let etcd = common::Etcd::start();
+    let servers = format!("--etcd-servers={}", etcd.endpoint);
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let a = Server::start_in(&tmp.path().join("a"), &[&servers]);
+    common::copy_dir(&tmp.path().join("a/pki"), &tmp.path().join("b/pki"));
+    let b = Server::start_in(&tmp.path().join("b"), &[&servers]);
+    let (ca, cb) = (a.admin(), b.admin());
+    let (code, body, _) = send(
+        &ca,
+        reqwest::Method::POST,
+        a.url("/api/v1/namespaces"),
+        Some(json!({"metadata": {"name": "rp", "labels": {"policy": "rp"}}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let widget = |name: String, replicas: i64| {
+        let url = b.url("/apis/example.dev/v1/namespaces/rp/widgets");
+        let client = cb.clone();
+        let body = json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+                          "metadata": {"name": name}, "spec": {"replicas": replicas}});
+        async move { send(&client, reqwest::Method::POST, url, Some(body)).await }
+    };
+    // Replica b has admitted a create before the policies exist: its memo is warm.
+    let (code, body, _) = widget("before".into(), 50).await;
+    assert_eq!(code, 201, "{body}");
+    let create = |path: &str, body: Value| {
+        let url = a.url(path);
+        let client = ca.clone();
+        async move {
+            let (code, resp, _) = send(&client, reqwest::Method::POST, url, Some(body)).await;
+            assert_eq!(code, 201, "{resp}");
+        }
+    };
+    create(
+        &format!("{BETA}/mutatingadmissionpolicies"),
+        json!({"metadata": {"name": "label"},
+               "spec": {"matchConstraints": widget_rules(), "reinvocationPolicy": "Never",
+                        "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                            "Object{metadata: Object.metadata{labels: {\"replica\": \"a\"}}}"}}]}}),
+    )
+    .await;
+    create(
+        &format!("{BETA}/mutatingadmissionpolicybindings"),
+        json!({"metadata": {"name": "label-binding"}, "spec": {"policyName": "label"}}),
+    )
+    .await;
+    create(
+        &format!("{GROUP}/validatingadmissionpolicies"),
+        json!({"metadata": {"name": "max"},
+               "spec": {"matchConstraints": widget_rules(),
+                        "validations": [{"expression": "object.spec.replicas <= 10", "message": "too many"}]}}),
+    )
+    .await;
+    create(
+        &format!("{GROUP}/validatingadmissionpolicybindings"),
+        json!({"metadata": {"name": "max-binding"},
+               "spec": {"policyName": "max", "validationActions": ["Deny"]}}),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let mut n = 0;
+    loop {
+        n += 1;
+        let (code, body, _) = widget(format!("w-{n}"), 50).await;
+        if code == 403 {
+            assert_eq!(
+                body["message"],
+                "ValidatingAdmissionPolicy 'max' with binding 'max-binding' denied request: too many"
+            );
+            break;
+        }
+        assert_eq!(code, 201, "{body}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "replica b did not pick up the policies within 2 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // And the mutating policy (its own kinds' caches) labels b's creates.
+    loop {
+        n += 1;
+        let (code, body, _) = widget(format!("w-{n}"), 3).await;
+        assert_eq!(code, 201, "{body}");
+        if body["metadata"]["labels"]["replica"] == "a" {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "replica b did not pick up the mutating policy within 2 s: {body}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    eprintln!(
+        "replica b enforced the policies after {:?}",
+        started.elapsed()
+    );
+}
