@@ -700,3 +700,90 @@ async fn policies_made_on_one_replica_take_effect_on_the_other() {
         started.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policies_ask_the_authorizer_about_the_requesting_user() {
+    let server = Server::start(&[]);
+    let client = server.admin();
+    let f = Fixture { server, client };
+    let (code, body, _) = send(
+        &f.client,
+        reqwest::Method::POST,
+        f.server.url("/api/v1/namespaces"),
+        Some(json!({"metadata": {"name": "authz", "labels": {"policy": "authz"}}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    // Jane may create widgets in the namespace, but not delete them.
+    for (path, body) in [
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/authz/roles",
+            json!({"metadata": {"name": "widget-creator"},
+                   "rules": [{"apiGroups": ["example.dev"], "resources": ["widgets"],
+                              "verbs": ["create", "get"]}]}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/authz/rolebindings",
+            json!({"metadata": {"name": "jane-creates"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "widget-creator"},
+                   "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "jane"}]}),
+        ),
+    ] {
+        let (code, resp, _) = send(
+            &f.client,
+            reqwest::Method::POST,
+            f.server.url(path),
+            Some(body),
+        )
+        .await;
+        assert_eq!(code, 201, "{resp}");
+    }
+    // Widgets with more than 5 replicas only from users who may also delete them.
+    f.create(
+        "validatingadmissionpolicies",
+        json!({"metadata": {"name": "big-needs-delete"},
+               "spec": {"matchConstraints": widget_rules(),
+                        "validations": [{
+                            "expression": "object.spec.replicas <= 5 || authorizer.group('example.dev').resource('widgets').namespace(request.namespace).check('delete').allowed()",
+                            "messageExpression": "'only users who may delete widgets may ask for ' + string(object.spec.replicas) + ' replicas'"}]}}),
+    )
+    .await;
+    f.create(
+        "validatingadmissionpolicybindings",
+        json!({"metadata": {"name": "big-needs-delete-binding"},
+               "spec": {"policyName": "big-needs-delete", "validationActions": ["Deny"],
+                        "matchResources": {"namespaceSelector": {"matchLabels": {"policy": "authz"}}}}}),
+    )
+    .await;
+    let (cert, key) = f.server.user_cert("jane", "");
+    let jane = f.server.with_identity(&cert, &key);
+    let widget = |client: &reqwest::Client, name: &str, replicas: i64| {
+        let url = f
+            .server
+            .url("/apis/example.dev/v1/namespaces/authz/widgets");
+        let client = client.clone();
+        let body = json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+                          "metadata": {"name": name}, "spec": {"replicas": replicas}});
+        async move { send(&client, reqwest::Method::POST, url, Some(body)).await }
+    };
+    // RBAC sees the binding shortly after it is written.
+    let mut n = 0;
+    loop {
+        n += 1;
+        let (code, body, _) = widget(&jane, &format!("small-{n}"), 5).await;
+        if code == 201 {
+            break;
+        }
+        assert!(n < 100 && code == 403, "{body}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (code, body, _) = widget(&jane, "big", 6).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "ValidatingAdmissionPolicy 'big-needs-delete' with binding 'big-needs-delete-binding' denied request: only users who may delete widgets may ask for 6 replicas"
+    );
+    // The admin may delete widgets.
+    let (code, body, _) = widget(&f.client, "admins-big", 6).await;
+    assert_eq!(code, 201, "{body}");
+}

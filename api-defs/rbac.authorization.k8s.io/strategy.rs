@@ -555,7 +555,7 @@ mod tests {
             object: &dyn Object,
             old: Option<&dyn Object>,
             user: &UserInfo,
-            authorizer: Option<&dyn Authorizer>,
+            authorizer: Option<::std::sync::Arc<dyn Authorizer>>,
             held: Vec<PolicyRule>,
         ) -> Result<(), ApiError> {
             let resolver = Fixed { held };
@@ -570,7 +570,7 @@ mod tests {
                 dry_run: false,
                 options: &options,
                 user,
-                authorizer,
+                authorizer: authorizer.as_ref(),
                 rule_resolver: Some(&resolver),
             };
             let attributes = Attributes::read_only(request, Some(object), old);
@@ -594,7 +594,7 @@ mod tests {
             );
             let held = vec![PolicyRule::resources(&["*"], &[""], &["secrets"])];
             assert!(check(kind, &secrets, None, &jane, None, held).is_ok());
-            assert!(check(kind, &secrets, None, &jane, Some(&Verbs), Vec::new()).is_ok());
+            assert!(check(kind, &secrets, None, &jane, Some(::std::sync::Arc::new(Verbs)), Vec::new()).is_ok());
             let admin = user(&[MASTERS_GROUP]);
             assert!(check(kind, &secrets, None, &admin, None, Vec::new()).is_ok());
             // Only owner references or finalizers changed: no check.
@@ -636,8 +636,8 @@ mod tests {
                 }))
             };
             let jane = user(&[]);
-            assert!(check(kind, &binding("ClusterRole", "view"), None, &jane, Some(&Verbs), Vec::new()).is_ok());
-            let err = check(kind, &binding("ClusterRole", "edit"), None, &jane, Some(&Verbs), Vec::new()).unwrap_err();
+            assert!(check(kind, &binding("ClusterRole", "view"), None, &jane, Some(::std::sync::Arc::new(Verbs)), Vec::new()).is_ok());
+            let err = check(kind, &binding("ClusterRole", "edit"), None, &jane, Some(::std::sync::Arc::new(Verbs)), Vec::new()).unwrap_err();
             assert_eq!(err.code(), 403);
             assert!(err.message().starts_with("rolebindings.rbac.authorization.k8s.io \"b\" is forbidden: user \"jane\""), "{}", err.message());
             let held = vec![PolicyRule::resources(&["get"], &[""], &["secrets"])];

@@ -96,7 +96,7 @@ pub struct Attributes<'a> {
     /// The user making the request.
     pub user: &'a UserInfo,
     /// The server's authorizer, when the request went through one.
-    pub authorizer: Option<&'a dyn Authorizer>,
+    pub authorizer: Option<&'a std::sync::Arc<dyn Authorizer>>,
     /// The RBAC rules users hold, for escalation checks.
     pub rule_resolver: Option<&'a dyn RuleResolver>,
     warnings: Mutex<Vec<String>>,
@@ -126,7 +126,7 @@ pub struct Request<'a> {
     /// The user making the request.
     pub user: &'a UserInfo,
     /// The server's authorizer, when the request went through one.
-    pub authorizer: Option<&'a dyn Authorizer>,
+    pub authorizer: Option<&'a std::sync::Arc<dyn Authorizer>>,
     /// The RBAC rules users hold, for escalation checks.
     pub rule_resolver: Option<&'a dyn RuleResolver>,
 }

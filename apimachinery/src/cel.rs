@@ -9,7 +9,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::errors::{FieldError, FieldErrorType};
+
+mod authz;
 use crate::markers::FieldPath;
+pub use authz::AuthorizerContext;
 
 /// The most JSON nodes (objects, arrays and scalars) a CEL rule is evaluated over; larger
 /// objects fail the rule with a cost error instead of running unbounded.
@@ -24,6 +27,7 @@ pub const CEL_MAX_EXPRESSION_LEN: usize = 10_000;
 static ROOT_CONTEXT: std::sync::LazyLock<cel_interpreter::Context<'static>> =
     std::sync::LazyLock::new(|| {
         let mut cx = cel_interpreter::Context::default();
+        authz::register(&mut cx);
         // `jsonpatch.escapeKey(k)` of mutating admission policies: `~` as `~0`, `/` as `~1`
         // (the target, the `jsonpatch` variable, is only a namespace).
         cx.add_function("escapeKey", |key: Arc<String>| -> Arc<String> {
@@ -344,9 +348,10 @@ impl CelExpression {
                 cx.add_variable_from_value(name.clone(), value.clone());
             }
         }
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
-                .map_err(|_| "the CEL interpreter failed".to_string())?;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            authz::with_context(activation.authorizer.as_ref(), || self.program.execute(&cx))
+        }))
+        .map_err(|_| "the CEL interpreter failed".to_string())?;
         result.map_err(|e| e.to_string())
     }
 
@@ -834,12 +839,15 @@ impl CostBounds<'_> {
 pub struct CelActivation {
     variables: Vec<(String, cel_interpreter::Value)>,
     spent: std::sync::atomic::AtomicU64,
+    /// What the `authorizer` variable's checks ask.
+    authorizer: Option<Arc<AuthorizerContext>>,
 }
 
 impl Clone for CelActivation {
     fn clone(&self) -> Self {
         Self {
             variables: self.variables.clone(),
+            authorizer: self.authorizer.clone(),
             spent: std::sync::atomic::AtomicU64::new(
                 self.spent.load(std::sync::atomic::Ordering::Relaxed),
             ),
@@ -853,6 +861,25 @@ impl CelActivation {
         Self::default()
     }
 
+    /// Binds the `authorizer` variable (Kubernetes' CEL authorizer library) to `context`, its
+    /// `requestResource` being the request's own resource (`group`, `version`, `resource`,
+    /// `subresource`, `namespace`, `name`).
+    pub fn set_authorizer(
+        &mut self,
+        context: AuthorizerContext,
+        request_resource: &[(&str, &str)],
+    ) {
+        self.bind("authorizer", authz::authorizer_value(request_resource));
+        self.authorizer = Some(Arc::new(context));
+    }
+
+    fn bind(&mut self, name: &str, value: cel_interpreter::Value) {
+        match self.variables.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = value,
+            None => self.variables.push((name.to_string(), value)),
+        }
+    }
+
     /// Binds (or rebinds) `name` to `value`; fails when the value is larger than
     /// [`CEL_MAX_NODES`].
     pub fn set(&mut self, name: &str, value: &Value) -> Result<(), String> {
@@ -863,11 +890,7 @@ impl CelActivation {
                 "{name} has more than {CEL_MAX_NODES} values: cost budget exceeded"
             ));
         }
-        let converted = to_cel(value);
-        match self.variables.iter_mut().find(|(n, _)| n == name) {
-            Some((_, v)) => *v = converted,
-            None => self.variables.push((name.to_string(), converted)),
-        }
+        self.bind(name, to_cel(value));
         Ok(())
     }
 }
@@ -944,6 +967,90 @@ mod expression_tests {
         let mut again = fresh.clone();
         again.set("l", &serde_json::json!(list)).unwrap();
         assert_eq!(quadratic.evaluate_bool_in(&again), Ok(false));
+    }
+
+    /// Allows `alice` to create deployments in `ns` and get `/healthz`, and nothing else.
+    struct AliceMayCreateDeployments;
+
+    impl crate::authorization::Authorizer for AliceMayCreateDeployments {
+        fn authorize(
+            &self,
+            a: &crate::authorization::Attributes<'_>,
+        ) -> crate::authorization::Authorization {
+            let resource = a.is_resource_request
+                && a.verb == "create"
+                && a.api_group == "apps"
+                && a.resource == "deployments"
+                && a.namespace == "ns";
+            let path = !a.is_resource_request && a.verb == "get" && a.path == "/healthz";
+            if a.user.name == "alice" && (resource || path) {
+                crate::authorization::Authorization::allow("alice may")
+            } else {
+                crate::authorization::Authorization::no_opinion()
+            }
+        }
+    }
+
+    #[test]
+    fn the_authorizer_variable_asks_the_authorizer() {
+        let mut activation = CelActivation::new();
+        activation.set_authorizer(
+            AuthorizerContext {
+                authorizer: Arc::new(AliceMayCreateDeployments),
+                user: crate::user::UserInfo {
+                    name: "alice".into(),
+                    ..Default::default()
+                },
+            },
+            &[
+                ("group", "apps"),
+                ("resource", "deployments"),
+                ("namespace", "ns"),
+            ],
+        );
+        let check = |e: &str| {
+            CelExpression::compile(e)
+                .unwrap_or_else(|err| panic!("{e}: {err}"))
+                .evaluate_json_in(&activation)
+        };
+        assert_eq!(
+            check(
+                "authorizer.group('apps').resource('deployments').namespace('ns').check('create').allowed()"
+            ),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            check(
+                "authorizer.group('apps').resource('deployments').namespace('other').check('create').allowed()"
+            ),
+            Ok(Value::Bool(false))
+        );
+        assert_eq!(
+            check(
+                "authorizer.group('apps').resource('deployments').namespace('ns').check('create').reason()"
+            ),
+            Ok(Value::from("alice may"))
+        );
+        assert_eq!(
+            check("authorizer.requestResource.check('create').allowed()"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            check("authorizer.path('/healthz').check('get').allowed()"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            check(
+                "authorizer.serviceAccount('ns', 'sa').group('apps').resource('deployments').namespace('ns').check('create').allowed()"
+            ),
+            Ok(Value::Bool(false))
+        );
+        // Without an authorizer bound, a check fails.
+        let unbound =
+            CelExpression::compile("authorizer.path('/').check('get').allowed()").unwrap();
+        let mut plain = CelActivation::new();
+        plain.set("authorizer", &serde_json::json!({})).unwrap();
+        assert!(unbound.evaluate_bool_in(&plain).is_err());
     }
 
     #[test]

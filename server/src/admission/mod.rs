@@ -173,7 +173,7 @@ pub struct RequestAdmission<'a> {
     dry_run: bool,
     options: OperationOptions,
     user: &'a UserInfo,
-    authorizer: Option<&'a dyn Authorizer>,
+    authorizer: Option<&'a Arc<dyn Authorizer>>,
     rule_resolver: Option<&'a dyn RuleResolver>,
     warnings: Mutex<Vec<String>>,
     /// Where the plugins' audit annotations go: the request's audit note, when the request
@@ -236,7 +236,7 @@ impl<'a> RequestAdmission<'a> {
     /// the kind's strategy consults to refuse privilege escalation.
     pub fn with_authorization(
         mut self,
-        authorizer: Option<&'a dyn Authorizer>,
+        authorizer: Option<&'a Arc<dyn Authorizer>>,
         rule_resolver: Option<&'a dyn RuleResolver>,
     ) -> Self {
         self.authorizer = authorizer;

@@ -114,8 +114,10 @@ impl RequestScope {
     }
 
     /// The authorizer the request went through, if any.
-    pub fn authorizer(&self) -> Option<&dyn apimachinery::authorization::Authorizer> {
-        self.authorizer.as_ref().map(|a| &*a.0)
+    pub fn authorizer(
+        &self,
+    ) -> Option<&std::sync::Arc<dyn apimachinery::authorization::Authorizer>> {
+        self.authorizer.as_ref().map(|a| &a.0)
     }
 
     /// The namespace of the request (empty for cluster scope).

@@ -16,7 +16,9 @@
 //! one parameter object): its cost bound over the actual variables is computed first, and an
 //! expression above it fails without running (the policy's `failurePolicy` decides).
 //!
-//! Not yet: `authorizer`, `auditAnnotations` in the audit event.
+//! The `authorizer` variable asks the server's authorizer about the requesting user
+//! (Kubernetes' CEL authorizer library); `auditAnnotations` and the `Audit` action reach the
+//! request's audit event.
 
 pub mod mutating;
 pub mod type_check;
@@ -26,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use apimachinery::admission::Attributes;
-use apimachinery::cel::{CelActivation, CelExpression};
+use apimachinery::cel::{AuthorizerContext, CelActivation, CelExpression};
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::selectors::LabelSelector;
 use apimachinery::status::ApiError;
@@ -148,6 +150,7 @@ struct Uses {
     request: bool,
     params: bool,
     namespace_object: bool,
+    authorizer: bool,
 }
 
 impl Uses {
@@ -159,6 +162,7 @@ impl Uses {
             uses.request |= e.uses("request");
             uses.params |= e.uses("params");
             uses.namespace_object |= e.uses("namespaceObject");
+            uses.authorizer |= e.uses("authorizer");
         }
         uses
     }
@@ -402,6 +406,25 @@ fn base_activation(
             .and_then(|n| n.to_value().ok())
             .unwrap_or(Value::Null);
         activation.set("namespaceObject", &namespace_object)?;
+    }
+    if uses.authorizer
+        && let Some(authorizer) = attributes.authorizer
+    {
+        let requested = attributes.version;
+        activation.set_authorizer(
+            AuthorizerContext {
+                authorizer: authorizer.clone(),
+                user: attributes.user.clone(),
+            },
+            &[
+                ("group", requested.group),
+                ("version", requested.version),
+                ("resource", requested.plural),
+                ("subresource", attributes.subresource),
+                ("namespace", attributes.namespace),
+                ("name", attributes.object_name()),
+            ],
+        );
     }
     Ok(activation)
 }
