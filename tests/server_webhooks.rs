@@ -52,7 +52,7 @@ fn allow(uid: &str) -> Value {
 /// Answers by path: `/allow`, `/deny`, `/label` (adds a label with a JSON patch), `/annotate`
 /// (adds an annotation), `/slow`
 /// (3 s), `/garbage`, `/huge` (4 MiB), `/warn` (allows with a warning), `/replicas` (sets
-/// spec.replicas of a Widget to 7).
+/// spec.replicas of a Widget to 7), `/audit` (allows with audit annotations).
 async fn answer(path: &str, review: &Value) -> Vec<u8> {
     let uid = review["request"]["uid"].as_str().unwrap_or("").to_string();
     let patched = |ops: Value| {
@@ -94,6 +94,9 @@ async fn answer(path: &str, review: &Value) -> Vec<u8> {
         "/huge" => return vec![b' '; 4 * 1024 * 1024],
         "/warn" => json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                     "response": {"uid": uid, "allowed": true, "warnings": ["watch out"]}}),
+        "/audit" => json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                    "response": {"uid": uid, "allowed": true,
+                                 "auditAnnotations": {"checked-by": "audit-hook", "verdict": "fine"}}}),
         _ => allow(&uid),
     };
     serde_json::to_vec(&v).unwrap_or_default()
@@ -197,7 +200,11 @@ struct Fixture {
 
 impl Fixture {
     async fn new() -> Fixture {
-        let server = Server::start(&[]);
+        Self::with_args(&[]).await
+    }
+
+    async fn with_args(args: &[&str]) -> Fixture {
+        let server = Server::start(args);
         let client = server.admin();
         let webhooks = start_webhooks().await;
         Fixture {
@@ -619,4 +626,98 @@ async fn a_configuration_made_on_one_replica_takes_effect_on_the_other() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     eprintln!("replica b denied after {:?}", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_audit_annotations_reach_the_audit_event_and_conditions_ask_the_authorizer() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let policy_file = dir.path().join("audit-policy.yaml");
+    std::fs::write(
+        &policy_file,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let log = dir.path().join("audit.log");
+    let args = [
+        format!("--audit-policy-file={}", policy_file.display()),
+        format!("--audit-log-path={}", log.display()),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let f = Fixture::with_args(&args).await;
+    f.namespace("audited").await;
+    // Called only for users who may delete configmaps (the admin here); it annotates.
+    f.configure(
+        "Validating",
+        "audit",
+        vec![hook(&f.webhooks, "audit.example.dev", "/audit", "audited", json!({
+            "matchConditions": [{"name": "deleters",
+                "expression": "authorizer.group('').resource('configmaps').namespace(request.namespace).check('delete').allowed()"}]}))],
+    )
+    .await;
+    let (code, body, _) = f.create_cm("audited", "annotated", "").await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(f.webhooks.seen.on("/audit").len(), 1);
+    let mut annotations = Value::Null;
+    for _ in 0..200 {
+        let event = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| e["stage"] == "ResponseComplete" && e["objectRef"]["name"] == "annotated");
+        if let Some(e) = event {
+            annotations = e["annotations"].clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        annotations["audit.example.dev/checked-by"], "audit-hook",
+        "{annotations}"
+    );
+    assert_eq!(
+        annotations["audit.example.dev/verdict"], "fine",
+        "{annotations}"
+    );
+    // A user who may create but not delete configmaps does not reach the webhook.
+    for (path, body) in [
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/audited/roles",
+            json!({"metadata": {"name": "cm-creator"},
+                   "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/audited/rolebindings",
+            json!({"metadata": {"name": "joe-creates"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-creator"},
+                   "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "joe"}]}),
+        ),
+    ] {
+        let (code, resp, _) = send(
+            &f.client,
+            reqwest::Method::POST,
+            f.server.url(path),
+            Some(body),
+        )
+        .await;
+        assert_eq!(code, 201, "{resp}");
+    }
+    let (cert, key) = f.server.user_cert("joe", "");
+    let joe = f.server.with_identity(&cert, &key);
+    let mut n = 0;
+    loop {
+        n += 1;
+        let (code, body, _) = send(
+            &joe,
+            reqwest::Method::POST,
+            f.server.url("/api/v1/namespaces/audited/configmaps"),
+            Some(json!({"metadata": {"name": format!("joe-{n}")}})),
+        )
+        .await;
+        if code == 201 {
+            break;
+        }
+        assert!(n < 100 && code == 403, "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(f.webhooks.seen.on("/audit").len(), 1);
 }

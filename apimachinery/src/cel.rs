@@ -356,21 +356,11 @@ impl CelExpression {
     }
 
     fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel_interpreter::Value, String> {
-        let mut cx = ROOT_CONTEXT.new_inner_scope();
+        let mut activation = CelActivation::new();
         for (name, value) in variables {
-            let mut nodes = 0;
-            count_nodes(value, CEL_MAX_NODES, &mut nodes);
-            if nodes > CEL_MAX_NODES {
-                return Err(format!(
-                    "{name} has more than {CEL_MAX_NODES} values: cost budget exceeded"
-                ));
-            }
-            cx.add_variable_from_value(*name, to_cel(value));
+            activation.set(name, value)?;
         }
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.program.execute(&cx)))
-                .map_err(|_| "the CEL interpreter failed".to_string())?;
-        result.map_err(|e| e.to_string())
+        self.evaluate_in(&activation)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use apimachinery::ResourceInfo;
 use apimachinery::admission::{Attributes, Operation};
+use apimachinery::cel::{AuthorizerContext, CelActivation};
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use generated::core::NAMESPACE_KIND;
@@ -132,4 +133,28 @@ pub fn admission_request(
         request["options"] = options;
     }
     Ok(request)
+}
+
+/// Binds the `authorizer` variable of CEL expressions (Kubernetes' authorizer library) to the
+/// server's authorizer and the requesting user, its `requestResource` being the request's own
+/// resource; nothing when the request went through no authorizer (a check then fails).
+pub fn bind_authorizer(activation: &mut CelActivation, attributes: &Attributes<'_>) {
+    let Some(authorizer) = attributes.authorizer else {
+        return;
+    };
+    let requested = attributes.version;
+    activation.set_authorizer(
+        AuthorizerContext {
+            authorizer: authorizer.clone(),
+            user: attributes.user.clone(),
+        },
+        &[
+            ("group", requested.group),
+            ("version", requested.version),
+            ("resource", requested.plural),
+            ("subresource", attributes.subresource),
+            ("namespace", attributes.namespace),
+            ("name", attributes.object_name()),
+        ],
+    );
 }

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use apimachinery::admission::Attributes;
-use apimachinery::cel::{AuthorizerContext, CelActivation, CelExpression};
+use apimachinery::cel::{CelActivation, CelExpression};
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::selectors::LabelSelector;
 use apimachinery::status::ApiError;
@@ -407,24 +407,8 @@ fn base_activation(
             .unwrap_or(Value::Null);
         activation.set("namespaceObject", &namespace_object)?;
     }
-    if uses.authorizer
-        && let Some(authorizer) = attributes.authorizer
-    {
-        let requested = attributes.version;
-        activation.set_authorizer(
-            AuthorizerContext {
-                authorizer: authorizer.clone(),
-                user: attributes.user.clone(),
-            },
-            &[
-                ("group", requested.group),
-                ("version", requested.version),
-                ("resource", requested.plural),
-                ("subresource", attributes.subresource),
-                ("namespace", attributes.namespace),
-                ("name", attributes.object_name()),
-            ],
-        );
+    if uses.authorizer {
+        review::bind_authorizer(&mut activation, attributes);
     }
     Ok(activation)
 }

@@ -30,6 +30,7 @@ use std::time::Duration;
 use apimachinery::ResourceInfo;
 use apimachinery::Scheme;
 use apimachinery::admission::{Attributes, MutatingPlugin, Plugin, ValidatingPlugin};
+use apimachinery::cel::CelActivation;
 use apimachinery::cel::CelExpression;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::selectors::LabelSelector;
@@ -399,7 +400,7 @@ impl Dispatcher {
         let started = std::time::Instant::now();
         let outcome = match review::admission_request(attributes, invocation.version, &uid, true) {
             Err(e) => return Err(e),
-            Ok(request) => match self.conditions_hold(hook, &request) {
+            Ok(request) => match self.conditions_hold(hook, &request, attributes) {
                 Err(e) => Err(e),
                 Ok(false) => return Ok(None),
                 Ok(true) => {
@@ -437,20 +438,32 @@ impl Dispatcher {
 
     /// `matchConditions`: every condition must hold; one that cannot be evaluated is a
     /// failed call (its failure policy decides).
-    fn conditions_hold(&self, hook: &Hook, request: &Value) -> Result<bool, CallError> {
+    fn conditions_hold(
+        &self,
+        hook: &Hook,
+        request: &Value,
+        attributes: &Attributes<'_>,
+    ) -> Result<bool, CallError> {
         if hook.conditions.is_empty() {
             return Ok(true);
         }
-        let object = &request["object"];
-        let old = &request["oldObject"];
+        let mut activation = CelActivation::new();
+        let bound = activation
+            .set("object", &request["object"])
+            .and_then(|()| activation.set("oldObject", &request["oldObject"]))
+            .and_then(|()| activation.set("request", request));
+        bound.map_err(CallError::Call)?;
+        let compiled = || hook.conditions.iter().filter_map(|(_, e)| e.as_ref().ok());
+        if compiled().any(|e| e.uses("authorizer")) {
+            review::bind_authorizer(&mut activation, attributes);
+        }
         for (name, expression) in &hook.conditions {
             let expression = expression.as_ref().map_err(|e| {
                 CallError::Call(format!(
                     "compilation failed for matchCondition {name:?}: {e}"
                 ))
             })?;
-            let vars = [("object", object), ("oldObject", old), ("request", request)];
-            match expression.evaluate_bool(&vars) {
+            match expression.evaluate_bool_in(&activation) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 Err(e) => {
