@@ -268,6 +268,7 @@ async fn plugins_are_chosen_by_the_flags() {
         h.ctx.admission.names(),
         [
             "NamespaceLifecycle",
+            "MutatingAdmissionPolicy",
             "MutatingAdmissionWebhook",
             "ValidatingAdmissionPolicy",
             "ValidatingAdmissionWebhook",
@@ -291,6 +292,6 @@ async fn plugins_are_chosen_by_the_flags() {
     .expect("an unknown plugin is refused");
     assert_eq!(
         err.to_string(),
-        "admission plugin \"NoSuchPlugin\" is unknown; the known plugins are NamespaceLifecycle, MutatingAdmissionWebhook, ValidatingAdmissionWebhook, ValidatingAdmissionPolicy, ResourceQuota, WidgetColorLabel"
+        "admission plugin \"NoSuchPlugin\" is unknown; the known plugins are NamespaceLifecycle, MutatingAdmissionWebhook, ValidatingAdmissionWebhook, MutatingAdmissionPolicy, ValidatingAdmissionPolicy, ResourceQuota, WidgetColorLabel"
     );
 }
