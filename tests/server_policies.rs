@@ -339,7 +339,7 @@ async fn mutating_policies_apply_configurations_and_json_patches() {
     let server = Server::start(&[]);
     let client = server.admin();
     let f = Fixture { server, client };
-    for ns in ["labels", "patch", "again", "plain"] {
+    for ns in ["labels", "patch", "again", "plain", "atomic"] {
         let (code, body, _) = send(
             &f.client,
             reqwest::Method::POST,
@@ -468,6 +468,24 @@ async fn mutating_policies_apply_configurations_and_json_patches() {
         body["metadata"]["labels"],
         json!({"first": "saw-yes", "second": "yes"}),
         "{body}"
+    );
+
+    // An apply configuration may not set an atomic list (it would replace it whole).
+    mutating_policy(
+        &f,
+        "replace-owners",
+        "atomic",
+        json!({"reinvocationPolicy": "Never",
+               "mutations": [{"patchType": "ApplyConfiguration",
+                              "applyConfiguration": {"expression":
+                                  "Object{metadata: Object.metadata{managedFields: []}}"}}]}),
+    )
+    .await;
+    let (code, body, _) = f.widget("atomic", "w", 1).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "MutatingAdmissionPolicy 'replace-owners' with binding 'replace-owners-binding' denied request: mutation 0: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .metadata.managedFields"
     );
 
     // kubectl lists the policies with their columns and explains the kind.

@@ -17,8 +17,10 @@
 //!   policy's `failurePolicy`:
 //!   `MutatingAdmissionPolicy 'p' with binding 'b' denied request: <why>`.
 //!
-//! Not yet: the checks that an apply configuration does not set atomic structs, maps or
-//! lists; reinvocation across the webhooks (`IfNeeded` reruns only after this plugin's own
+//! - An apply configuration may not set an atomic struct, map or list (a merge would replace
+//!   it whole), as in Kubernetes.
+//!
+//! Not yet: reinvocation across the webhooks (`IfNeeded` reruns only after this plugin's own
 //! later bindings).
 
 use std::collections::BTreeMap;
@@ -240,6 +242,11 @@ fn apply_mutation(
                     type_name(&result)
                 ));
             }
+            if let Some(path) = atomic_path(&result, schema, "") {
+                return Err(format!(
+                    "invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: {path}"
+                ));
+            }
             Ok(merge(Some(object), &result, schema))
         }
         PatchType::JsonPatch => {
@@ -256,6 +263,34 @@ fn apply_mutation(
                 .map_err(|e| format!("the JSON patch does not apply: {e}"))?;
             Ok(patched)
         }
+    }
+}
+
+/// The path of the first value of an apply configuration that sets an atomic struct, map or
+/// list, which a merge would replace whole (so values the configuration leaves out would be
+/// lost): Kubernetes refuses such configurations. Lists of unknown type are atomic; free-form
+/// values are not checked.
+fn atomic_path(value: &Value, schema: &SchemaNode, path: &str) -> Option<String> {
+    if !schema.is_known() {
+        return None;
+    }
+    match value {
+        Value::Object(map) => {
+            if schema.map_atomic() && !path.is_empty() {
+                return Some(path.to_string());
+            }
+            map.iter()
+                .find_map(|(k, v)| atomic_path(v, &schema.field(k), &format!("{path}.{k}")))
+        }
+        Value::Array(items) => match schema.list_type().as_str() {
+            "map" => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| atomic_path(v, &schema.items(), &format!("{path}[{i}]"))),
+            "set" => None,
+            _ => Some(path.to_string()),
+        },
+        _ => None,
     }
 }
 
