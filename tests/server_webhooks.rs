@@ -721,3 +721,64 @@ async fn webhook_audit_annotations_reach_the_audit_event_and_conditions_ask_the_
     }
     assert_eq!(f.webhooks.seen.on("/audit").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutating_policy_is_reinvoked_after_a_mutating_webhook_changed_the_object() {
+    let f = Fixture::new().await;
+    f.namespace("again").await;
+    // The policy runs before the webhooks; it labels what the webhook labelled, so it needs
+    // the second run kube-apiserver gives IfNeeded policies.
+    let (code, body, _) = send(
+        &f.client,
+        reqwest::Method::POST,
+        f.server
+            .url("/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies"),
+        Some(json!({"metadata": {"name": "follow"},
+                    "spec": {"reinvocationPolicy": "IfNeeded",
+                             "matchConstraints": {"resourceRules": [{"operations": ["CREATE"],
+                                 "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]},
+                             "matchConditions": [{"name": "mutated",
+                                 "expression": "has(object.metadata.labels) && 'mutated' in object.metadata.labels"}],
+                             "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                                 "Object{metadata: Object.metadata{labels: {\"followed\": object.metadata.labels[\"mutated\"]}}}"}}]}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body, _) = send(
+        &f.client,
+        reqwest::Method::POST,
+        f.server
+            .url("/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings"),
+        Some(json!({"metadata": {"name": "follow-binding"},
+                    "spec": {"policyName": "follow",
+                             "matchResources": {"namespaceSelector": {"matchLabels": {"webhooks": "again"}}}}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let cached = f.server.url(
+        "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings/follow-binding?resourceVersion=0",
+    );
+    common::tls::wait_until("the binding is in the watch cache", || async {
+        send(&f.client, reqwest::Method::GET, cached.clone(), None)
+            .await
+            .0
+            == 200
+    })
+    .await;
+    f.configure(
+        "Mutating",
+        "label",
+        vec![hook(
+            &f.webhooks,
+            "label.example.dev",
+            "/label",
+            "again",
+            json!({}),
+        )],
+    )
+    .await;
+    let (code, body, _) = f.create_cm("again", "followed", "").await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["metadata"]["labels"]["mutated"], "yes", "{body}");
+    assert_eq!(body["metadata"]["labels"]["followed"], "yes", "{body}");
+}

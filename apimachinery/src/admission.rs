@@ -102,6 +102,10 @@ pub struct Attributes<'a> {
     warnings: Mutex<Vec<String>>,
     audit_annotations: Mutex<Vec<(String, String)>>,
     outcome_hooks: Mutex<Vec<OutcomeHook>>,
+    /// How many times mutating plugins changed the object.
+    changes: u64,
+    /// Whether the mutating plugins run again because a later one changed the object.
+    reinvocation: bool,
 }
 
 /// What is the same for every plugin call of one request.
@@ -154,6 +158,8 @@ impl<'a> Attributes<'a> {
             warnings: Mutex::new(Vec::new()),
             audit_annotations: Mutex::new(Vec::new()),
             outcome_hooks: Mutex::new(Vec::new()),
+            changes: 0,
+            reinvocation: false,
         }
     }
 
@@ -199,6 +205,27 @@ impl<'a> Attributes<'a> {
             NewObject::Exclusive(o) => Some(&mut **o),
             _ => None,
         }
+    }
+
+    /// Records that a mutating plugin changed the object (what decides reinvocation).
+    pub fn object_changed(&mut self) {
+        self.changes += 1;
+    }
+
+    /// How many times mutating plugins changed the object so far.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// Whether this is the second run of the reinvocable plugins (Kubernetes'
+    /// `reinvocationPolicy: IfNeeded`), after a later plugin changed the object.
+    pub fn is_reinvocation(&self) -> bool {
+        self.reinvocation
+    }
+
+    /// Marks the plugins' second run.
+    pub fn set_reinvocation(&mut self, on: bool) {
+        self.reinvocation = on;
     }
 
     /// The group and resource of the request.
@@ -274,6 +301,13 @@ pub trait MutatingPlugin: Send + Sync {
 
     /// Changes the object, or denies the operation.
     async fn admit(&self, attributes: &mut Attributes<'_>) -> Result<(), ApiError>;
+
+    /// Whether the plugin runs again, once, when a later plugin changed the object after it
+    /// (the webhooks and policies with `reinvocationPolicy: IfNeeded`); its second run sees
+    /// [`Attributes::is_reinvocation`].
+    fn reinvocable(&self) -> bool {
+        false
+    }
 }
 
 /// An admission plugin that only decides (Kubernetes' `ValidationInterface`).

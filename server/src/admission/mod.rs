@@ -19,7 +19,7 @@ pub mod webhook;
 use std::sync::Arc;
 
 use apimachinery::admission::{
-    Attributes, Operation, OperationOptions, OutcomeHook, Plugin, Request,
+    Attributes, MutatingPlugin, Operation, OperationOptions, OutcomeHook, Plugin, Request,
 };
 use apimachinery::authorization::Authorizer;
 use apimachinery::rbac::RuleResolver;
@@ -135,14 +135,33 @@ impl Chain {
         self.plugins.iter().map(|p| p.name).collect()
     }
 
-    /// Runs every mutating plugin that handles the operation, in order.
+    /// Runs every mutating plugin that handles the operation, in order; then, once, the
+    /// reinvocable ones (webhooks, mutating policies) that a later plugin's change followed,
+    /// as kube-apiserver's reinvoker does.
     pub async fn admit(&self, attributes: &mut Attributes<'_>) -> Result<(), ApiError> {
+        // The reinvocable plugins that ran, with the change count when each finished.
+        let mut ran: Vec<(&Arc<dyn MutatingPlugin>, u64)> = Vec::new();
         for plugin in &self.plugins {
             if let Some(m) = &plugin.mutating
                 && m.handles(attributes)
             {
                 m.admit(attributes).await?;
+                if m.reinvocable() {
+                    ran.push((m, attributes.changes()));
+                }
             }
+        }
+        let changed_after: Vec<&Arc<dyn MutatingPlugin>> = ran
+            .iter()
+            .filter(|(_, at)| *at < attributes.changes())
+            .map(|(m, _)| *m)
+            .collect();
+        if !changed_after.is_empty() {
+            attributes.set_reinvocation(true);
+            for m in changed_after {
+                m.admit(attributes).await?;
+            }
+            attributes.set_reinvocation(false);
         }
         Ok(())
     }

@@ -11,7 +11,7 @@
 //!   as the ones before it left it, in the version its rules matched; the result is decoded
 //!   in that version and converted back, so the schema still checks it afterwards.
 //! - `reinvocationPolicy: IfNeeded`: the policy's bindings run once more when a later
-//!   binding changed the object after them.
+//!   binding, or a later plugin (the mutating webhooks), changed the object after them.
 //! - DELETE requests are never mutated. An expression that cannot be evaluated, a result
 //!   that is not an apply configuration or patch, or a patch that does not apply follows the
 //!   policy's `failurePolicy`:
@@ -19,9 +19,6 @@
 //!
 //! - An apply configuration may not set an atomic struct, map or list (a merge would replace
 //!   it whole), as in Kubernetes.
-//!
-//! Not yet: reinvocation across the webhooks (`IfNeeded` reruns only after this plugin's own
-//! later bindings).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -426,6 +423,7 @@ impl Policies {
         if let Some(object) = attributes.object_mut() {
             *object = patched;
         }
+        attributes.object_changed();
         Ok(true)
     }
 }
@@ -435,6 +433,10 @@ impl MutatingPlugin for Policies {
     fn handles(&self, attributes: &Attributes<'_>) -> bool {
         attributes.operation != Operation::Delete
             && !attributes.kind.strategy().exempt_from_admission_webhooks()
+    }
+
+    fn reinvocable(&self) -> bool {
+        true
     }
 
     async fn admit(&self, attributes: &mut Attributes<'_>) -> Result<(), ApiError> {
@@ -455,6 +457,17 @@ impl MutatingPlugin for Policies {
         let (list, index) = &*bindings;
         let chosen = index.candidates(attributes.version.plural);
         let mut namespace: Option<Option<Box<dyn Object>>> = None;
+        // The chain's second run, after a later plugin changed the object: the IfNeeded
+        // bindings only, once.
+        if attributes.is_reinvocation() {
+            for &i in &chosen {
+                if list[i].policy.reinvoke {
+                    self.run_binding(&list[i], attributes, &mut namespace)
+                        .await?;
+                }
+            }
+            return Ok(());
+        }
         let mut last_change: Option<usize> = None;
         for (position, &i) in chosen.iter().enumerate() {
             if self

@@ -529,9 +529,21 @@ impl MutatingPlugin for Mutating {
         Dispatcher::handles(attributes)
     }
 
+    fn reinvocable(&self) -> bool {
+        true
+    }
+
     async fn admit(&self, attributes: &mut Attributes<'_>) -> Result<(), ApiError> {
         let chosen = self.0.select(attributes).await?;
         if chosen.is_empty() {
+            return Ok(());
+        }
+        // The chain's second run, after a later plugin changed the object: the IfNeeded
+        // webhooks only, once.
+        if attributes.is_reinvocation() {
+            for invocation in chosen.iter().filter(|i| i.hook.reinvoke) {
+                self.call_and_patch(invocation, attributes).await?;
+            }
             return Ok(());
         }
         // The index of the last webhook that changed the object, and which ran before it.
@@ -608,6 +620,7 @@ impl Mutating {
                 .map_err(ApiError::internal)?;
         }
         *object = patched;
+        attributes.object_changed();
         Ok(true)
     }
 }
