@@ -8,6 +8,7 @@ use apimachinery::cel::{AuthorizerContext, CelActivation};
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use generated::core::NAMESPACE_KIND;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::registry::Registry;
@@ -54,35 +55,81 @@ pub fn json_in(
     Ok(value)
 }
 
-/// The `request` of an `AdmissionReview` v1 (also CEL's `request` variable), for a hook or
-/// policy that matched in `version`; without `with_objects` its `object` and `oldObject` are
-/// null (CEL expressions read them as variables of their own).
-pub fn admission_request(
-    attributes: &Attributes<'_>,
-    version: &ResourceInfo,
-    uid: &str,
-    with_objects: bool,
-) -> Result<Value, ApiError> {
+/// A group, version and kind (or resource) as an `AdmissionRequest` writes them.
+#[derive(Serialize)]
+struct GroupVersion<'a> {
+    group: &'a str,
+    version: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<&'a str>,
+}
+
+fn gvk(i: &ResourceInfo) -> GroupVersion<'_> {
+    GroupVersion {
+        group: i.group,
+        version: i.version,
+        kind: Some(i.kind),
+        resource: None,
+    }
+}
+
+fn gvr(i: &ResourceInfo) -> GroupVersion<'_> {
+    GroupVersion {
+        group: i.group,
+        version: i.version,
+        kind: None,
+        resource: Some(i.plural),
+    }
+}
+
+/// The requesting user, as an `AdmissionRequest` writes it.
+#[derive(Serialize)]
+struct UserJson<'a> {
+    username: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    uid: &'a str,
+    groups: &'a [String],
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    extra: &'a std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// An `AdmissionRequest` v1; `O` is how its objects are held (a JSON tree or JSON text).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestJson<'a, O: Serialize> {
+    uid: &'a str,
+    kind: GroupVersion<'a>,
+    resource: GroupVersion<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub_resource: Option<&'a str>,
+    request_kind: GroupVersion<'a>,
+    request_resource: GroupVersion<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_sub_resource: Option<&'a str>,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
+    operation: &'static str,
+    user_info: UserJson<'a>,
+    object: Option<O>,
+    old_object: Option<O>,
+    dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<Value>,
+}
+
+/// The request's fields, with `object` and `oldObject` as given.
+fn request_json<'a, O: Serialize>(
+    attributes: &'a Attributes<'_>,
+    version: &'a ResourceInfo,
+    uid: &'a str,
+    object: Option<O>,
+    old_object: Option<O>,
+) -> RequestJson<'a, O> {
     let requested = attributes.version;
-    let gvk = |i: &ResourceInfo| json!({"group": i.group, "version": i.version, "kind": i.kind});
-    let gvr =
-        |i: &ResourceInfo| json!({"group": i.group, "version": i.version, "resource": i.plural});
-    let object = match attributes.object() {
-        Some(o) if with_objects => json_in(attributes.kind, o, version)?,
-        _ => Value::Null,
-    };
-    let old = match attributes.old_object {
-        Some(o) if with_objects => json_in(attributes.kind, o, version)?,
-        _ => Value::Null,
-    };
     let user = attributes.user;
-    let mut user_info = json!({"username": user.name, "groups": user.groups});
-    if !user.uid.is_empty() {
-        user_info["uid"] = Value::from(user.uid.clone());
-    }
-    if !user.extra.is_empty() {
-        user_info["extra"] = json!(user.extra);
-    }
     let options_kind = match attributes.operation {
         Operation::Create => "CreateOptions",
         Operation::Update => {
@@ -95,27 +142,7 @@ pub fn admission_request(
         Operation::Delete => "DeleteOptions",
         Operation::Connect => "",
     };
-    let mut request = json!({
-        "uid": uid,
-        "kind": gvk(version),
-        "resource": gvr(version),
-        "requestKind": gvk(requested),
-        "requestResource": gvr(requested),
-        "name": attributes.object_name(),
-        "operation": attributes.operation.as_str(),
-        "userInfo": user_info,
-        "object": object,
-        "oldObject": old,
-        "dryRun": attributes.dry_run,
-    });
-    if !attributes.subresource.is_empty() {
-        request["subResource"] = Value::from(attributes.subresource);
-        request["requestSubResource"] = Value::from(attributes.subresource);
-    }
-    if !attributes.namespace.is_empty() {
-        request["namespace"] = Value::from(attributes.namespace);
-    }
-    if !options_kind.is_empty() {
+    let options = (!options_kind.is_empty()).then(|| {
         let mut options = json!({"kind": options_kind, "apiVersion": "meta.k8s.io/v1"});
         let o = attributes.options;
         if !o.field_manager.is_empty() {
@@ -130,9 +157,113 @@ pub fn admission_request(
         if attributes.dry_run {
             options["dryRun"] = json!(["All"]);
         }
-        request["options"] = options;
+        options
+    });
+    let subresource = (!attributes.subresource.is_empty()).then_some(attributes.subresource);
+    RequestJson {
+        uid,
+        kind: gvk(version),
+        resource: gvr(version),
+        sub_resource: subresource,
+        request_kind: gvk(requested),
+        request_resource: gvr(requested),
+        request_sub_resource: subresource,
+        name: attributes.object_name(),
+        namespace: (!attributes.namespace.is_empty()).then_some(attributes.namespace),
+        operation: attributes.operation.as_str(),
+        user_info: UserJson {
+            username: &user.name,
+            uid: &user.uid,
+            groups: &user.groups,
+            extra: &user.extra,
+        },
+        object,
+        old_object,
+        dry_run: attributes.dry_run,
+        options,
     }
-    Ok(request)
+}
+
+/// The `request` of an `AdmissionReview` v1 (also CEL's `request` variable), for a hook or
+/// policy that matched in `version`; without `with_objects` its `object` and `oldObject` are
+/// null (CEL expressions read them as variables of their own).
+pub fn admission_request(
+    attributes: &Attributes<'_>,
+    version: &ResourceInfo,
+    uid: &str,
+    with_objects: bool,
+) -> Result<Value, ApiError> {
+    let json = |o: Option<&dyn Object>| match o {
+        Some(o) if with_objects => json_in(attributes.kind, o, version).map(Some),
+        _ => Ok(None),
+    };
+    let request = request_json(
+        attributes,
+        version,
+        uid,
+        json(attributes.object())?,
+        json(attributes.old_object)?,
+    );
+    serde_json::to_value(request).map_err(ApiError::internal)
+}
+
+/// The JSON of `object` in `version` (its `apiVersion` and `kind` first), written from its
+/// typed form.
+fn json_text_in(
+    kind: &Kind,
+    object: &dyn Object,
+    version: &ResourceInfo,
+) -> Result<Box<serde_json::value::RawValue>, ApiError> {
+    let bytes = if object.info().version == version.version {
+        object.to_json()
+    } else {
+        let codec = kind.codec(version.version).ok_or_else(|| {
+            ApiError::internal(format!("no codec for version {}", version.version))
+        })?;
+        codec
+            .convert_from_hub(&object.to_hub())
+            .map_err(ApiError::internal)?
+            .to_json()
+    }
+    .map_err(ApiError::internal)?;
+    let text = String::from_utf8(bytes).map_err(ApiError::internal)?;
+    serde_json::value::RawValue::from_string(text).map_err(ApiError::internal)
+}
+
+/// The `AdmissionReview` v1 a webhook that matched in `version` is sent, as JSON: its objects
+/// are written straight from their typed form, with no JSON tree in between (building and
+/// writing the tree cost about 150k instructions of a ConfigMap create's 390k with one
+/// webhook, measured with `tools/callgrind-creates`).
+pub fn admission_review_json(
+    attributes: &Attributes<'_>,
+    version: &ResourceInfo,
+    uid: &str,
+) -> Result<Vec<u8>, ApiError> {
+    let text = |o: Option<&dyn Object>| match o {
+        Some(o) => json_text_in(attributes.kind, o, version).map(Some),
+        None => Ok(None),
+    };
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Review<'a> {
+        api_version: &'static str,
+        kind: &'static str,
+        request: RequestJson<'a, Box<serde_json::value::RawValue>>,
+    }
+    let review = Review {
+        api_version: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: request_json(
+            attributes,
+            version,
+            uid,
+            text(attributes.object())?,
+            text(attributes.old_object)?,
+        ),
+    };
+    let mut out = Vec::with_capacity(2048);
+    serde_json::to_writer(&mut out, &review).map_err(ApiError::internal)?;
+    Ok(out)
 }
 
 /// Binds the `authorizer` variable of CEL expressions (Kubernetes' authorizer library) to the

@@ -86,22 +86,20 @@ impl Clients {
     }
 }
 
-/// Sends `review` (an `AdmissionReview` with its `request`) to `url` and checks the answer.
+/// Sends `body` (an `AdmissionReview` with its `request`, as JSON) to `url` and checks the
+/// answer.
 pub async fn call(
-    clients: &Clients,
-    url: &str,
-    ca_bundle: &[u8],
+    client: &reqwest::Client,
+    url: &reqwest::Url,
     timeout: Duration,
-    review: &Value,
+    body: Vec<u8>,
     uid: &str,
     mutating: bool,
 ) -> Result<Answer, CallError> {
-    let client = clients.get(ca_bundle)?;
-    let body = serde_json::to_vec(review).map_err(|e| CallError::Call(e.to_string()))?;
-    let post = |e: &dyn std::fmt::Display| CallError::Call(format!("Post {url:?}: {e}"));
+    let post = |e: &dyn std::fmt::Display| CallError::Call(format!("Post {:?}: {e}", url.as_str()));
     let send = async {
         let mut response = client
-            .post(url)
+            .post(url.clone())
             .header("content-type", "application/json")
             .header("accept", "application/json")
             .body(body)

@@ -44,7 +44,7 @@ use generated::admissionregistration_k8s_io::{
     MUTATING_WEBHOOK_CONFIGURATION_KIND, VALIDATING_WEBHOOK_CONFIGURATION_KIND,
 };
 use parking_lot::RwLock;
-use serde_json::{Value, json};
+use serde_json::Value;
 use storage::interface::ListOptions;
 
 use self::call::{Answer, CallError, Clients};
@@ -104,8 +104,11 @@ pub fn plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin> {
 pub struct Hook {
     /// The webhook's name (`deny.example.dev`).
     pub name: String,
-    url: Result<String, String>,
+    /// Parsed once, when the configuration is read.
+    url: Result<reqwest::Url, String>,
     ca_bundle: Vec<u8>,
+    /// The HTTPS client that trusts `ca_bundle`, once a call needed it.
+    client: std::sync::OnceLock<reqwest::Client>,
     rules: Vec<rules::CompiledRule>,
     fail_closed: bool,
     exact: bool,
@@ -142,13 +145,17 @@ impl Hook {
         };
         Hook {
             name: spec.name.to_string(),
-            url: url_of(spec.client),
+            url: url_of(spec.client).and_then(|u| {
+                reqwest::Url::parse(&u)
+                    .map_err(|e| format!("the webhook URL {u:?} is invalid: {e}"))
+            }),
             ca_bundle: spec
                 .client
                 .ca_bundle
                 .as_ref()
                 .map(|b| b.0.clone())
                 .unwrap_or_default(),
+            client: std::sync::OnceLock::new(),
             rules: spec
                 .rules
                 .iter()
@@ -398,20 +405,19 @@ impl Dispatcher {
         }
         let uid = uuid::Uuid::new_v4().to_string();
         let started = std::time::Instant::now();
-        let outcome = match review::admission_request(attributes, invocation.version, &uid, true) {
-            Err(e) => return Err(e),
-            Ok(request) => match self.conditions_hold(hook, &request, attributes) {
-                Err(e) => Err(e),
-                Ok(false) => return Ok(None),
-                Ok(true) => {
-                    let review = json!({
-                        "apiVersion": call::REVIEW_API_VERSION,
-                        "kind": "AdmissionReview",
-                        "request": request,
-                    });
-                    self.send(hook, &review, &uid).await
-                }
-            },
+        let holds = if hook.conditions.is_empty() {
+            Ok(true)
+        } else {
+            let request = review::admission_request(attributes, invocation.version, &uid, true)?;
+            self.conditions_hold(hook, &request, attributes)
+        };
+        let outcome = match holds {
+            Err(e) => Err(e),
+            Ok(false) => return Ok(None),
+            Ok(true) => {
+                let review = review::admission_review_json(attributes, invocation.version, &uid)?;
+                self.send(hook, review, &uid).await
+            }
         };
         let measured = match &outcome {
             Ok(a) if a.allowed => metrics::Outcome::Allowed,
@@ -476,23 +482,25 @@ impl Dispatcher {
         Ok(true)
     }
 
-    async fn send(&self, hook: &Hook, review: &Value, uid: &str) -> Result<Answer, CallError> {
+    async fn send(&self, hook: &Hook, review: Vec<u8>, uid: &str) -> Result<Answer, CallError> {
         let url = hook.url.as_ref().map_err(|e| CallError::Call(e.clone()))?;
         if !hook.review_v1 {
             return Err(CallError::Call(
                 "webhook does not accept known AdmissionReview versions (v1)".into(),
             ));
         }
-        call::call(
-            &self.clients,
-            url,
-            &hook.ca_bundle,
-            hook.timeout,
-            review,
-            uid,
-            self.mutating,
-        )
-        .await
+        // The client of the webhook's trust bundle, found once per compiled configuration
+        // (looking it up by the bundle's bytes hashed them on every call: about 7k
+        // instructions per create, measured with tools/callgrind-creates).
+        let client = match hook.client.get() {
+            Some(c) => c.clone(),
+            None => {
+                let c = self.clients.get(&hook.ca_bundle)?;
+                let _ = hook.client.set(c.clone());
+                c
+            }
+        };
+        call::call(&client, url, hook.timeout, review, uid, self.mutating).await
     }
 }
 
