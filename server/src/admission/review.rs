@@ -232,8 +232,8 @@ fn json_text_in(
 
 /// The `AdmissionReview` v1 a webhook that matched in `version` is sent, as JSON: its objects
 /// are written straight from their typed form, with no JSON tree in between (building and
-/// writing the tree cost about 150k instructions of a ConfigMap create's 390k with one
-/// webhook, measured with `tools/callgrind-creates`).
+/// writing the tree cost about 120k instructions per ConfigMap create with one webhook:
+/// 559k before, 439k after, measured with `tools/callgrind-creates`).
 pub fn admission_review_json(
     attributes: &Attributes<'_>,
     version: &ResourceInfo,
