@@ -169,26 +169,36 @@ static BINDING_COLUMNS: [PrinterColumn; 4] = [
     AGE_COLUMN,
 ];
 
+/// A binding's `ParamRef` column: `<namespace>/<name>` (`*` for a namespace left to the
+/// request, or for a selector), `<unset>` without one.
+fn param_ref_column(name: Option<&str>, selector: bool, namespace: Option<&str>, set: bool) -> ::serde_json::Value {
+    if !set {
+        return ::serde_json::Value::from("<unset>");
+    }
+    let name = match name.filter(|n| !n.is_empty()) {
+        Some(n) => n.to_string(),
+        None if selector => "*".to_string(),
+        None => String::new(),
+    };
+    let text = match namespace.filter(|n| !n.is_empty()) {
+        Some(ns) => format!("{ns}/{name}"),
+        None => format!("*/{name}"),
+    };
+    ::serde_json::Value::from(text)
+}
+
 static BINDING_TABLE: TypedTable<v1::ValidatingAdmissionPolicyBinding> =
     TypedTable::new(&BINDING_COLUMNS, |b, now| {
-        let param_ref = match &b.spec.param_ref {
-            Some(r) => {
-                let name = match (&r.name, &r.selector) {
-                    (Some(n), _) if !n.is_empty() => n.clone(),
-                    (_, Some(_)) => "*".to_string(),
-                    _ => String::new(),
-                };
-                match r.namespace.as_deref().filter(|n| !n.is_empty()) {
-                    Some(ns) => format!("{ns}/{name}"),
-                    None => format!("*/{name}"),
-                }
-            }
-            None => "<unset>".to_string(),
-        };
+        let r = b.spec.param_ref.as_ref();
         vec![
             table::name(&b.metadata),
             ::serde_json::Value::from(b.spec.policy_name.clone()),
-            ::serde_json::Value::from(param_ref),
+            param_ref_column(
+                r.and_then(|r| r.name.as_deref()),
+                r.is_some_and(|r| r.selector.is_some()),
+                r.and_then(|r| r.namespace.as_deref()),
+                r.is_some(),
+            ),
             table::age(&b.metadata, now),
         ]
     });
@@ -327,24 +337,16 @@ static MUTATING_POLICY_TABLE: TypedTable<v1beta1::MutatingAdmissionPolicy> =
 
 static MUTATING_BINDING_TABLE: TypedTable<v1beta1::MutatingAdmissionPolicyBinding> =
     TypedTable::new(&BINDING_COLUMNS, |b, now| {
-        let param_ref = match &b.spec.param_ref {
-            Some(r) => {
-                let name = match (&r.name, &r.selector) {
-                    (Some(n), _) if !n.is_empty() => n.clone(),
-                    (_, Some(_)) => "*".to_string(),
-                    _ => String::new(),
-                };
-                match r.namespace.as_deref().filter(|n| !n.is_empty()) {
-                    Some(ns) => format!("{ns}/{name}"),
-                    None => format!("*/{name}"),
-                }
-            }
-            None => "<unset>".to_string(),
-        };
+        let r = b.spec.param_ref.as_ref();
         vec![
             table::name(&b.metadata),
             ::serde_json::Value::from(b.spec.policy_name.clone()),
-            ::serde_json::Value::from(param_ref),
+            param_ref_column(
+                r.and_then(|r| r.name.as_deref()),
+                r.is_some_and(|r| r.selector.is_some()),
+                r.and_then(|r| r.namespace.as_deref()),
+                r.is_some(),
+            ),
             table::age(&b.metadata, now),
         ]
     });

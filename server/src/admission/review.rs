@@ -30,24 +30,33 @@ pub async fn namespace_object(
     }
 }
 
+/// `f` of `object` in `version`: of the object itself when it is already in it, else of its
+/// conversion through the hub.
+fn in_version<R>(
+    kind: &Kind,
+    object: &dyn Object,
+    version: &ResourceInfo,
+    f: impl FnOnce(&dyn Object) -> Result<R, apimachinery::scheme::CodecError>,
+) -> Result<R, ApiError> {
+    if object.info().version == version.version {
+        return f(object).map_err(ApiError::internal);
+    }
+    let codec = kind
+        .codec(version.version)
+        .ok_or_else(|| ApiError::internal(format!("no codec for version {}", version.version)))?;
+    let converted = codec
+        .convert_from_hub(&object.to_hub())
+        .map_err(ApiError::internal)?;
+    f(&*converted).map_err(ApiError::internal)
+}
+
 /// The JSON of `object` in `version`, with its `apiVersion` and `kind`.
 pub fn json_in(
     kind: &Kind,
     object: &dyn Object,
     version: &ResourceInfo,
 ) -> Result<Value, ApiError> {
-    let mut value = if object.info().version == version.version {
-        object.to_value()
-    } else {
-        let codec = kind.codec(version.version).ok_or_else(|| {
-            ApiError::internal(format!("no codec for version {}", version.version))
-        })?;
-        codec
-            .convert_from_hub(&object.to_hub())
-            .map_err(ApiError::internal)?
-            .to_value()
-    }
-    .map_err(ApiError::internal)?;
+    let mut value = in_version(kind, object, version, |o| o.to_value())?;
     if let Some(map) = value.as_object_mut() {
         map.insert("apiVersion".into(), Value::from(version.api_version()));
         map.insert("kind".into(), Value::from(version.kind));
@@ -214,18 +223,7 @@ fn json_text_in(
     object: &dyn Object,
     version: &ResourceInfo,
 ) -> Result<Box<serde_json::value::RawValue>, ApiError> {
-    let bytes = if object.info().version == version.version {
-        object.to_json()
-    } else {
-        let codec = kind.codec(version.version).ok_or_else(|| {
-            ApiError::internal(format!("no codec for version {}", version.version))
-        })?;
-        codec
-            .convert_from_hub(&object.to_hub())
-            .map_err(ApiError::internal)?
-            .to_json()
-    }
-    .map_err(ApiError::internal)?;
+    let bytes = in_version(kind, object, version, |o| o.to_json())?;
     let text = String::from_utf8(bytes).map_err(ApiError::internal)?;
     serde_json::value::RawValue::from_string(text).map_err(ApiError::internal)
 }
