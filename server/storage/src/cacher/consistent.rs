@@ -36,6 +36,9 @@ struct Registry {
     wanted: bool,
     /// True while a round trip is in flight or the driver task runs.
     running: bool,
+    /// How many requests registered for a later round trip (for tests).
+    #[cfg(test)]
+    registered: usize,
 }
 
 /// Hands off to the next round trip when a leading request's round trip ends, also when the
@@ -76,6 +79,10 @@ impl RevisionBatcher {
             let mut registry = self.registry.lock();
             if registry.running {
                 registry.wanted = true;
+                #[cfg(test)]
+                {
+                    registry.registered += 1;
+                }
                 Err(registry.started + 1)
             } else {
                 // No round trip in flight: this request makes one itself, without a task.
@@ -233,6 +240,13 @@ mod tests {
         })
     }
 
+    /// Awaits `future`, failing the test (rather than hanging it) after 10 s.
+    async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(10), future)
+            .await
+            .unwrap_or_else(|_| panic!("timed out: {what}"))
+    }
+
     async fn until(what: &str, condition: impl Fn() -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !condition() {
@@ -266,12 +280,15 @@ mod tests {
                 tokio::spawn(async move { b.current().await })
             })
             .collect();
+        // Both of them: a request registering after round trip 2 started would wait for a
+        // round trip 3.
         until("later requests registered", || {
-            batcher.registry.lock().wanted
+            batcher.registry.lock().registered == 2
         })
         .await;
         gate.add_permits(1);
-        assert_eq!(first.await.expect("join").expect("rv"), 10);
+        let first = within("the first request", first).await;
+        assert_eq!(first.expect("join").expect("rv"), 10);
         // Round trip 2 starts for both later requests, reads 11 and answers both.
         until("round trip 2 started", || {
             storage.reads.load(Ordering::SeqCst) == 2
@@ -282,7 +299,8 @@ mod tests {
         }
         gate.add_permits(1);
         for request in later {
-            assert_eq!(request.await.expect("join").expect("rv"), 11);
+            let answer = within("a later request", request).await;
+            assert_eq!(answer.expect("join").expect("rv"), 11);
         }
         assert_eq!(batcher.round_trips(), 2, "one round trip per batch");
     }
@@ -310,11 +328,11 @@ mod tests {
         until("follower registered", || batcher.registry.lock().wanted).await;
         // The client of the leading request goes away in the middle of its round trip.
         leader.abort();
-        assert!(leader.await.expect_err("aborted").is_cancelled());
+        let aborted = within("the aborted leader", leader).await;
+        assert!(aborted.expect_err("aborted").is_cancelled());
         gate.add_permits(1);
-        let answer = tokio::time::timeout(Duration::from_secs(10), follower)
+        let answer = within("the follower", follower)
             .await
-            .expect("the follower is answered")
             .expect("join")
             .expect("rv");
         assert_eq!(answer, 4, "by a round trip started after it registered");
@@ -340,7 +358,7 @@ mod tests {
             }));
         }
         for handle in handles {
-            handle.await.expect("task");
+            within("a reading task", handle).await.expect("task");
         }
         let (trips, requests) = (batcher.round_trips(), (tasks * per_task) as u64);
         assert_eq!(storage.reads.load(Ordering::SeqCst) as u64, trips);
@@ -355,12 +373,15 @@ mod tests {
     async fn a_failed_round_trip_fails_its_batch_and_the_next_one_recovers() {
         let storage = fake(7, Mode::FailFirst);
         let batcher = RevisionBatcher::new(storage.clone());
-        let error = batcher.current().await.expect_err("first round trip fails");
+        let error = within("round trip 1", batcher.current())
+            .await
+            .expect_err("first round trip fails");
         assert!(
             matches!(error, StorageError::Unavailable { .. }),
             "{error:?}"
         );
-        assert_eq!(batcher.current().await.expect("recovered"), 7);
+        let recovered = within("round trip 2", batcher.current()).await;
+        assert_eq!(recovered.expect("recovered"), 7);
         assert_eq!(storage.reads.load(Ordering::SeqCst), 2);
     }
 }
