@@ -21,9 +21,10 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-/// What the test webhook server saw: each request's path and review.
+/// What the test webhook server saw: each request's path and review, and the HTTP versions
+/// of the requests.
 #[derive(Default)]
-struct Seen(Mutex<Vec<(String, Value)>>);
+struct Seen(Mutex<Vec<(String, Value)>>, Mutex<Vec<hyper::Version>>);
 
 impl Seen {
     fn on(&self, path: &str) -> Vec<Value> {
@@ -34,6 +35,10 @@ impl Seen {
             .filter(|(p, _)| p == path)
             .map(|(_, r)| r.clone())
             .collect()
+    }
+
+    fn versions(&self) -> Vec<hyper::Version> {
+        self.1.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
@@ -119,6 +124,10 @@ async fn start_webhooks() -> Webhooks {
     .with_no_client_auth()
     .with_single_cert(certs, key)
     .unwrap_or_else(|e| panic!("{e}"));
+    // Offers HTTP/2 as Go webhook servers do; apiary, like kube-apiserver, calls with
+    // HTTP/1.1 all the same.
+    let mut config = config;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = TlsAcceptor::from(Arc::new(config));
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
@@ -141,6 +150,10 @@ async fn start_webhooks() -> Webhooks {
                     let seen = seen.clone();
                     async move {
                         let path = req.uri().path().to_string();
+                        seen.1
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(req.version());
                         let body = req.into_body().collect().await.map(|b| b.to_bytes());
                         let review: Value = body
                             .ok()
@@ -231,27 +244,9 @@ impl Fixture {
         } else {
             "mutatingwebhookconfigurations"
         };
-        let (code, body, _) = send(
-            &self.client,
-            reqwest::Method::POST,
-            self.server
-                .url(&format!("/apis/admissionregistration.k8s.io/v1/{plural}")),
-            Some(json!({"metadata": {"name": name}, "webhooks": hooks})),
-        )
-        .await;
-        assert_eq!(code, 201, "{body}");
-        // Webhooks take effect once the watch cache has the configuration (as in
-        // Kubernetes, where they take effect once the informers have it).
-        let cached = self.server.url(&format!(
-            "/apis/admissionregistration.k8s.io/v1/{plural}/{name}?resourceVersion=0"
-        ));
-        common::tls::wait_until("the configuration is in the watch cache", || async {
-            send(&self.client, reqwest::Method::GET, cached.clone(), None)
-                .await
-                .0
-                == 200
-        })
-        .await;
+        let body = json!({"metadata": {"name": name}, "webhooks": hooks});
+        let path = format!("{}/{plural}", common::admission::GROUP);
+        common::admission::create_cached(&self.server, &self.client, &path, body).await;
     }
 
     async fn create_cm(&self, ns: &str, name: &str, query: &str) -> (u16, Value, Vec<String>) {
@@ -439,6 +434,13 @@ async fn validating_webhooks_deny_and_fail_by_policy() {
     .await;
     let (code, body, _) = f.create_cm("other", "after-delete", "").await;
     assert_eq!(code, 201, "{body}");
+    // Every call was HTTP/1.1, though the webhook server offers HTTP/2.
+    let versions = w.seen.versions();
+    assert!(!versions.is_empty());
+    assert!(
+        versions.iter().all(|v| *v == hyper::Version::HTTP_11),
+        "{versions:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -631,17 +633,7 @@ async fn a_configuration_made_on_one_replica_takes_effect_on_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_audit_annotations_reach_the_audit_event_and_conditions_ask_the_authorizer() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let policy_file = dir.path().join("audit-policy.yaml");
-    std::fs::write(
-        &policy_file,
-        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let log = dir.path().join("audit.log");
-    let args = [
-        format!("--audit-policy-file={}", policy_file.display()),
-        format!("--audit-log-path={}", log.display()),
-    ];
+    let (args, log) = common::admission::audit_args(dir.path());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let f = Fixture::with_args(&args).await;
     f.namespace("audited").await;
@@ -657,19 +649,8 @@ async fn webhook_audit_annotations_reach_the_audit_event_and_conditions_ask_the_
     let (code, body, _) = f.create_cm("audited", "annotated", "").await;
     assert_eq!(code, 201, "{body}");
     assert_eq!(f.webhooks.seen.on("/audit").len(), 1);
-    let mut annotations = Value::Null;
-    for _ in 0..200 {
-        let event = std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|e| e["stage"] == "ResponseComplete" && e["objectRef"]["name"] == "annotated");
-        if let Some(e) = event {
-            annotations = e["annotations"].clone();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let events = common::admission::completed_events(&log, "annotated").await;
+    let annotations = &events[0]["annotations"];
     assert_eq!(
         annotations["audit.example.dev/checked-by"], "audit-hook",
         "{annotations}"

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod admission;
 pub mod history;
 pub mod raw;
 pub mod tls;

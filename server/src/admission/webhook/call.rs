@@ -1,6 +1,6 @@
 //! Calling one webhook: the `AdmissionReview` v1 request, the HTTPS call (verified against
-//! the configuration's `caBundle`, redirects never followed, connections reused per trust
-//! bundle), and the checks of its answer.
+//! the configuration's `caBundle`, HTTP/1.1 only, redirects never followed, connections reused
+//! per trust bundle), and the checks of its answer.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -58,7 +58,11 @@ impl Clients {
         if let Some(c) = self.by_bundle.lock().get(ca_bundle) {
             return Ok(c.clone());
         }
+        // HTTP/1.1 only, as kube-apiserver calls admission webhooks (kubernetes#82090): one
+        // connection per concurrent call, so calls to a service spread over its endpoints
+        // instead of sharing one HTTP/2 connection to a single pod.
         let mut builder = reqwest::Client::builder()
+            .http1_only()
             .redirect(reqwest::redirect::Policy::none())
             .pool_idle_timeout(Duration::from_secs(90))
             .use_rustls_tls();
