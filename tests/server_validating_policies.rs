@@ -197,7 +197,8 @@ async fn policies_deny_warn_and_read_params() {
                "spec": {"matchConstraints": {"resourceRules": [{"operations": ["CREATE"],
                             "apiGroups": ["example.dev"], "apiVersions": ["v1"], "resources": ["widgets"]}]},
                         "validations": [{"expression": "object.spec.replicas > 0 && object.spec.replica > 1"},
-                                        {"expression": "object.spec.replicas < 100"}]}}),
+                                        {"expression": "object.spec.replicas < 100"},
+                                        {"expression": "object.spec.replicas > '10' || size(object.spec.replicas) > 0"}]}}),
     )
     .await;
     let url = f
@@ -217,11 +218,23 @@ async fn policies_deny_warn_and_read_params() {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    assert_eq!(warnings.len(), 1, "{status}");
+    assert_eq!(warnings.len(), 2, "{status}");
     assert_eq!(warnings[0]["fieldRef"], "spec.validations[0].expression");
     assert_eq!(
         warnings[0]["warning"],
         "example.dev/v1, Kind=Widget: ERROR: <input>:1:40: undefined field 'replica'\n | object.spec.replicas > 0 && object.spec.replica > 1\n | .......................................^"
+    );
+    // Operands of the wrong types: one block per mistake under the kind, as cel-go writes
+    // its issues.
+    let third = "object.spec.replicas > '10' || size(object.spec.replicas) > 0";
+    assert_eq!(warnings[1]["fieldRef"], "spec.validations[2].expression");
+    assert_eq!(
+        warnings[1]["warning"],
+        format!(
+            "example.dev/v1, Kind=Widget: ERROR: <input>:1:22: found no matching overload for '_>_' applied to '(int, string)'\n | {third}\n | {}^\nERROR: <input>:1:36: found no matching overload for 'size' applied to '(int)'\n | {third}\n | {}^",
+            ".".repeat(21),
+            ".".repeat(35)
+        )
     );
 
     // An expression that could cost more than the per-expression limit (a million

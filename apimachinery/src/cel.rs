@@ -13,13 +13,13 @@ use crate::errors::{FieldError, FieldErrorType};
 use crate::markers::FieldPath;
 
 mod authz;
+mod check;
 mod cost;
 mod expression;
-mod fields;
 
 pub use authz::AuthorizerContext;
+pub use check::TypeError;
 pub use expression::{CEL_PER_CALL_LIMIT, CEL_RUNTIME_BUDGET, CelActivation, CelExpression};
-pub use fields::UndefinedField;
 
 /// The most JSON nodes (objects, arrays and scalars) a CEL rule is evaluated over; larger
 /// objects fail the rule with a cost error instead of running unbounded.

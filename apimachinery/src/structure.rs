@@ -13,13 +13,30 @@ pub enum Shape {
     /// Nothing is known (free-form JSON): lists are atomic, maps granular.
     Unknown,
     /// A string, number or boolean (or a type encoded as one, such as `Time`).
-    Scalar,
+    Scalar(Scalar),
     /// A struct with named fields.
     Struct(&'static StructShape),
     /// A list.
     List(&'static ListShape),
     /// A map with string keys.
     Map(&'static MapShape),
+}
+
+/// The CEL type of a scalar, as Kubernetes maps a schema's `type` to CEL: what admission
+/// policies' type checking compares operands with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    /// `boolean`: CEL `bool`.
+    Bool,
+    /// `integer`: CEL `int`.
+    Int,
+    /// `number`: CEL `double`.
+    Double,
+    /// `string` without a format of its own: CEL `string`.
+    String,
+    /// A scalar with a type of its own in CEL or more than one JSON type (`Time`,
+    /// `Quantity`, `IntOrString`, `Duration`, bytes): not checked, as CEL's `dyn`.
+    Other,
 }
 
 /// The fields of a struct.

@@ -66,7 +66,7 @@ pub fn merge(live: Option<&Value>, applied: &Value, schema: &SchemaNode) -> Valu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apimachinery::structure::{FieldShape, ListShape, Shape, StructShape};
+    use apimachinery::structure::{FieldShape, ListShape, Scalar, Shape, StructShape};
     use serde_json::json;
 
     static ITEM: StructShape = StructShape {
@@ -94,14 +94,14 @@ mod tests {
                 ..FieldShape::plain(
                     "s",
                     Shape::List(&ListShape {
-                        items: Shape::Scalar,
+                        items: Shape::Scalar(Scalar::String),
                     }),
                 )
             },
             FieldShape::plain(
                 "a",
                 Shape::List(&ListShape {
-                    items: Shape::Scalar,
+                    items: Shape::Scalar(Scalar::String),
                 }),
             ),
         ],

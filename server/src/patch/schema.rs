@@ -150,7 +150,7 @@ impl SchemaNode {
 pub(crate) mod test_shapes {
     //! Shapes for the merge tests, as the generator states them.
 
-    use apimachinery::structure::{FieldShape, ListShape, Shape, StructShape};
+    use apimachinery::structure::{FieldShape, ListShape, Scalar, Shape, StructShape};
 
     const EMPTY: StructShape = StructShape {
         name: "Item",
@@ -177,14 +177,14 @@ pub(crate) mod test_shapes {
                 ..FieldShape::plain(
                     "tags",
                     Shape::List(&ListShape {
-                        items: Shape::Scalar,
+                        items: Shape::Scalar(Scalar::String),
                     }),
                 )
             },
             FieldShape::plain(
                 "args",
                 Shape::List(&ListShape {
-                    items: Shape::Scalar,
+                    items: Shape::Scalar(Scalar::String),
                 }),
             ),
         ],

@@ -293,7 +293,7 @@ fn reorder(list: &mut Vec<Value>, order: &[Value], merge_key: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apimachinery::structure::{FieldShape, ListShape, Shape, StructShape};
+    use apimachinery::structure::{FieldShape, ListShape, Scalar, Shape, StructShape};
     use serde_json::json;
 
     static CONTAINER: StructShape = StructShape {
@@ -301,7 +301,7 @@ mod tests {
         fields: &[FieldShape::plain(
             "args",
             Shape::List(&ListShape {
-                items: Shape::Scalar,
+                items: Shape::Scalar(Scalar::String),
             }),
         )],
         atomic: false,
@@ -326,14 +326,14 @@ mod tests {
                 ..FieldShape::plain(
                     "finalizers",
                     Shape::List(&ListShape {
-                        items: Shape::Scalar,
+                        items: Shape::Scalar(Scalar::String),
                     }),
                 )
             },
             FieldShape::plain(
                 "args",
                 Shape::List(&ListShape {
-                    items: Shape::Scalar,
+                    items: Shape::Scalar(Scalar::String),
                 }),
             ),
         ],

@@ -250,6 +250,11 @@ fn leaf_checks(v: &Validation) -> TokenStream {
     out
 }
 
+/// The `Shape` of a scalar of CEL type `t` (a `Scalar` variant).
+fn scalar(t: TokenStream) -> TokenStream {
+    quote!(::apimachinery::structure::Shape::Scalar(::apimachinery::structure::Scalar::#t))
+}
+
 /// The `Shape` expression of a field type.
 fn shape_of(t: &TypeRef) -> TokenStream {
     match t {
@@ -273,7 +278,16 @@ fn shape_of(t: &TypeRef) -> TokenStream {
         TypeRef::Json | TypeRef::RawExtension | TypeRef::FieldsV1 => {
             quote!(::apimachinery::structure::Shape::Unknown)
         }
-        _ => quote!(::apimachinery::structure::Shape::Scalar),
+        TypeRef::Bool => scalar(quote!(Bool)),
+        TypeRef::I32 | TypeRef::I64 => scalar(quote!(Int)),
+        TypeRef::F64 => scalar(quote!(Double)),
+        TypeRef::String => scalar(quote!(String)),
+        TypeRef::Bytes
+        | TypeRef::Time
+        | TypeRef::MicroTime
+        | TypeRef::Quantity
+        | TypeRef::IntOrString
+        | TypeRef::Duration => scalar(quote!(Other)),
     }
 }
 

@@ -9,11 +9,13 @@
 //!  | ...........^
 //! ```
 //!
-//! The check covers field selections through `object` and `oldObject` (and the items of
-//! comprehensions over their lists); rules with wildcards are not checked, as in Kubernetes.
+//! The check (`CelExpression::type_errors`) knows the types of `object` and `oldObject`
+//! from the kind's structure and checks the other variables as `dyn`; rules with wildcards
+//! are not checked, as in Kubernetes.
 
 use apimachinery::Scheme;
 use apimachinery::cel::CelExpression;
+use apimachinery::structure::StructShape;
 use generated::admissionregistration_k8s_io::v1::{
     ExpressionWarning, NamedRuleWithOperations, ValidatingAdmissionPolicySpec,
 };
@@ -22,7 +24,7 @@ use generated::admissionregistration_k8s_io::v1::{
 struct Target {
     /// `group/version, Kind=Kind`, as Go prints a GroupVersionKind.
     gvk: String,
-    shape: &'static apimachinery::structure::StructShape,
+    shape: &'static StructShape,
 }
 
 /// The kinds and versions the rules name without wildcards, in the order they are written.
@@ -76,20 +78,41 @@ fn position(source: &str, offset: usize) -> (usize, usize, &str) {
     (line, offset - start + 1, &source[start..end])
 }
 
-/// The warning of one expression against every target, or `None` when it checks.
+/// The variables a policy's expressions may read, with the structure of the object's where
+/// it is known (`None`: checked as `dyn`).
+fn roots(shape: &'static StructShape) -> [(&'static str, Option<&'static StructShape>); 7] {
+    [
+        ("object", Some(shape)),
+        ("oldObject", Some(shape)),
+        ("request", None),
+        ("params", None),
+        ("namespaceObject", None),
+        ("authorizer", None),
+        ("variables", None),
+    ]
+}
+
+/// The warning of one expression against every target, or `None` when it checks: for each
+/// target with mistakes, its GroupVersionKind and cel-go's issues (one `ERROR:` block per
+/// mistake), as kube-apiserver writes them.
 fn check(expression: &str, targets: &[Target]) -> Option<String> {
     let compiled = CelExpression::compile(expression).ok()?;
     let mut lines: Vec<String> = Vec::new();
     for t in targets {
-        let roots = [("object", t.shape), ("oldObject", t.shape)];
-        for undefined in compiled.undefined_fields(expression, &roots) {
-            let (line, column, text) = position(expression, undefined.offset);
-            lines.push(format!(
-                "{}: ERROR: <input>:{line}:{column}: undefined field '{}'\n | {text}\n | {}^",
-                t.gvk,
-                undefined.field,
-                ".".repeat(column - 1)
-            ));
+        let issues: Vec<String> = compiled
+            .type_errors(expression, &roots(t.shape))
+            .into_iter()
+            .map(|e| {
+                let (line, column, text) = position(expression, e.offset);
+                format!(
+                    "ERROR: <input>:{line}:{column}: {}\n | {text}\n | {}^",
+                    e.message,
+                    ".".repeat(column - 1)
+                )
+            })
+            .collect();
+        if !issues.is_empty() {
+            lines.push(format!("{}: {}", t.gvk, issues.join("\n")));
         }
     }
     (!lines.is_empty()).then(|| lines.join("\n"))
