@@ -36,8 +36,6 @@ const RSS_BOUND_KIB: u64 = 64 * 1024;
 /// Resident memory after the load may exceed the warm baseline by this much (allocator pages
 /// not yet returned).
 const RSS_SLACK_KIB: u64 = 8 * 1024;
-/// The watch cache's ring of events per resource (`storage::cacher`'s event capacity).
-const RING_EVENTS: u64 = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Sample {
@@ -287,7 +285,8 @@ async fn resources_return_to_baseline_after_a_mixed_workload() {
 /// then adds is what the server does not give back. Returns the number of requests made.
 async fn warm_up(server: &Server) -> u64 {
     // Each client's round is 34 requests of which 24 are writes (one event each).
-    let requests = (RING_EVENTS + RING_EVENTS / 10) * 34 / 24;
+    let ring = storage::cacher::DEFAULT_EVENT_CAPACITY as u64;
+    let requests = (ring + ring / 10) * 34 / 24;
     let load = Load::start(server);
     let started = Instant::now();
     while load.ops.load(Ordering::Relaxed) < requests {

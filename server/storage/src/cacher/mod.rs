@@ -75,14 +75,17 @@ pub struct CacherConfig {
     pub consistent_read_timeout: Duration,
 }
 
+/// The events of history a watch cache keeps by default (its ring).
+pub const DEFAULT_EVENT_CAPACITY: usize = 10_000;
+
 impl CacherConfig {
-    /// A configuration with defaults: 10,000 events of history, 1,000-event watcher buffers,
+    /// A configuration with defaults: [`DEFAULT_EVENT_CAPACITY`] events of history, 1,000-event watcher buffers,
     /// bookmarks every 5 s, and a 1 s wait for freshness.
     pub fn new(resource_prefix: impl Into<String>, codec: Arc<dyn ObjectCodec>) -> Self {
         Self {
             resource_prefix: collection_prefix(&resource_prefix.into()),
             codec,
-            event_capacity: 10_000,
+            event_capacity: DEFAULT_EVENT_CAPACITY,
             watcher_buffer: 1_000,
             bookmark_interval: Duration::from_secs(5),
             consistent_read_timeout: Duration::from_secs(1),
