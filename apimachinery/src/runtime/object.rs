@@ -104,6 +104,10 @@ pub trait Object: Any + Send + Sync + fmt::Debug {
     /// The object's JSON as a tree (for patches, server-side apply, Tables and CEL).
     fn to_value(&self) -> Result<Value, CodecError>;
 
+    /// Reports the object's JSON structure to `visitor` (see [`super::walk`]): what
+    /// [`Object::to_value`] would build, without building it.
+    fn walk_json(&self, visitor: &mut dyn super::walk::JsonVisitor) -> Result<(), CodecError>;
+
     /// Appends the object's protobuf message (without the envelope).
     fn write_protobuf(&self, out: &mut Vec<u8>) -> Result<(), CodecError>;
 
@@ -231,6 +235,10 @@ impl<T: TypedObject> Object for T {
 
     fn to_value(&self) -> Result<Value, CodecError> {
         serde_json::to_value(self).map_err(json_error)
+    }
+
+    fn walk_json(&self, visitor: &mut dyn super::walk::JsonVisitor) -> Result<(), CodecError> {
+        super::walk::walk(self, visitor).map_err(json_error)
     }
 
     fn write_protobuf(&self, out: &mut Vec<u8>) -> Result<(), CodecError> {
