@@ -54,31 +54,18 @@ impl FieldSet {
         let mut out = BTreeSet::new();
         if let Some(map) = object.as_object() {
             for (k, v) in map {
-                if k == "apiVersion" || k == "kind" {
+                if !is_owned_top_level(k, scope) {
                     continue;
                 }
-                let in_scope = match scope {
-                    Scope::All => true,
-                    Scope::MainResource => k != "status",
-                    Scope::Status => k == "status",
-                };
-                if !in_scope {
-                    continue;
-                }
+                let mut path = vec![field_element(k)];
+                let field_schema = schema.field(k);
                 if k == "metadata" {
-                    let meta_schema = schema.field("metadata");
                     if let Some(meta) = v.as_object() {
-                        for (mk, mv) in meta {
-                            if SYSTEM_METADATA.contains(&mk.as_str()) {
-                                continue;
-                            }
-                            let mut path = vec!["f:metadata".to_string(), field_element(mk)];
-                            collect(mv, &meta_schema.field(mk), &mut path, &mut out);
-                        }
+                        collect_metadata(meta, &field_schema, &mut path, &mut out);
                     }
                     continue;
                 }
-                collect(v, &schema.field(k), &mut vec![field_element(k)], &mut out);
+                collect(v, &field_schema, &mut path, &mut out);
             }
         }
         Self(out)
@@ -240,8 +227,41 @@ pub fn item_key(item: &Value, keys: &[String]) -> Option<String> {
     Some(format!("k:{}", serde_json::to_string(&m).ok()?))
 }
 
+/// Whether a top-level member of an object is owned within `scope` (`apiVersion` and `kind`
+/// never are; `metadata` is not itself, its members may be).
+pub(super) fn is_owned_top_level(key: &str, scope: Scope) -> bool {
+    let in_scope = match scope {
+        Scope::All => true,
+        Scope::MainResource => key != "status",
+        Scope::Status => key == "status",
+    };
+    in_scope && key != "apiVersion" && key != "kind"
+}
+
+/// Whether a member of `metadata` is owned (the system ones never are).
+pub(super) fn is_owned_metadata(key: &str) -> bool {
+    !SYSTEM_METADATA.contains(&key)
+}
+
+/// Adds the fields under the owned members of `metadata` (at `path`, which is restored before
+/// returning) to `out`.
+pub(super) fn collect_metadata(
+    meta: &Map<String, Value>,
+    schema: &SchemaNode,
+    path: &mut Path,
+    out: &mut BTreeSet<Path>,
+) {
+    for (k, v) in meta {
+        if is_owned_metadata(k) {
+            path.push(field_element(k));
+            collect(v, &schema.field(k), path, out);
+            path.pop();
+        }
+    }
+}
+
 /// The path element of a field: `f:<name>` (without `format!`'s machinery).
-fn field_element(name: &str) -> String {
+pub(super) fn field_element(name: &str) -> String {
     let mut el = String::with_capacity(name.len() + 2);
     el.push_str("f:");
     el.push_str(name);
@@ -249,7 +269,12 @@ fn field_element(name: &str) -> String {
 }
 
 /// Adds the fields under `value` (at `path`, which is restored before returning) to `out`.
-fn collect(value: &Value, schema: &SchemaNode, path: &mut Path, out: &mut BTreeSet<Path>) {
+pub(super) fn collect(
+    value: &Value,
+    schema: &SchemaNode,
+    path: &mut Path,
+    out: &mut BTreeSet<Path>,
+) {
     match value {
         Value::Object(map) if !schema.map_atomic() && !map.is_empty() => {
             for (k, v) in map {

@@ -167,7 +167,8 @@ fn filtered_manager(m: &str) -> String {
     }
 }
 
-fn scope_for(subresource: &str, status_subresource: bool) -> Scope {
+/// The parts of an object a write through `subresource` covers.
+pub(super) fn scope_for(subresource: &str, status_subresource: bool) -> Scope {
     match (subresource, status_subresource) {
         ("status", _) => Scope::Status,
         (_, true) => Scope::MainResource,
@@ -284,14 +285,7 @@ pub fn updated_entries(
         let idx = match pos {
             Some(i) => i,
             None => {
-                list.push(ManagedEntry {
-                    manager: manager.to_string(),
-                    operation: "Update".into(),
-                    api_version: api_version.to_string(),
-                    time: String::new(),
-                    subresource: subresource.to_string(),
-                    fields: FieldSet::default(),
-                });
+                list.push(update_entry(manager, api_version, subresource));
                 list.len() - 1
             }
         };
@@ -299,6 +293,37 @@ pub fn updated_entries(
         list[idx].time = now_rfc3339();
     }
     list
+}
+
+/// The managedFields entries after a create by `manager` that sets `fields` (as
+/// [`FieldSet::created`] finds them): what [`updated_entries`] computes without an old object
+/// or requested entries, without the object's tree.
+pub fn created_entries(
+    fields: FieldSet,
+    manager: &str,
+    api_version: &str,
+    subresource: &str,
+) -> Vec<ManagedEntry> {
+    if fields.is_empty() {
+        return Vec::new();
+    }
+    vec![ManagedEntry {
+        time: now_rfc3339(),
+        fields,
+        ..update_entry(manager, api_version, subresource)
+    }]
+}
+
+/// A new `Update` entry of `manager`, without fields or time.
+fn update_entry(manager: &str, api_version: &str, subresource: &str) -> ManagedEntry {
+    ManagedEntry {
+        manager: manager.to_string(),
+        operation: "Update".into(),
+        api_version: api_version.to_string(),
+        time: String::new(),
+        subresource: subresource.to_string(),
+        fields: FieldSet::default(),
+    }
 }
 
 /// One apply request.

@@ -2,13 +2,14 @@
 //! `metadata.managedFields`, structured merge by `x-kubernetes-list-type` /
 //! `x-kubernetes-map-type`, conflicts, and `Update` entries for every other write.
 
+mod created;
 pub mod fieldset;
 pub mod managed;
 pub mod merge;
 
 pub use fieldset::{FieldSet, Path};
 pub use managed::{
-    ApplyRequest, ManagedEntry, apply, manager_from_user_agent, record_update,
+    ApplyRequest, ManagedEntry, apply, created_entries, manager_from_user_agent, record_update,
     requested_managed_fields, updated_entries,
 };
 
@@ -36,28 +37,30 @@ pub fn update_managed_fields(
 ) -> Result<(), ApiError> {
     let info = new.info();
     let schema = SchemaNode::of(new.shape());
+    let Some(old) = old else {
+        // A create: the manager owns every field the object sets, taken from the typed object.
+        let scope = managed::scope_for(subresource, info.status_subresource);
+        let fields = FieldSet::created(new, &schema, scope).map_err(ApiError::internal)?;
+        let entries = created_entries(fields, manager, &info.api_version(), subresource);
+        new.metadata_mut().managed_fields =
+            entries.into_iter().map(ManagedEntry::into_typed).collect();
+        return Ok(());
+    };
     let mut new_tree = tree(new)?;
-    let old_tree = old.map(tree).transpose()?;
+    let old_tree = tree(old)?;
     if let Some(meta) = new_tree.get_mut("metadata").and_then(Value::as_object_mut) {
-        match &old_tree {
-            None => {
-                meta.remove("managedFields");
-            }
-            Some(old_tree) => {
-                let managed = requested_managed_fields(meta.get("managedFields"), subresource)
-                    .unwrap_or_else(|| {
-                        old_tree
-                            .get("metadata")
-                            .and_then(|m| m.get("managedFields"))
-                            .cloned()
-                            .unwrap_or(Value::Array(Vec::new()))
-                    });
-                meta.insert("managedFields".into(), managed);
-            }
-        }
+        let managed = requested_managed_fields(meta.get("managedFields"), subresource)
+            .unwrap_or_else(|| {
+                old_tree
+                    .get("metadata")
+                    .and_then(|m| m.get("managedFields"))
+                    .cloned()
+                    .unwrap_or(Value::Array(Vec::new()))
+            });
+        meta.insert("managedFields".into(), managed);
     }
     let entries = updated_entries(
-        old_tree.as_ref(),
+        Some(&old_tree),
         &new_tree,
         manager,
         &info.api_version(),
