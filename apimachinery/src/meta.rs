@@ -181,6 +181,12 @@ impl FieldsV1 {
         Self(serde_json::value::to_raw_value(value).expect("a JSON tree always serializes"))
     }
 
+    /// The field set `value` serializes as, written once (not parsed again, as
+    /// [`FieldsV1::from_json`] parses its text).
+    pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(Self)
+    }
+
     /// The field set of JSON text (as protobuf carries it); an error if it is not JSON.
     pub fn from_json(text: String) -> Result<Self, serde_json::Error> {
         serde_json::value::RawValue::from_string(text).map(Self)

@@ -1,7 +1,7 @@
 //! `metadata.managedFields`: who owns which fields, updated on every write, and the apply
 //! operation with its conflict detection.
 
-use apimachinery::meta::{FieldsV1, ManagedFieldsEntry, Time};
+use apimachinery::meta::{ManagedFieldsEntry, Time};
 use apimachinery::status::{ApiError, StatusCause};
 use serde_json::{Map, Value, json};
 
@@ -98,10 +98,7 @@ impl ManagedEntry {
             api_version: Some(self.api_version),
             time,
             fields_type: Some("FieldsV1".to_string()),
-            fields_v1: Some(
-                FieldsV1::from_json(self.fields.fields_v1_text())
-                    .expect("a field set is written as JSON"),
-            ),
+            fields_v1: Some(self.fields.to_typed_fields_v1()),
             subresource: Some(self.subresource).filter(|s| !s.is_empty()),
         }
     }
