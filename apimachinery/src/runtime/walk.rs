@@ -6,7 +6,8 @@
 //! tree `serde_json::to_value` builds of the whole value, visited in serialization order.
 //!
 //! Server-side apply computes the fields a created object sets this way: on a ConfigMap create
-//! it replaced `to_value` and the walk of its tree, ≈10k of the ≈158k instructions per create.
+//! that took the recording of its managed fields from ≈20.8k to ≈11.2k instructions (of
+//! ≈160k per create in all), with no tree built, hashed into maps, searched and dropped.
 
 use serde::Serialize;
 use serde::ser::{self, SerializeMap as _};

@@ -1,7 +1,7 @@
 //! The fields a created object sets, taken from the typed object as serde walks it
 //! ([`apimachinery::runtime::walk`]) instead of from its JSON tree: on a ConfigMap create this
-//! saved ≈10k of the ≈158k instructions the server spent per create (no tree is built, hashed
-//! into maps, searched again for every path, and dropped).
+//! took the recording of its managed fields from ≈20.8k to ≈11.2k instructions (no tree is
+//! built, hashed into maps, searched again for every path, and dropped).
 
 use std::collections::BTreeSet;
 
