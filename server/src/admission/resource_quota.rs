@@ -170,7 +170,6 @@ impl ValidatingPlugin for QuotaAdmission {
 
     async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
         let quotas = self.registry.store(&RESOURCE_QUOTA_KIND)?;
-        let names = count_names(attributes.kind.storage_info());
         if std::ptr::eq(attributes.kind, &RESOURCE_QUOTA_KIND)
             && attributes.operation == Operation::Create
             && !attributes.dry_run
@@ -208,6 +207,9 @@ impl ValidatingPlugin for QuotaAdmission {
                 self.no_quota.remember(attributes.namespace, start);
             }
         }
+        // Named only once a quota is found: in a namespace without one (the common case) their
+        // formatting was ≈1k of the ≈150k instructions of a ConfigMap create.
+        let names = count_names(attributes.kind.storage_info());
         let mut applicable: Vec<(String, Vec<String>)> = items
             .iter()
             .filter_map(|o| o.downcast_ref::<ResourceQuota>())
