@@ -156,7 +156,7 @@ mod tests {
     use serde::de::DeserializeOwned;
     use serde_json::{Value, json};
 
-    use super::super::managed::{scope_for, updated_entries};
+    use super::super::managed::{ManagedEntry, created_entries, scope_for, updated_entries};
     use super::*;
 
     fn typed<T: DeserializeOwned>(value: Value) -> T {
@@ -238,5 +238,29 @@ mod tests {
             assert!(!expected.is_empty() || object.name() == "bare");
             assert_eq!(created(object, subresource), expected, "{object:?}");
         }
+    }
+
+    /// The typed entries of a create are those of the tree's entries, with the time of the
+    /// create to the second.
+    #[test]
+    fn created_entries_are_the_trees_typed() {
+        let config_map: ConfigMap =
+            typed(json!({"metadata": {"name": "a", "labels": {"app": "x"}},
+            "data": {"k": "v"}}));
+        let schema = SchemaNode::of(config_map.shape());
+        let tree = config_map.to_value().unwrap();
+        let mut via_tree: Vec<_> = updated_entries(None, &tree, "m", "v1", "", false, &schema)
+            .into_iter()
+            .map(ManagedEntry::into_typed)
+            .collect();
+        let mut direct = created_entries(created(&config_map, ""), "m", "v1", "");
+        assert_eq!(direct.len(), 1);
+        for entry in direct.iter_mut().chain(&mut via_tree) {
+            let time = entry.time.take().expect("a create is timed");
+            assert_eq!(time.0.timestamp_subsec_nanos(), 0);
+        }
+        assert_eq!(direct, via_tree);
+        let bare: ConfigMap = typed(json!({"metadata": {"name": "bare"}}));
+        assert!(created_entries(created(&bare, ""), "m", "v1", "").is_empty());
     }
 }

@@ -41,9 +41,8 @@ pub fn update_managed_fields(
         // A create: the manager owns every field the object sets, taken from the typed object.
         let scope = managed::scope_for(subresource, info.status_subresource);
         let fields = FieldSet::created(new, &schema, scope).map_err(ApiError::internal)?;
-        let entries = created_entries(fields, manager, &info.api_version(), subresource);
         new.metadata_mut().managed_fields =
-            entries.into_iter().map(ManagedEntry::into_typed).collect();
+            created_entries(fields, manager, &info.api_version(), subresource);
         return Ok(());
     };
     let mut new_tree = tree(new)?;
