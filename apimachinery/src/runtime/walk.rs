@@ -93,7 +93,9 @@ const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 /// The member name serde_json gives a map key: a string key as it is, any other key as
 /// serde_json's map serializer turns it into a string (or rejects it).
 fn key_string<K: Serialize + ?Sized>(key: &K) -> Result<String, Error> {
-    if let Value::String(s) = key.serialize(TreeSerializer)? {
+    // A key the tree serializer rejects (a 128-bit number beyond 64 bits) may still be one
+    // the map serializer takes.
+    if let Ok(Value::String(s)) = key.serialize(TreeSerializer) {
         return Ok(s);
     }
     let mut map = ser::Serializer::serialize_map(TreeSerializer, Some(1))?;
@@ -465,6 +467,7 @@ mod tests {
         none: Option<u8>,
         labels: BTreeMap<String, String>,
         numbered: BTreeMap<u32, bool>,
+        wide: BTreeMap<u128, bool>,
         list: Vec<u8>,
         wrapper: Wrapper,
         variants: (Variant, Variant, Variant, Variant),
@@ -483,6 +486,7 @@ mod tests {
             none: None,
             labels: [("app".to_string(), "x".to_string())].into(),
             numbered: [(7, true)].into(),
+            wide: [(u128::MAX, true)].into(),
             list: vec![1, 2],
             wrapper: Wrapper("w".into()),
             variants: (
@@ -505,7 +509,9 @@ mod tests {
                 other => *other = Value::Null,
             }
         }
-        for key in ["name", "none", "labels", "numbered", "wrapper", "extra"] {
+        for key in [
+            "name", "none", "labels", "numbered", "wide", "wrapper", "extra",
+        ] {
             blank(&mut expected[key], true);
         }
         assert_eq!(rebuild.done, Some(expected));
