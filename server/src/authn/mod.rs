@@ -44,8 +44,8 @@ pub enum AuthnOutcome {
 /// presented with the verdict of verifying it against the client CA (which holds while the
 /// time stays inside the validity periods it was made in: a certificate that expires during a
 /// kept connection fails the next request, as kube-apiserver verifies per request), the user
-/// read from the leaf, and the last bearer token authenticated on the connection with its
-/// verdict.
+/// read from the leaf, and the `Authorization` header of the last bearer token authenticated
+/// on the connection with its verdict.
 #[derive(Clone, Debug, Default)]
 pub struct PeerConnection(Arc<ConnectionState>);
 
@@ -58,7 +58,7 @@ struct ConnectionState {
     /// What x509 authentication read from the leaf, remembered for the connection's later
     /// requests.
     x509_user: OnceLock<Result<UserInfo, String>>,
-    /// The last bearer token authenticated on the connection.
+    /// The header of the last bearer token authenticated on the connection.
     bearer: Mutex<Option<RememberedToken>>,
 }
 
@@ -82,16 +82,17 @@ impl Default for ChainVerdict {
     }
 }
 
-/// A bearer token and the user it was authenticated as, with how long that holds.
+/// The `Authorization` header value of a bearer token and the user the token was
+/// authenticated as, with how long that holds.
 struct RememberedToken {
-    token: Box<str>,
+    header: Box<[u8]>,
     user: UserInfo,
     valid: Validity,
 }
 
 impl std::fmt::Debug for RememberedToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The token is a secret: never printed.
+        // The header holds a secret: never printed.
         f.debug_struct("RememberedToken")
             .field("user", &self.user.name)
             .field("valid", &self.valid)
@@ -184,19 +185,21 @@ impl PeerConnection {
         result
     }
 
-    /// The user of `token` when it is the bearer token last authenticated on this connection
-    /// and that verdict still holds at `now` (seconds since the epoch). The token is compared
-    /// with the one remembered, byte for byte; both came from this connection's client.
-    pub fn remembered_bearer(&self, token: &str, now: i64) -> Option<UserInfo> {
+    /// The user of an `Authorization` header value when it is, byte for byte, the header whose
+    /// bearer token was last authenticated on this connection and that verdict still holds at
+    /// `now` (seconds since the epoch). Both headers came from this connection's client; the
+    /// same bytes carry the same token, so the header need not be parsed or checked first.
+    pub fn remembered_bearer(&self, header: &[u8], now: i64) -> Option<UserInfo> {
         let remembered = self.0.bearer.lock();
         let known = remembered.as_ref()?;
-        (*known.token == *token && known.valid.holds(now)).then(|| known.user.clone())
+        (*known.header == *header && known.valid.holds(now)).then(|| known.user.clone())
     }
 
-    /// Remembers that `token` authenticated as `user`, for as long as `valid` says.
-    pub fn remember_bearer(&self, token: &str, user: &UserInfo, valid: Validity) {
+    /// Remembers that the bearer token of the `Authorization` header value `header`
+    /// authenticated as `user`, for as long as `valid` says.
+    pub fn remember_bearer(&self, header: &[u8], user: &UserInfo, valid: Validity) {
         *self.0.bearer.lock() = Some(RememberedToken {
-            token: token.into(),
+            header: header.into(),
             user: user.clone(),
             valid,
         });

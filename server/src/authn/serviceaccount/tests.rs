@@ -258,6 +258,11 @@ mod remembered {
         panic!("the watch cache did not reach {name} with uid {uid:?}");
     }
 
+    /// The `Authorization` header value of `token`.
+    fn bearer_header(token: &str) -> Vec<u8> {
+        format!("Bearer {token}").into_bytes()
+    }
+
     fn request(connection: &PeerConnection, token: &str) -> http::request::Parts {
         let mut req = http::Request::new(());
         req.extensions_mut().insert(connection.clone());
@@ -306,7 +311,7 @@ mod remembered {
                 "system:serviceaccount:default:robot"
             );
         }
-        let remembered = connection.remembered_bearer(&token, now);
+        let remembered = connection.remembered_bearer(&bearer_header(&token), now);
         assert!(remembered.is_some_and(|u| u.in_group(crate::authn::AUTHENTICATED_GROUP)));
 
         // Deleted: the next request on the connection after the cache has seen it fails.
@@ -315,7 +320,7 @@ mod remembered {
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
         cached(&accounts, "robot", None).await;
-        assert_eq!(connection.remembered_bearer(&token, now), None);
+        assert_eq!(connection.remembered_bearer(&bearer_header(&token), now), None);
         assert_eq!(
             bearer.authenticate(&req).await,
             AuthnOutcome::Failed("serviceaccounts \"robot\" not found".to_string())
@@ -338,8 +343,8 @@ mod remembered {
             user_name(&bearer, &fresh_req).await,
             "system:serviceaccount:default:robot"
         );
-        assert!(connection.remembered_bearer(&fresh, now).is_some());
-        assert_eq!(connection.remembered_bearer(&token, now), None);
+        assert!(connection.remembered_bearer(&bearer_header(&fresh), now).is_some());
+        assert_eq!(connection.remembered_bearer(&bearer_header(&token), now), None);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,8 +368,8 @@ mod remembered {
         );
         // Remembered through the leeway after `exp`, and not a second longer.
         let last = now + 600 + LEEWAY_SECONDS;
-        assert!(connection.remembered_bearer(&token, last).is_some());
-        assert_eq!(connection.remembered_bearer(&token, last + 1), None);
+        assert!(connection.remembered_bearer(&bearer_header(&token), last).is_some());
+        assert_eq!(connection.remembered_bearer(&bearer_header(&token), last + 1), None);
         assert_eq!(
             c.check_time(last + 1),
             Err(claims::TimeError::Expired),
@@ -380,8 +385,8 @@ mod remembered {
         let req = request(&connection, &late_token);
         match bearer.authenticate(&req).await {
             AuthnOutcome::Authenticated(_) => {
-                assert!(connection.remembered_bearer(&late_token, now).is_some());
-                assert_eq!(connection.remembered_bearer(&late_token, now + 1), None);
+                assert!(connection.remembered_bearer(&bearer_header(&late_token), now).is_some());
+                assert_eq!(connection.remembered_bearer(&bearer_header(&late_token), now + 1), None);
             }
             // The second turned between signing and checking: refused as expired.
             AuthnOutcome::Failed(e) => assert_eq!(e, "service account token has expired"),
