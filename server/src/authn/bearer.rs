@@ -104,6 +104,7 @@ impl Authenticator for BearerTokenAuthenticator {
         };
         match self.tokens.authenticate_token(token, &[]).await {
             TokenOutcome::Authenticated { user, valid, .. } => {
+                let user = Arc::new(user);
                 if let Some(connection) = connection
                     && valid.holds(now)
                 {
@@ -168,7 +169,7 @@ mod tests {
         let connection = PeerConnection::default();
         let now = unix_now();
         let name = |outcome: AuthnOutcome| match outcome {
-            AuthnOutcome::Authenticated(user) => user.name,
+            AuthnOutcome::Authenticated(user) => user.name.clone(),
             other => panic!("{other:?}"),
         };
         assert_eq!(connection.remembered_bearer(&header("t1"), now), None);
@@ -178,7 +179,7 @@ mod tests {
         );
         let alice = connection.remembered_bearer(&header("t1"), now);
         assert_eq!(
-            alice.map(|u| u.groups),
+            alice.map(|u| u.groups.clone()),
             Some(vec![
                 "system:masters".to_string(),
                 crate::authn::AUTHENTICATED_GROUP.to_string()
@@ -199,7 +200,11 @@ mod tests {
             AuthnOutcome::Failed(INVALID_BEARER_TOKEN.to_string())
         );
         // A failed token leaves the remembered one alone; a token file never expires.
-        assert!(connection.remembered_bearer(&header("t2"), i64::MAX - 1).is_some());
+        assert!(
+            connection
+                .remembered_bearer(&header("t2"), i64::MAX - 1)
+                .is_some()
+        );
         assert_eq!(
             name(bearer.authenticate(&request(&connection, "t1")).await),
             "alice"
@@ -210,7 +215,11 @@ mod tests {
         let lower = b"bearer t1 ".to_vec();
         assert_eq!(connection.remembered_bearer(&lower, now), None);
         assert_eq!(
-            name(bearer.authenticate(&request_with(&connection, &lower)).await),
+            name(
+                bearer
+                    .authenticate(&request_with(&connection, &lower))
+                    .await
+            ),
             "alice"
         );
         assert!(connection.remembered_bearer(&lower, now).is_some());
@@ -218,25 +227,59 @@ mod tests {
         assert_eq!(connection.remembered_bearer(b"bearer t1", now), None);
         // A header that is not a bearer token is no credential, remembered or not.
         assert_eq!(
-            bearer.authenticate(&request_with(&connection, b"Basic dDE6")).await,
+            bearer
+                .authenticate(&request_with(&connection, b"Basic dDE6"))
+                .await,
             AuthnOutcome::NoCredentials
         );
+    }
+
+    #[tokio::test]
+    async fn requests_share_the_remembered_user() {
+        let file = TokenFileAuthenticator::from_csv("tokens.csv", "t1,alice,1\n", Vec::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let union = TokenUnion::new(vec![Arc::new(file) as Arc<dyn TokenAuthenticator>]);
+        let bearer = BearerTokenAuthenticator::new(Arc::new(union));
+        let connection = PeerConnection::default();
+        let mut users = Vec::new();
+        for _ in 0..2 {
+            match bearer.authenticate(&request(&connection, "t1")).await {
+                AuthnOutcome::Authenticated(user) => users.push(user),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(Arc::ptr_eq(&users[0], &users[1]));
+        // The remembered user is already in `system:authenticated`: the union adds nothing.
+        let union = crate::authn::UnionAuthenticator::new(
+            vec![Box::new(BearerTokenAuthenticator::new(Arc::clone(
+                &bearer.tokens,
+            )))],
+            false,
+        );
+        let user = union
+            .authenticate(&request(&connection, "t1"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(Arc::ptr_eq(&user, &users[0]));
     }
 
     #[test]
     fn a_remembered_verdict_ends_with_its_validity() {
         let connection = PeerConnection::default();
-        let user = UserInfo {
+        let user = Arc::new(UserInfo {
             name: "robot".to_string(),
             ..UserInfo::default()
-        };
+        });
         let counter = Arc::new(std::sync::atomic::AtomicU64::new(7));
         let valid = Validity {
             before: Some(1_000),
             unchanged: vec![Generation::of(&counter)],
         };
         connection.remember_bearer(&header("tok"), &user, valid);
-        assert_eq!(connection.remembered_bearer(&header("tok"), 999), Some(user));
+        assert_eq!(
+            connection.remembered_bearer(&header("tok"), 999),
+            Some(user)
+        );
         assert_eq!(connection.remembered_bearer(&header("tok"), 1_000), None);
         counter.fetch_add(1, std::sync::atomic::Ordering::Release);
         assert_eq!(connection.remembered_bearer(&header("tok"), 999), None);

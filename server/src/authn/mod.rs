@@ -30,8 +30,9 @@ pub use apimachinery::user::{
 /// What an authenticator concluded about one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AuthnOutcome {
-    /// The credentials identify this user.
-    Authenticated(UserInfo),
+    /// The credentials identify this user (shared with what the connection remembers, so a
+    /// request does not copy it).
+    Authenticated(Arc<UserInfo>),
     /// The request carries no credentials this authenticator understands.
     NoCredentials,
     /// The request carries credentials that are invalid (answered with 401 unless another
@@ -57,7 +58,7 @@ struct ConnectionState {
     verdict: RwLock<ChainVerdict>,
     /// What x509 authentication read from the leaf, remembered for the connection's later
     /// requests.
-    x509_user: OnceLock<Result<UserInfo, String>>,
+    x509_user: OnceLock<Result<Arc<UserInfo>, String>>,
     /// The header of the last bearer token authenticated on the connection.
     bearer: Mutex<Option<RememberedToken>>,
 }
@@ -86,7 +87,7 @@ impl Default for ChainVerdict {
 /// authenticated as, with how long that holds.
 struct RememberedToken {
     header: Box<[u8]>,
-    user: UserInfo,
+    user: Arc<UserInfo>,
     valid: Validity,
 }
 
@@ -151,8 +152,8 @@ impl PeerConnection {
     pub fn x509_user_at(
         &self,
         now: rustls_pki_types::UnixTime,
-        read: impl FnOnce(&[u8]) -> Result<UserInfo, String>,
-    ) -> Option<Result<&UserInfo, String>> {
+        read: impl FnOnce(&[u8]) -> Result<Arc<UserInfo>, String>,
+    ) -> Option<Result<&Arc<UserInfo>, String>> {
         let leaf = self.0.chain.first()?;
         if let Err(reason) = self.chain_verdict(now) {
             return Some(Err(reason));
@@ -189,18 +190,18 @@ impl PeerConnection {
     /// bearer token was last authenticated on this connection and that verdict still holds at
     /// `now` (seconds since the epoch). Both headers came from this connection's client; the
     /// same bytes carry the same token, so the header need not be parsed or checked first.
-    pub fn remembered_bearer(&self, header: &[u8], now: i64) -> Option<UserInfo> {
+    pub fn remembered_bearer(&self, header: &[u8], now: i64) -> Option<Arc<UserInfo>> {
         let remembered = self.0.bearer.lock();
         let known = remembered.as_ref()?;
-        (*known.header == *header && known.valid.holds(now)).then(|| known.user.clone())
+        (*known.header == *header && known.valid.holds(now)).then(|| Arc::clone(&known.user))
     }
 
     /// Remembers that the bearer token of the `Authorization` header value `header`
     /// authenticated as `user`, for as long as `valid` says.
-    pub fn remember_bearer(&self, header: &[u8], user: &UserInfo, valid: Validity) {
+    pub fn remember_bearer(&self, header: &[u8], user: &Arc<UserInfo>, valid: Validity) {
         *self.0.bearer.lock() = Some(RememberedToken {
             header: header.into(),
-            user: user.clone(),
+            user: Arc::clone(user),
             valid,
         });
     }
@@ -248,12 +249,17 @@ impl UnionAuthenticator {
 
     /// Authenticates a request; `Err` carries the reasons for a 401 (credentials that failed,
     /// or none when anonymous access is off).
-    pub async fn authenticate(&self, request: &http::request::Parts) -> Result<UserInfo, String> {
+    pub async fn authenticate(
+        &self,
+        request: &http::request::Parts,
+    ) -> Result<Arc<UserInfo>, String> {
         let mut failures: Vec<String> = Vec::new();
         for a in &self.authenticators {
             match a.authenticate(request).await {
                 AuthnOutcome::Authenticated(mut user) => {
-                    add_authenticated_group(&mut user);
+                    if needs_authenticated_group(&user) {
+                        add_authenticated_group(Arc::make_mut(&mut user));
+                    }
                     return Ok(user);
                 }
                 AuthnOutcome::NoCredentials => {}
@@ -264,7 +270,7 @@ impl UnionAuthenticator {
             return Err(aggregate(&failures));
         }
         if self.anonymous {
-            Ok(UserInfo::anonymous())
+            Ok(Arc::new(UserInfo::anonymous()))
         } else {
             Err("Unauthorized".to_string())
         }
@@ -274,9 +280,14 @@ impl UnionAuthenticator {
 /// Adds `system:authenticated` to an authenticated user, unless it is already in it or in
 /// `system:unauthenticated` (kube-apiserver's `AuthenticatedGroupAdder`).
 pub fn add_authenticated_group(user: &mut UserInfo) {
-    if !user.in_group(AUTHENTICATED_GROUP) && !user.in_group(UNAUTHENTICATED_GROUP) {
+    if needs_authenticated_group(user) {
         user.groups.push(AUTHENTICATED_GROUP.to_string());
     }
+}
+
+/// Whether [`add_authenticated_group`] would add `system:authenticated` to `user`.
+fn needs_authenticated_group(user: &UserInfo) -> bool {
+    !user.in_group(AUTHENTICATED_GROUP) && !user.in_group(UNAUTHENTICATED_GROUP)
 }
 
 /// Several errors as one message, as Kubernetes' `utilerrors.NewAggregate` prints them: one
