@@ -542,7 +542,7 @@ async fn token_requests_and_the_issuer_documents() {
     assert_eq!(discovery["subject_types_supported"], json!(["public"]));
     assert_eq!(
         discovery["id_token_signing_alg_values_supported"],
-        json!(["RS256"])
+        json!(["ES256"])
     );
     let (ct, jwks) = get("/openid/v1/jwks").await;
     assert_eq!(ct, "application/jwk-set+json");
@@ -556,7 +556,7 @@ async fn token_requests_and_the_issuer_documents() {
         );
     }
 
-    // The key set verifies the issued token.
+    // The key set verifies the issued token, signed ES256 with the generated P-256 key.
     let header = jsonwebtoken::decode_header(&token).unwrap_or_else(|e| panic!("{e}"));
     let kid = header.kid.clone().unwrap_or_default();
     let key = jwks["keys"]
@@ -564,15 +564,17 @@ async fn token_requests_and_the_issuer_documents() {
         .and_then(|keys| keys.iter().find(|k| k["kid"] == kid.as_str()))
         .cloned()
         .unwrap_or_else(|| panic!("kid {kid} not in {jwks}"));
-    assert_eq!(key["alg"], "RS256");
+    assert_eq!(header.alg, jsonwebtoken::Algorithm::ES256);
+    assert_eq!(key["alg"], "ES256");
     assert_eq!(key["use"], "sig");
-    assert_eq!(key["kty"], "RSA");
-    let decoding = jsonwebtoken::DecodingKey::from_rsa_components(
-        key["n"].as_str().unwrap_or_default(),
-        key["e"].as_str().unwrap_or_default(),
+    assert_eq!(key["kty"], "EC");
+    assert_eq!(key["crv"], "P-256");
+    let decoding = jsonwebtoken::DecodingKey::from_ec_components(
+        key["x"].as_str().unwrap_or_default(),
+        key["y"].as_str().unwrap_or_default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
     validation.set_audience(&["vault"]);
     validation.set_issuer(&[issuer]);
     let claims = jsonwebtoken::decode::<Value>(&token, &decoding, &validation)

@@ -237,12 +237,12 @@ async fn put_create_needs_create_permission() {
         ))
         .expect("request");
     req.extensions_mut().insert(info);
-    req.extensions_mut().insert(UserInfo {
+    req.extensions_mut().insert(Arc::new(UserInfo {
         name: "bob".into(),
         uid: String::new(),
         groups: vec!["system:authenticated".into()],
         extra: Default::default(),
-    });
+    }));
     req.extensions_mut()
         .insert(AuthorizerRef(Arc::new(UpdateOnly)));
     let resp = serve(h.ctx.clone(), req).await;

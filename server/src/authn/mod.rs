@@ -30,8 +30,9 @@ pub use apimachinery::user::{
 /// What an authenticator concluded about one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AuthnOutcome {
-    /// The credentials identify this user.
-    Authenticated(UserInfo),
+    /// The credentials identify this user (shared with what the connection remembers, so a
+    /// request does not copy it).
+    Authenticated(Arc<UserInfo>),
     /// The request carries no credentials this authenticator understands.
     NoCredentials,
     /// The request carries credentials that are invalid (answered with 401 unless another
@@ -44,8 +45,8 @@ pub enum AuthnOutcome {
 /// presented with the verdict of verifying it against the client CA (which holds while the
 /// time stays inside the validity periods it was made in: a certificate that expires during a
 /// kept connection fails the next request, as kube-apiserver verifies per request), the user
-/// read from the leaf, and the last bearer token authenticated on the connection with its
-/// verdict.
+/// read from the leaf, and the `Authorization` header of the last bearer token authenticated
+/// on the connection with its verdict.
 #[derive(Clone, Debug, Default)]
 pub struct PeerConnection(Arc<ConnectionState>);
 
@@ -57,8 +58,8 @@ struct ConnectionState {
     verdict: RwLock<ChainVerdict>,
     /// What x509 authentication read from the leaf, remembered for the connection's later
     /// requests.
-    x509_user: OnceLock<Result<UserInfo, String>>,
-    /// The last bearer token authenticated on the connection.
+    x509_user: OnceLock<Result<Arc<UserInfo>, String>>,
+    /// The header of the last bearer token authenticated on the connection.
     bearer: Mutex<Option<RememberedToken>>,
 }
 
@@ -82,16 +83,17 @@ impl Default for ChainVerdict {
     }
 }
 
-/// A bearer token and the user it was authenticated as, with how long that holds.
+/// The `Authorization` header value of a bearer token and the user the token was
+/// authenticated as, with how long that holds.
 struct RememberedToken {
-    token: Box<str>,
-    user: UserInfo,
+    header: Box<[u8]>,
+    user: Arc<UserInfo>,
     valid: Validity,
 }
 
 impl std::fmt::Debug for RememberedToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The token is a secret: never printed.
+        // The header holds a secret: never printed.
         f.debug_struct("RememberedToken")
             .field("user", &self.user.name)
             .field("valid", &self.valid)
@@ -150,8 +152,8 @@ impl PeerConnection {
     pub fn x509_user_at(
         &self,
         now: rustls_pki_types::UnixTime,
-        read: impl FnOnce(&[u8]) -> Result<UserInfo, String>,
-    ) -> Option<Result<&UserInfo, String>> {
+        read: impl FnOnce(&[u8]) -> Result<Arc<UserInfo>, String>,
+    ) -> Option<Result<&Arc<UserInfo>, String>> {
         let leaf = self.0.chain.first()?;
         if let Err(reason) = self.chain_verdict(now) {
             return Some(Err(reason));
@@ -184,20 +186,22 @@ impl PeerConnection {
         result
     }
 
-    /// The user of `token` when it is the bearer token last authenticated on this connection
-    /// and that verdict still holds at `now` (seconds since the epoch). The token is compared
-    /// with the one remembered, byte for byte; both came from this connection's client.
-    pub fn remembered_bearer(&self, token: &str, now: i64) -> Option<UserInfo> {
+    /// The user of an `Authorization` header value when it is, byte for byte, the header whose
+    /// bearer token was last authenticated on this connection and that verdict still holds at
+    /// `now` (seconds since the epoch). Both headers came from this connection's client; the
+    /// same bytes carry the same token, so the header need not be parsed or checked first.
+    pub fn remembered_bearer(&self, header: &[u8], now: i64) -> Option<Arc<UserInfo>> {
         let remembered = self.0.bearer.lock();
         let known = remembered.as_ref()?;
-        (*known.token == *token && known.valid.holds(now)).then(|| known.user.clone())
+        (*known.header == *header && known.valid.holds(now)).then(|| Arc::clone(&known.user))
     }
 
-    /// Remembers that `token` authenticated as `user`, for as long as `valid` says.
-    pub fn remember_bearer(&self, token: &str, user: &UserInfo, valid: Validity) {
+    /// Remembers that the bearer token of the `Authorization` header value `header`
+    /// authenticated as `user`, for as long as `valid` says.
+    pub fn remember_bearer(&self, header: &[u8], user: &Arc<UserInfo>, valid: Validity) {
         *self.0.bearer.lock() = Some(RememberedToken {
-            token: token.into(),
-            user: user.clone(),
+            header: header.into(),
+            user: Arc::clone(user),
             valid,
         });
     }
@@ -245,12 +249,17 @@ impl UnionAuthenticator {
 
     /// Authenticates a request; `Err` carries the reasons for a 401 (credentials that failed,
     /// or none when anonymous access is off).
-    pub async fn authenticate(&self, request: &http::request::Parts) -> Result<UserInfo, String> {
+    pub async fn authenticate(
+        &self,
+        request: &http::request::Parts,
+    ) -> Result<Arc<UserInfo>, String> {
         let mut failures: Vec<String> = Vec::new();
         for a in &self.authenticators {
             match a.authenticate(request).await {
                 AuthnOutcome::Authenticated(mut user) => {
-                    add_authenticated_group(&mut user);
+                    if needs_authenticated_group(&user) {
+                        add_authenticated_group(Arc::make_mut(&mut user));
+                    }
                     return Ok(user);
                 }
                 AuthnOutcome::NoCredentials => {}
@@ -261,7 +270,7 @@ impl UnionAuthenticator {
             return Err(aggregate(&failures));
         }
         if self.anonymous {
-            Ok(UserInfo::anonymous())
+            Ok(Arc::new(UserInfo::anonymous()))
         } else {
             Err("Unauthorized".to_string())
         }
@@ -271,9 +280,14 @@ impl UnionAuthenticator {
 /// Adds `system:authenticated` to an authenticated user, unless it is already in it or in
 /// `system:unauthenticated` (kube-apiserver's `AuthenticatedGroupAdder`).
 pub fn add_authenticated_group(user: &mut UserInfo) {
-    if !user.in_group(AUTHENTICATED_GROUP) && !user.in_group(UNAUTHENTICATED_GROUP) {
+    if needs_authenticated_group(user) {
         user.groups.push(AUTHENTICATED_GROUP.to_string());
     }
+}
+
+/// Whether [`add_authenticated_group`] would add `system:authenticated` to `user`.
+fn needs_authenticated_group(user: &UserInfo) -> bool {
+    !user.in_group(AUTHENTICATED_GROUP) && !user.in_group(UNAUTHENTICATED_GROUP)
 }
 
 /// Several errors as one message, as Kubernetes' `utilerrors.NewAggregate` prints them: one

@@ -15,7 +15,7 @@ use rustls::{DistinguishedName, SignatureScheme};
 use parking_lot::Mutex;
 use x509_parser::prelude::{FromDer, X509Certificate};
 
-use super::{Authenticator, AuthnOutcome, PeerConnection, UserInfo};
+use super::{Authenticator, AuthnOutcome, PeerConnection, UserInfo, add_authenticated_group};
 
 /// A client-certificate verifier for the TLS handshake that asks for a certificate, checks
 /// that the client holds its key (the handshake signatures), and defers the chain's
@@ -129,8 +129,9 @@ pub fn unchanged_window(chain: &[CertificateDer<'_>], now: u64) -> (u64, u64) {
 /// starts over.
 const CACHE_CAPACITY: usize = 256;
 
-/// The outcome of reading a certificate: its user, or why it has none.
-type CertificateUser = Result<UserInfo, String>;
+/// The outcome of reading a certificate: its user (already in `system:authenticated`, so that
+/// requests share it unchanged), or why it has none.
+type CertificateUser = Result<Arc<UserInfo>, String>;
 
 /// Authenticates requests whose TLS connection presented a verified client certificate.
 ///
@@ -148,7 +149,10 @@ impl X509Authenticator {
         if let Some(known) = self.users.lock().get(der) {
             return known.clone();
         }
-        let user = user_from_certificate(der);
+        let user = user_from_certificate(der).map(|mut user| {
+            add_authenticated_group(&mut user);
+            Arc::new(user)
+        });
         let mut users = self.users.lock();
         if users.len() >= CACHE_CAPACITY {
             users.clear();
@@ -195,17 +199,7 @@ impl Authenticator for X509Authenticator {
             return AuthnOutcome::NoCredentials;
         };
         match user {
-            Ok(user) => {
-                // Room for the group the union adds (`system:authenticated`).
-                let mut groups = Vec::with_capacity(user.groups.len() + 1);
-                groups.extend_from_slice(&user.groups);
-                AuthnOutcome::Authenticated(UserInfo {
-                    name: user.name.clone(),
-                    uid: user.uid.clone(),
-                    groups,
-                    extra: user.extra.clone(),
-                })
-            }
+            Ok(user) => AuthnOutcome::Authenticated(Arc::clone(user)),
             Err(reason) => AuthnOutcome::Failed(reason),
         }
     }
@@ -234,13 +228,17 @@ mod tests {
         let authn = X509Authenticator::default();
         let admin = certificate("admin", "system:masters");
         let alice = certificate("alice", "dev");
+        // Remembered in `system:authenticated` already, so requests share it as it is.
         for _ in 0..2 {
             let user = authn.user(&admin).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(user.name, "admin");
-            assert_eq!(user.groups, vec!["system:masters".to_string()]);
+            assert_eq!(
+                user.groups,
+                ["system:masters", crate::authn::AUTHENTICATED_GROUP]
+            );
             let user = authn.user(&alice).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(user.name, "alice");
-            assert_eq!(user.groups, vec!["dev".to_string()]);
+            assert_eq!(user.groups, ["dev", crate::authn::AUTHENTICATED_GROUP]);
         }
         assert_eq!(authn.users.lock().len(), 2);
         assert!(authn.user(b"not a certificate").is_err());

@@ -22,7 +22,7 @@ pub struct RequestScope {
     /// The parsed request facts.
     pub info: RequestInfo,
     /// The authenticated user.
-    pub user: UserInfo,
+    pub user: Arc<UserInfo>,
     /// The authorizer (review kinds ask it).
     pub authorizer: Option<AuthorizerRef>,
     /// The query, parsed as Go's `url.ParseQuery` does (every value of a repeated key kept).
@@ -60,8 +60,8 @@ impl RequestScope {
             .ok_or_else(ApiError::not_found_path)?;
         let user = parts
             .extensions
-            .remove::<UserInfo>()
-            .unwrap_or_else(UserInfo::anonymous);
+            .remove::<Arc<UserInfo>>()
+            .unwrap_or_else(|| Arc::new(UserInfo::anonymous()));
         let authorizer = parts.extensions.remove::<AuthorizerRef>();
         let audit_note = parts.extensions.remove::<crate::audit::ObjectNote>();
         let version = kind

@@ -1,6 +1,8 @@
 //! Authentication: finds the request's [`UserInfo`] (the chain stores it as an extension) or
 //! answers 401.
 
+use std::sync::Arc;
+
 use super::ChainConfig;
 use crate::authn::UserInfo;
 use apimachinery::status::ApiError;
@@ -9,7 +11,7 @@ use apimachinery::status::ApiError;
 pub async fn authenticate(
     config: &ChainConfig,
     parts: &http::request::Parts,
-) -> Result<UserInfo, ApiError> {
+) -> Result<Arc<UserInfo>, ApiError> {
     config
         .authenticator
         .authenticate(parts)

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use apimachinery::GroupResource;
 use apimachinery::status::ApiError;
@@ -29,7 +30,7 @@ pub const EXTRA_HEADER_PREFIX: &str = "impersonate-extra-";
 /// The user who really made a request that impersonates another, stored as a request
 /// extension (the request's [`UserInfo`] is the impersonated user).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Impersonator(pub UserInfo);
+pub struct Impersonator(pub Arc<UserInfo>);
 
 /// The service-account user name prefix.
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";

@@ -70,8 +70,9 @@ pub fn build<S>(inner: S, config: Arc<ChainConfig>) -> FilterChain<S> {
 ///
 /// The filters run in the order of the module documentation as plain steps of one future per
 /// request (one allocation for the whole chain, not one per layer). The request's
-/// [`RequestInfo`], [`UserInfo`](crate::authn::UserInfo) (the impersonated user, if any) and
-/// [`AuthorizerRef`] are stored as extensions before the handler runs, with the real user as an
+/// [`RequestInfo`], `Arc<`[`UserInfo`](crate::authn::UserInfo)`>` (the impersonated user, if
+/// any; shared with what the connection remembers of its credentials) and [`AuthorizerRef`]
+/// are stored as extensions before the handler runs, with the real user as an
 /// [`Impersonator`](impersonation::Impersonator) when the request impersonates and the
 /// [`ObjectNote`](crate::audit::ObjectNote) of a recorded resource request. Every response
 /// carries the request's `Audit-Id`.
@@ -204,7 +205,7 @@ where
                 record.impersonated(&impersonated);
             }
             parts.extensions.insert(impersonation::Impersonator(user));
-            impersonated
+            Arc::new(impersonated)
         }
         None => user,
     };

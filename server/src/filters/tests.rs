@@ -31,11 +31,11 @@ impl Authenticator for HeaderAuth {
             Some(v) => {
                 let mut it = v.split(',');
                 let name = it.next().unwrap_or_default().to_string();
-                AuthnOutcome::Authenticated(UserInfo {
+                AuthnOutcome::Authenticated(Arc::new(UserInfo {
                     name,
                     groups: it.map(str::to_string).collect(),
                     ..UserInfo::default()
-                })
+                }))
             }
             None => AuthnOutcome::NoCredentials,
         }
@@ -78,7 +78,7 @@ pub(super) fn app(anonymous: bool) -> super::FilterChain<Router> {
 async fn whoami(req: axum::extract::Request) -> String {
     let user = req
         .extensions()
-        .get::<UserInfo>()
+        .get::<Arc<UserInfo>>()
         .cloned()
         .unwrap_or_default();
     let real = req
@@ -111,7 +111,7 @@ pub(super) fn app_with(
             "/api/v1/namespaces/default/configmaps",
             get(|req: axum::extract::Request| async move {
                 req.extensions()
-                    .get::<UserInfo>()
+                    .get::<Arc<UserInfo>>()
                     .map(|u| u.name.clone())
                     .unwrap_or_default()
             })

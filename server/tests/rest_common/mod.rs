@@ -126,7 +126,7 @@ impl Harness {
         }
         let mut req = b.body(Body::from(body.into())).expect("request");
         req.extensions_mut().insert(info);
-        req.extensions_mut().insert(admin());
+        req.extensions_mut().insert(Arc::new(admin()));
         req.extensions_mut()
             .insert(AuthorizerRef(Arc::new(SystemMastersAuthorizer)));
         serve(self.ctx.clone(), req).await

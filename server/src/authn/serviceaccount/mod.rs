@@ -1,5 +1,5 @@
-//! Service-account tokens: RS256 JWTs signed with the server's key, shaped as Kubernetes'
-//! bound tokens (`iss`, `sub`, `aud`, `exp`, `iat`, `nbf`, `jti` and the `kubernetes.io`
+//! Service-account tokens: JWTs signed with the server's key (ES256 with the key generated
+//! under `--data-dir`, RS256 or ES256/ES384 with a key given), shaped as Kubernetes' bound tokens (`iss`, `sub`, `aud`, `exp`, `iat`, `nbf`, `jti` and the `kubernetes.io`
 //! claim), issued through the `serviceaccounts/token` subresource ([`TokenIssuer`]) and checked
 //! as kube-apiserver's JWT authenticator does ([`TokenAuthenticator`]): issuer, key and
 //! signature, audiences, validity with a minute of leeway, and a ServiceAccount that still
@@ -116,7 +116,7 @@ impl ServiceAccountTokens {
 
     /// Signs `claims`.
     pub fn sign(&self, claims: &Claims) -> Result<String, String> {
-        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+        let mut header = jsonwebtoken::Header::new(self.config.signing.algorithm);
         header.typ = None;
         header.kid = Some(self.config.signing.kid.clone());
         jsonwebtoken::encode(&header, claims, &self.config.signing.encoding)
@@ -148,15 +148,17 @@ impl ServiceAccountTokens {
         if keys.is_empty() {
             return Err("invalid signature, no keys found".to_string());
         }
-        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
-        // Time, issuer and audiences are checked afterwards, in Kubernetes' order and words.
-        validation.validate_exp = false;
-        validation.validate_nbf = false;
-        validation.validate_aud = false;
-        validation.required_spec_claims.clear();
         let mut errors = Vec::new();
         let mut found = None;
         for key in keys {
+            // Each key verifies the algorithm of its kind only: a token whose header names
+            // another fails its signature check.
+            let mut validation = jsonwebtoken::Validation::new(key.algorithm());
+            // Time, issuer and audiences are checked afterwards, in Kubernetes' order and words.
+            validation.validate_exp = false;
+            validation.validate_nbf = false;
+            validation.validate_aud = false;
+            validation.required_spec_claims.clear();
             match jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation) {
                 Ok(data) => {
                     found = Some(data.claims);

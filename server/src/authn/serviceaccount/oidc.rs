@@ -8,6 +8,7 @@ use http::{HeaderValue, Method, Request, Response, header};
 use serde_json::json;
 
 use super::ServiceAccountTokens;
+use super::keys::algorithm_name;
 use crate::genericserver::director::{Delegate, DelegateFuture};
 
 /// The discovery document's path.
@@ -25,12 +26,21 @@ impl OidcDiscovery {
     /// The documents of `tokens`' issuer; `jwks_uri` is where clients fetch the key set
     /// (`https://<the server's address>/openid/v1/jwks`).
     pub fn new(tokens: &ServiceAccountTokens, jwks_uri: &str) -> Self {
+        // The algorithms of the verifying keys, sorted and once each (kube-apiserver's
+        // `getAlgs`).
+        let mut algorithms: Vec<&str> = tokens
+            .public_keys()
+            .iter()
+            .map(|k| algorithm_name(k.algorithm()))
+            .collect();
+        algorithms.sort_unstable();
+        algorithms.dedup();
         let configuration = json!({
             "issuer": tokens.issuer(),
             "jwks_uri": jwks_uri,
             "response_types_supported": ["id_token"],
             "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": ["RS256"],
+            "id_token_signing_alg_values_supported": algorithms,
         });
         let mut keys: Vec<_> = tokens.public_keys().iter().map(|k| k.jwk()).collect();
         keys.dedup();

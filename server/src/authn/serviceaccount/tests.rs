@@ -4,20 +4,27 @@
 
 use super::*;
 
-fn key() -> rsa::RsaPrivateKey {
-    rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap_or_else(|e| panic!("{e}"))
+use self::keys::PrivateKey;
+
+fn key() -> PrivateKey {
+    PrivateKey::Rsa(Box::new(
+        rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap_or_else(|e| panic!("{e}")),
+    ))
 }
 
-fn tokens_with(
-    signing: &rsa::RsaPrivateKey,
-    verifying: &[&rsa::RsaPrivateKey],
-) -> ServiceAccountTokens {
+/// A key as the server generates it when none is given (ECDSA P-256).
+fn ec_key() -> PrivateKey {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    keys::ensure_generated(dir.path()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn tokens_with(signing: &PrivateKey, verifying: &[&PrivateKey]) -> ServiceAccountTokens {
     tokens_over(signing, verifying, Arc::default())
 }
 
 fn tokens_over(
-    signing: &rsa::RsaPrivateKey,
-    verifying: &[&rsa::RsaPrivateKey],
+    signing: &PrivateKey,
+    verifying: &[&PrivateKey],
     stores: ServiceAccountStore,
 ) -> ServiceAccountTokens {
     let config = ServiceAccountConfig {
@@ -26,7 +33,7 @@ fn tokens_over(
         signing: SigningKey::new(signing).unwrap_or_else(|e| panic!("{e}")),
         public_keys: verifying
             .iter()
-            .map(|k| PublicKey::new(k.to_public_key()).unwrap_or_else(|e| panic!("{e}")))
+            .map(|k| PublicKey::new(k.public_key()).unwrap_or_else(|e| panic!("{e}")))
             .collect(),
         jwks_uri: None,
         max_expiration_seconds: None,
@@ -123,7 +130,12 @@ async fn validation_in_kubernetes_order_and_words() {
 
 #[tokio::test]
 async fn signatures_are_checked_with_the_right_key() {
-    let (signer, other) = (key(), key());
+    for (signer, other) in [(key(), key()), (ec_key(), ec_key()), (ec_key(), key())] {
+        signatures_are_checked_with(signer, other).await;
+    }
+}
+
+async fn signatures_are_checked_with(signer: PrivateKey, other: PrivateKey) {
     let now = chrono::Utc::now().timestamp();
     // Signed with a key the verifier does not have: its kid matches none.
     let stranger = tokens_with(&other, &[&other]);
@@ -157,9 +169,50 @@ async fn signatures_are_checked_with_the_right_key() {
     );
 }
 
+#[tokio::test]
+async fn keys_of_both_kinds_verify_their_own_algorithm_only() {
+    let (rsa, ec) = (key(), ec_key());
+    let now = chrono::Utc::now().timestamp();
+    let verifier = tokens_with(&rsa, &[&rsa, &ec]);
+    let ready = TokenOutcome::Invalid("service account lookup is not ready".to_string());
+    for signer in [&rsa, &ec] {
+        let token = tokens_with(signer, &[signer])
+            .sign(&claims(now))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let header = jsonwebtoken::decode_header(&token).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(header.alg, signer.public_key().algorithm());
+        assert_eq!(verifier.authenticate_token(&token, &[]).await, ready);
+    }
+    // An ES256 signature is 86 characters where RS256's is 342.
+    let es256 = tokens_with(&ec, &[&ec])
+        .sign(&claims(now))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(es256.rsplit('.').next().map(str::len), Some(86));
+    // A token naming the RSA key's id but signed ES256 by another key fails the signature.
+    let rsa_kid = PublicKey::new(rsa.public_key())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .kid;
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.typ = None;
+    header.kid = Some(rsa_kid);
+    let keys::PrivateKey::Ec { pkcs8, .. } = &ec else {
+        panic!("{ec:?}");
+    };
+    let forged = jsonwebtoken::encode(
+        &header,
+        &claims(now),
+        &jsonwebtoken::EncodingKey::from_ec_der(pkcs8),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        verifier.authenticate_token(&forged, &[]).await,
+        TokenOutcome::Invalid("go-jose/go-jose: error in cryptographic primitive".to_string())
+    );
+}
+
 #[test]
 fn issued_tokens_carry_kubernetes_claims() {
-    let k = key();
+    let k = ec_key();
     let tokens = tokens_with(&k, &[&k]);
     let issued = tokens
         .issue(&ServiceAccountToken {
@@ -258,6 +311,11 @@ mod remembered {
         panic!("the watch cache did not reach {name} with uid {uid:?}");
     }
 
+    /// The `Authorization` header value of `token`.
+    fn bearer_header(token: &str) -> Vec<u8> {
+        format!("Bearer {token}").into_bytes()
+    }
+
     fn request(connection: &PeerConnection, token: &str) -> http::request::Parts {
         let mut req = http::Request::new(());
         req.extensions_mut().insert(connection.clone());
@@ -279,7 +337,7 @@ mod remembered {
 
     async fn user_name(bearer: &BearerTokenAuthenticator, req: &http::request::Parts) -> String {
         match bearer.authenticate(req).await {
-            AuthnOutcome::Authenticated(user) => user.name,
+            AuthnOutcome::Authenticated(user) => user.name.clone(),
             other => panic!("{other:?}"),
         }
     }
@@ -306,7 +364,7 @@ mod remembered {
                 "system:serviceaccount:default:robot"
             );
         }
-        let remembered = connection.remembered_bearer(&token, now);
+        let remembered = connection.remembered_bearer(&bearer_header(&token), now);
         assert!(remembered.is_some_and(|u| u.in_group(crate::authn::AUTHENTICATED_GROUP)));
 
         // Deleted: the next request on the connection after the cache has seen it fails.
@@ -315,7 +373,10 @@ mod remembered {
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
         cached(&accounts, "robot", None).await;
-        assert_eq!(connection.remembered_bearer(&token, now), None);
+        assert_eq!(
+            connection.remembered_bearer(&bearer_header(&token), now),
+            None
+        );
         assert_eq!(
             bearer.authenticate(&req).await,
             AuthnOutcome::Failed("serviceaccounts \"robot\" not found".to_string())
@@ -338,8 +399,15 @@ mod remembered {
             user_name(&bearer, &fresh_req).await,
             "system:serviceaccount:default:robot"
         );
-        assert!(connection.remembered_bearer(&fresh, now).is_some());
-        assert_eq!(connection.remembered_bearer(&token, now), None);
+        assert!(
+            connection
+                .remembered_bearer(&bearer_header(&fresh), now)
+                .is_some()
+        );
+        assert_eq!(
+            connection.remembered_bearer(&bearer_header(&token), now),
+            None
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,8 +431,15 @@ mod remembered {
         );
         // Remembered through the leeway after `exp`, and not a second longer.
         let last = now + 600 + LEEWAY_SECONDS;
-        assert!(connection.remembered_bearer(&token, last).is_some());
-        assert_eq!(connection.remembered_bearer(&token, last + 1), None);
+        assert!(
+            connection
+                .remembered_bearer(&bearer_header(&token), last)
+                .is_some()
+        );
+        assert_eq!(
+            connection.remembered_bearer(&bearer_header(&token), last + 1),
+            None
+        );
         assert_eq!(
             c.check_time(last + 1),
             Err(claims::TimeError::Expired),
@@ -380,8 +455,15 @@ mod remembered {
         let req = request(&connection, &late_token);
         match bearer.authenticate(&req).await {
             AuthnOutcome::Authenticated(_) => {
-                assert!(connection.remembered_bearer(&late_token, now).is_some());
-                assert_eq!(connection.remembered_bearer(&late_token, now + 1), None);
+                assert!(
+                    connection
+                        .remembered_bearer(&bearer_header(&late_token), now)
+                        .is_some()
+                );
+                assert_eq!(
+                    connection.remembered_bearer(&bearer_header(&late_token), now + 1),
+                    None
+                );
             }
             // The second turned between signing and checking: refused as expired.
             AuthnOutcome::Failed(e) => assert_eq!(e, "service account token has expired"),

@@ -4,11 +4,16 @@
 //! `DefaultRuleResolver.VisitRulesFor`: cluster role bindings, then the role bindings of the
 //! request's namespace; a binding applies through its first subject that matches the user.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use apimachinery::rbac::PolicyRule;
 use apimachinery::user::UserInfo;
+// Every request looks its user's name and groups up in two scopes. foldhash, still seeded per
+// process, hashes them for far fewer instructions than SipHash: ≈ 0.9k fewer per GET for a
+// service-account user (five lookups per scope), ≈ 0.4k for a certificate user
+// (tools/callgrind-requests, `sa-admin` and `x509-admin`).
+use foldhash::HashMap;
 
 /// The prefix of service-account user names (`system:serviceaccount:<ns>:<name>`).
 pub const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
@@ -286,7 +291,7 @@ impl Snapshot {
             Arc::clone(&previous.cluster)
         };
         let namespaces = if dirty.all {
-            let mut by_ns: HashMap<String, Vec<Arc<Binding>>> = HashMap::new();
+            let mut by_ns: HashMap<String, Vec<Arc<Binding>>> = HashMap::default();
             // BTreeMap order: namespace, then name.
             for ((ns, _), b) in &sources.bindings {
                 by_ns.entry(ns.clone()).or_default().push(Arc::clone(b));
