@@ -1,9 +1,10 @@
 //! The path and query of a request, wherever its request-target travelled.
 //!
-//! The `http` crate's URIs stop at 64 KiB, Go's at the 1 MiB request head. An HTTP/1.1
-//! request-target longer than a URI holds is read by the listener's adapter
-//! (`genericserver::serve::long_target`), which hands hyper the request with the short target
-//! [`LONG_TARGET_PATH`] and the full target as the request's [`LongTarget`] extension. Every
+//! The `http` crate's URIs stop at 64 KiB, Go's at the 1 MiB request head. A request-target
+//! longer than a URI holds is read by the listener's adapters (`genericserver::serve::
+//! long_target` for HTTP/1.1, `long_target_h2` for h2), which hand hyper the request with the
+//! short target [`LONG_TARGET_PATH`]; the full target becomes the request's [`LongTarget`]
+//! extension. Every
 //! reader of a request's path or query goes through [`of`], so it sees the full target either
 //! way.
 
@@ -16,7 +17,13 @@ use http::{Extensions, Uri};
 /// serves (404).
 pub const LONG_TARGET_PATH: &str = "/.apiary/long-request-target";
 
-/// The full origin-form request-target (path and query) of an HTTP/1.1 request that is too
+/// The header in which the listener's h2 adapter (`genericserver::serve::long_target_h2`)
+/// carries the full target of a request it gave [`LONG_TARGET_PATH`]. The adapter removes it
+/// from every header block a client sends, so on an h2 connection it only ever comes from the
+/// adapter; the connection's service turns it into the request's [`LongTarget`].
+pub const LONG_TARGET_HEADER: &str = "apiary-long-request-target";
+
+/// The full origin-form request-target (path and query) of a request that is too
 /// long for `http::Uri`, checked with the `http` crate's rules for the characters of a path and
 /// a query.
 #[derive(Clone, Debug)]

@@ -1,17 +1,20 @@
 //! The secure listener: accepts TCP connections (at most [`ServingOptions::max_open_connections`]
 //! at once), completes TLS, records the client's certificate chain on each request and serves
 //! HTTP/1.1 or h2 with hyper, with kube-apiserver's limits: a header read timeout, an idle
-//! timeout, 1 MiB of request headers (HTTP/1.1 request-targets up to that too, through
-//! `long_target`), bounded concurrent h2 streams; stops accepting when the lifecycle says so
+//! timeout, 1 MiB of request headers (request-targets up to that too, through `long_target`
+//! for HTTP/1.1 and `long_target_h2` for h2), bounded concurrent h2 streams; stops accepting when the lifecycle says so
 //! and lets open connections finish.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
@@ -23,9 +26,11 @@ use crate::authn::PeerConnection;
 
 mod activity;
 mod long_target;
+mod long_target_h2;
 
 use self::activity::{Activity, ActivityIo, Counter, TrackedBody};
 use self::long_target::{Handoff, Http1Targets};
+use self::long_target_h2::Http2Targets;
 
 /// How long a TLS handshake may take. kube-apiserver's Go server has no bound of its own
 /// (its header read timeout starts after the handshake); 10 s is Go's client-side
@@ -96,8 +101,74 @@ fn builder(opts: &ServingOptions) -> Builder<TokioExecutor> {
         .http2()
         .timer(TokioTimer::new())
         .max_concurrent_streams(streams)
-        .max_header_list_size(MAX_HEADER_BYTES as u32);
+        .max_header_list_size(MAX_HEADER_BYTES as u32)
+        // What the h2 long request-target adapter follows the client's frames with.
+        .max_frame_size(long_target_h2::MAX_FRAME_SIZE);
     builder
+}
+
+/// A connection's byte stream, followed by the long request-target adapter of its protocol.
+enum Targets<T> {
+    Http1(Http1Targets<T>),
+    Http2(Http2Targets<T>),
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for Targets<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Targets::Http1(io) => Pin::new(io).poll_read(cx, buf),
+            Targets::Http2(io) => Pin::new(io).poll_read(cx, buf),
+        }
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Targets<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Targets::Http1(io) => Pin::new(io).poll_write(cx, buf),
+            Targets::Http2(io) => Pin::new(io).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Targets::Http1(io) => Pin::new(io).poll_flush(cx),
+            Targets::Http2(io) => Pin::new(io).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Targets::Http1(io) => Pin::new(io).poll_shutdown(cx),
+            Targets::Http2(io) => Pin::new(io).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Targets::Http1(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+            Targets::Http2(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Targets::Http1(io) => io.is_write_vectored(),
+            Targets::Http2(io) => io.is_write_vectored(),
+        }
+    }
 }
 
 fn set_keepalive(tcp: &TcpStream) {
@@ -210,12 +281,18 @@ pub async fn serve_tls(
                 opts.idle_timeout,
             ));
             let tracked = Arc::clone(&activity);
-            // HTTP/1.1 request-targets longer than a URI reach the service beside the request.
+            // Request-targets longer than a URI reach the service beside the request (HTTP/1.1)
+            // or in the adapter's header (h2).
             let handoff = Arc::new(Handoff::default());
             let targets = Arc::clone(&handoff);
             let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                 let mut req = req.map(Body::new);
-                if let Some(target) = targets.next_request() {
+                let long = if h2 {
+                    long_target_h2::take(&mut req)
+                } else {
+                    targets.next_request()
+                };
+                if let Some(target) = long {
                     req.extensions_mut().insert(target);
                 }
                 req.extensions_mut().insert(connection.clone());
@@ -231,7 +308,12 @@ pub async fn serve_tls(
                     resp.map(|r| r.map(|body| TrackedBody::new(body, busy)))
                 }
             });
-            let io = Http1Targets::new(ActivityIo::new(tls, Arc::clone(&activity)), handoff, !h2);
+            let io = ActivityIo::new(tls, Arc::clone(&activity));
+            let io = if h2 {
+                Targets::Http2(Http2Targets::new(io))
+            } else {
+                Targets::Http1(Http1Targets::new(io, handoff))
+            };
             let conn = builder
                 .serve_connection_with_upgrades(TokioIo::new(io), service)
                 .into_owned();

@@ -334,19 +334,14 @@ pub struct Http1Targets<T> {
 }
 
 impl<T> Http1Targets<T> {
-    /// Follows `inner`, handing over targets through `handoff`; with `interpret` false (an h2
-    /// connection) every byte passes as it is.
-    pub fn new(inner: T, handoff: Arc<Handoff>, interpret: bool) -> Self {
+    /// Follows the HTTP/1.1 stream `inner`, handing over targets through `handoff`.
+    pub fn new(inner: T, handoff: Arc<Handoff>) -> Self {
         Self {
             inner,
             handoff,
             buf: BytesMut::new(),
             ready: 0,
-            state: if interpret {
-                State::Head
-            } else {
-                State::Through
-            },
+            state: State::Head,
             heads: 0,
             held: None,
             partial: 0,
@@ -609,7 +604,7 @@ mod tests {
             pos: 0,
             step,
         };
-        let mut io = Http1Targets::new(inner, Arc::clone(&handoff), true);
+        let mut io = Http1Targets::new(inner, Arc::clone(&handoff));
         let (mut out, mut taken) = (Vec::new(), Vec::new());
         let mut buf = vec![0u8; 8192];
         loop {
@@ -706,21 +701,5 @@ mod tests {
             assert!(out == input.as_bytes(), "{:.40}", input);
             assert!(taken.is_empty());
         }
-    }
-
-    #[test]
-    fn h2_connections_pass_everything() {
-        let handoff = Arc::new(Handoff::default());
-        let input = format!("GET {} HTTP/1.1\r\n\r\n", long_target(70_000));
-        let inner = Chunks {
-            data: input.clone().into_bytes(),
-            pos: 0,
-            step: 1 << 20,
-        };
-        let mut io = Http1Targets::new(inner, handoff, false);
-        let mut out = Vec::new();
-        let read = io.read_to_end(&mut out).now_or_never();
-        assert!(matches!(read, Some(Ok(_))));
-        assert!(out == input.as_bytes());
     }
 }
