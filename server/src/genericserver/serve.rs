@@ -25,6 +25,7 @@ use super::tls::TlsReloader;
 use crate::authn::PeerConnection;
 
 mod activity;
+mod hpack;
 mod long_target;
 mod long_target_h2;
 

@@ -18,15 +18,14 @@
 //! over the advertised size), it stops interpreting and every byte passes unchanged, so hyper
 //! answers as it always does; once blocks are being re-encoded, the connection fails instead.
 
-use std::borrow::Cow;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::{Buf, BufMut, BytesMut};
-use loona_hpack::Decoder;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::MAX_HEADER_BYTES;
+use super::hpack::{Decoder, Str, put_integer};
 use crate::request_target::{LONG_TARGET_HEADER, LONG_TARGET_PATH, LongTarget};
 
 /// The largest frame payload the server accepts (`SETTINGS_MAX_FRAME_SIZE`, set on hyper's
@@ -172,30 +171,13 @@ fn scan_block(bytes: &[u8]) -> Scan {
     }
 }
 
-/// Appends an HPACK integer with an `prefix`-bit prefix after `first`'s high bits.
-fn put_integer(out: &mut Vec<u8>, first: u8, prefix: u8, mut n: usize) {
-    let max = (1usize << prefix) - 1;
-    if n < max {
-        out.push(first | n as u8);
-        return;
-    }
-    out.push(first | max as u8);
-    n -= max;
-    while n >= 128 {
-        out.push((n % 128) as u8 | 0x80);
-        n /= 128;
-    }
-    out.push(n as u8);
-}
-
-/// Appends a header field as a literal without indexing with a literal name (no Huffman),
-/// which leaves the receiver's dynamic table as it is.
-fn put_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+/// Appends a header field as a literal without indexing with a literal name, which leaves the
+/// receiver's dynamic table as it is.
+fn put_literal(out: &mut Vec<u8>, name: &[u8], value: Str<'_>) {
     out.push(0);
     put_integer(out, 0, 7, name.len());
     out.extend_from_slice(name);
-    put_integer(out, 0, 7, value.len());
-    out.extend_from_slice(value);
+    value.put(out);
 }
 
 /// Appends `block` as a HEADERS frame on `stream` and as many CONTINUATIONs as it needs.
@@ -247,7 +229,7 @@ pub struct Http2Targets<T> {
     /// Payload bytes of the current frame (not a header block) still to pass.
     skip: usize,
     /// The client's HPACK state.
-    decoder: Decoder<'static>,
+    decoder: Decoder,
     /// Whether header blocks are re-encoded (since the first one that had to be).
     reencode: bool,
     /// The re-encoded block being built (kept for its capacity).
@@ -259,8 +241,7 @@ pub struct Http2Targets<T> {
 impl<T> Http2Targets<T> {
     /// Follows the h2 stream `inner` from its first byte.
     pub fn new(inner: T) -> Self {
-        let mut decoder = Decoder::new();
-        decoder.set_max_allowed_table_size(HEADER_TABLE_SIZE as usize);
+        let decoder = Decoder::new(HEADER_TABLE_SIZE as usize);
         Self {
             inner,
             buf: BytesMut::new(),
@@ -358,23 +339,31 @@ impl<T> Http2Targets<T> {
         let mut internal = false;
         let encoded = &mut self.encoded;
         encoded.clear();
-        let decoded =
-            self.decoder
-                .decode_with_cb(fragment, |name: Cow<'_, [u8]>, value: Cow<'_, [u8]>| {
-                    if name.eq_ignore_ascii_case(LONG_TARGET_HEADER.as_bytes()) {
-                        internal = true;
-                    } else if &*name == b":path"
-                        && value.len() > MAX_URI_LEN
-                        && long.is_none()
-                        && LongTarget::parse(&value).is_some()
-                    {
-                        put_literal(encoded, &name, LONG_TARGET_PATH.as_bytes());
-                        long = Some(value.into_owned());
-                    } else {
-                        put_literal(encoded, &name, &value);
-                    }
-                });
-        if decoded.is_err() {
+        let (mut name_buf, mut value_buf) = (Vec::new(), Vec::new());
+        let mut bad_name = false;
+        let decoded = self.decoder.decode(fragment, |name, value| {
+            let Ok(name) = name.decode(&mut name_buf) else {
+                bad_name = true;
+                return;
+            };
+            if name.eq_ignore_ascii_case(LONG_TARGET_HEADER.as_bytes()) {
+                internal = true;
+                return;
+            }
+            if name == b":path"
+                && value.bound() > MAX_URI_LEN
+                && long.is_none()
+                && let Ok(path) = value.decode(&mut value_buf)
+                && path.len() > MAX_URI_LEN
+                && LongTarget::parse(path).is_some()
+            {
+                long = Some(path.to_vec());
+                put_literal(encoded, name, Str::plain(LONG_TARGET_PATH.as_bytes()));
+                return;
+            }
+            put_literal(encoded, name, value);
+        });
+        if decoded.is_err() || bad_name {
             // hyper's decoder fails the connection on the same block.
             return self.stop();
         }
@@ -384,7 +373,11 @@ impl<T> Http2Targets<T> {
         }
         self.reencode = true;
         if let Some(target) = &long {
-            put_literal(&mut self.encoded, LONG_TARGET_HEADER.as_bytes(), target);
+            put_literal(
+                &mut self.encoded,
+                LONG_TARGET_HEADER.as_bytes(),
+                Str::plain(target),
+            );
         }
         let mut out = BytesMut::with_capacity(self.buf.len() - block.len + self.encoded.len() + 64);
         out.put_slice(&self.buf[..at]);
@@ -522,7 +515,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Http2Targets<T> {
 #[cfg(test)]
 mod tests {
     use futures::FutureExt;
-    use loona_hpack::Encoder;
+    use loona_hpack::{Decoder, Encoder};
     use tokio::io::AsyncReadExt;
 
     use super::*;
@@ -811,7 +804,7 @@ mod tests {
         let mut switched = start();
         let long = long_path(70_000);
         let mut literal = Vec::new();
-        put_literal(&mut literal, b":path", long.as_bytes());
+        put_literal(&mut literal, b":path", Str::plain(long.as_bytes()));
         for (i, b) in blocks.iter().enumerate() {
             headers(&mut plain, 2 * i as u32 + 1, &hex(b), 16_384, false);
             headers(&mut switched, 4 * i as u32 + 1, &hex(b), 16_384, false);
@@ -851,7 +844,11 @@ mod tests {
     #[test]
     fn what_the_adapter_does_not_follow_passes_as_sent() {
         let mut literal = Vec::new();
-        put_literal(&mut literal, b":path", long_path(70_000).as_bytes());
+        put_literal(
+            &mut literal,
+            b":path",
+            Str::plain(long_path(70_000).as_bytes()),
+        );
         // Not the h2 preface.
         let mut bad_preface = b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n".to_vec();
         headers(&mut bad_preface, 1, &literal, 16_384, false);
@@ -892,21 +889,15 @@ mod tests {
     #[test]
     fn once_re_encoding_what_cannot_be_followed_fails_the_connection() {
         let mut literal = Vec::new();
-        put_literal(&mut literal, b":path", long_path(70_000).as_bytes());
+        put_literal(
+            &mut literal,
+            b":path",
+            Str::plain(long_path(70_000).as_bytes()),
+        );
         let mut input = start();
         headers(&mut input, 1, &literal, 16_384, false);
         headers(&mut input, 3, &[0xff, 0x7f], 16_384, false);
         let err = run(&input, 1 << 20).expect_err("the connection fails");
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
-    }
-
-    #[test]
-    fn integers_are_hpack_integers() {
-        // RFC 7541 C.1.
-        let mut out = Vec::new();
-        put_integer(&mut out, 0, 5, 10);
-        put_integer(&mut out, 0, 5, 1337);
-        put_integer(&mut out, 0, 8, 42);
-        assert_eq!(out, [10, 31, 154, 10, 42]);
     }
 }
