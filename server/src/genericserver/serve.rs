@@ -108,10 +108,20 @@ fn builder(opts: &ServingOptions) -> Builder<TokioExecutor> {
     builder
 }
 
-/// A connection's byte stream, followed by the long request-target adapter of its protocol.
+/// A connection's byte stream, read through the long request-target adapter of its protocol
+/// and written straight to the stream underneath.
 enum Targets<T> {
     Http1(Http1Targets<T>),
     Http2(Http2Targets<T>),
+}
+
+impl<T> Targets<T> {
+    fn inner_mut(&mut self) -> &mut T {
+        match self {
+            Targets::Http1(io) => io.inner_mut(),
+            Targets::Http2(io) => io.inner_mut(),
+        }
+    }
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for Targets<T> {
@@ -133,24 +143,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Targets<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Targets::Http1(io) => Pin::new(io).poll_write(cx, buf),
-            Targets::Http2(io) => Pin::new(io).poll_write(cx, buf),
-        }
+        Pin::new(self.get_mut().inner_mut()).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Targets::Http1(io) => Pin::new(io).poll_flush(cx),
-            Targets::Http2(io) => Pin::new(io).poll_flush(cx),
-        }
+        Pin::new(self.get_mut().inner_mut()).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Targets::Http1(io) => Pin::new(io).poll_shutdown(cx),
-            Targets::Http2(io) => Pin::new(io).poll_shutdown(cx),
-        }
+        Pin::new(self.get_mut().inner_mut()).poll_shutdown(cx)
     }
 
     fn poll_write_vectored(
@@ -158,16 +159,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Targets<T> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Targets::Http1(io) => Pin::new(io).poll_write_vectored(cx, bufs),
-            Targets::Http2(io) => Pin::new(io).poll_write_vectored(cx, bufs),
-        }
+        Pin::new(self.get_mut().inner_mut()).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
-            Targets::Http1(io) => io.is_write_vectored(),
-            Targets::Http2(io) => io.is_write_vectored(),
+            Targets::Http1(io) => io.inner().is_write_vectored(),
+            Targets::Http2(io) => io.inner().is_write_vectored(),
         }
     }
 }

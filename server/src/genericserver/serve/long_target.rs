@@ -28,7 +28,7 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, BytesMut};
 use parking_lot::Mutex;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::MAX_HEADER_BYTES;
 use crate::request_target::{LONG_TARGET_PATH, LongTarget};
@@ -334,6 +334,16 @@ pub struct Http1Targets<T> {
 }
 
 impl<T> Http1Targets<T> {
+    /// The stream underneath, which writes go to unchanged.
+    pub fn inner_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+
+    /// The stream underneath.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+
     /// Follows the HTTP/1.1 stream `inner`, handing over targets through `handoff`.
     pub fn new(inner: T, handoff: Arc<Handoff>) -> Self {
         Self {
@@ -519,36 +529,6 @@ impl<T: AsyncRead + Unpin> AsyncRead for Http1Targets<T> {
             }
             this.buf.extend_from_slice(&this.scratch[..n]);
         }
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Http1Targets<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
     }
 }
 
