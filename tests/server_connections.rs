@@ -408,25 +408,16 @@ async fn h2_server_settings(server: &Server) -> Vec<(u16, u32)> {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
     // The client preface and an empty SETTINGS frame.
-    let mut preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    preface.extend([0, 0, 0, 4, 0, 0, 0, 0, 0]);
-    s.write_all(&preface)
+    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    write_frame(&mut s, (4, 0, 0, Vec::new())).await;
     s.flush().await.unwrap_or_else(|e| panic!("{e}"));
     loop {
-        let mut header = [0u8; 9];
-        tokio::time::timeout(PATIENCE, s.read_exact(&mut header))
-            .await
-            .unwrap_or_else(|_| panic!("no h2 frame"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
-        let mut payload = vec![0u8; len];
-        s.read_exact(&mut payload)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
         // SETTINGS without ACK.
-        if header[3] == 4 && header[4] & 1 == 0 {
+        if let (4, flags, _, payload) = read_frame(&mut s).await
+            && flags & 1 == 0
+        {
             return payload
                 .chunks_exact(6)
                 .map(|c| {

@@ -533,17 +533,17 @@ impl<T: AsyncRead + Unpin> AsyncRead for Http1Targets<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use futures::FutureExt;
     use tokio::io::AsyncReadExt;
 
     use super::*;
 
-    /// A stream that yields `step` bytes per read.
-    struct Chunks {
-        data: Vec<u8>,
-        pos: usize,
-        step: usize,
+    /// A stream that yields `step` bytes per read (the h2 adapter's tests read through it too).
+    pub(in crate::genericserver::serve) struct Chunks {
+        pub(in crate::genericserver::serve) data: Vec<u8>,
+        pub(in crate::genericserver::serve) pos: usize,
+        pub(in crate::genericserver::serve) step: usize,
     }
 
     impl AsyncRead for Chunks {

@@ -6,30 +6,7 @@ use loona_hpack::{Decoder, Encoder};
 use tokio::io::AsyncReadExt;
 
 use super::*;
-
-/// A stream that yields `step` bytes per read.
-struct Chunks {
-    data: Vec<u8>,
-    pos: usize,
-    step: usize,
-}
-
-impl AsyncRead for Chunks {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let n = self
-            .step
-            .min(buf.remaining())
-            .min(self.data.len() - self.pos);
-        let pos = self.pos;
-        buf.put_slice(&self.data[pos..pos + n]);
-        self.pos += n;
-        Poll::Ready(Ok(()))
-    }
-}
+use crate::genericserver::serve::long_target::tests::Chunks;
 
 /// What hyper reads from `input` delivered `step` bytes at a time.
 fn run(input: &[u8], step: usize) -> std::io::Result<Vec<u8>> {
