@@ -34,8 +34,14 @@ pub const MAX_FRAME_SIZE: u32 = 16_384;
 /// The HPACK table size the server announces (`SETTINGS_HEADER_TABLE_SIZE`: h2's default,
 /// which hyper-util's builder leaves as it is): the most the client's encoder may use.
 pub const HEADER_TABLE_SIZE: u32 = 4_096;
-/// The largest encoded header block the adapter holds back (twice the header list limit).
-const MAX_BLOCK: usize = 2 * MAX_HEADER_BYTES;
+/// The largest encoded header block the adapter holds back: as many full frames as h2 accepts
+/// in one block (HEADERS and the CONTINUATIONs its flood guard allows: the header list limit
+/// over the frame size, plus a quarter), so a longer block fails in hyper as it would without
+/// the adapter, and a connection holds at most about this much.
+const MAX_BLOCK: usize = {
+    let frames = MAX_HEADER_BYTES / MAX_FRAME_SIZE as usize;
+    (frames + frames / 4 + 1) * (FRAME_HEADER + MAX_FRAME_SIZE as usize)
+};
 /// The longest `:path` hyper reads (the `http` crate's URI limit).
 const MAX_URI_LEN: usize = (u16::MAX - 1) as usize;
 /// How much is read from the stream at a time on the slow path.

@@ -334,7 +334,17 @@ fn what_the_adapter_does_not_follow_passes_as_sent() {
     let mut cut_off = start();
     headers(&mut cut_off, 1, &literal, 16_384, false);
     cut_off.truncate(cut_off.len() - 10);
+    // A block longer than h2 accepts in one (with a long path it would otherwise rewrite).
+    let mut huge = literal.clone();
+    put_literal(
+        &mut huge,
+        b"x-huge",
+        Str::plain(&vec![b'a'; 3 * MAX_HEADER_BYTES / 2]),
+    );
+    let mut over = start();
+    headers(&mut over, 1, &huge, 16_384, false);
     for (name, input) in [
+        ("over the block bound", over),
         ("bad preface", bad_preface),
         ("interrupted", interrupted),
         ("undecodable", undecodable),
