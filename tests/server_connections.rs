@@ -402,16 +402,8 @@ async fn watch_with_negative_timeout_ends_at_once() {
 
 /// The h2 settings the server announces first: (identifier, value) pairs.
 async fn h2_server_settings(server: &Server) -> Vec<(u16, u32)> {
-    let config = client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
-    let mut s = tls_connect(server, config, "localhost")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
     // The client preface and an empty SETTINGS frame.
-    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    write_frame(&mut s, (4, 0, 0, Vec::new())).await;
+    let RawH2 { mut s, .. } = RawH2::connect(server).await;
     s.flush().await.unwrap_or_else(|e| panic!("{e}"));
     loop {
         // SETTINGS without ACK.

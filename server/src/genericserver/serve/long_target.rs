@@ -462,14 +462,41 @@ impl<T> Http1Targets<T> {
 
     /// Gives hyper up to `ready` bytes of `buf`.
     fn emit(&mut self, out: &mut ReadBuf<'_>) {
-        let n = self.ready.min(out.remaining());
-        out.put_slice(&self.buf[..n]);
-        self.buf.advance(n);
-        self.ready -= n;
-        if self.buf.is_empty() && self.buf.capacity() > 4 * READ_SIZE {
-            self.buf = BytesMut::new();
-        }
+        emit(&mut self.buf, &mut self.ready, out);
     }
+}
+
+/// Gives hyper up to `ready` bytes of `buf` (both adapters' held bytes).
+pub(super) fn emit(buf: &mut BytesMut, ready: &mut usize, out: &mut ReadBuf<'_>) {
+    let n = (*ready).min(out.remaining());
+    out.put_slice(&buf[..n]);
+    buf.advance(n);
+    *ready -= n;
+    if buf.is_empty() && buf.capacity() > 4 * READ_SIZE {
+        *buf = BytesMut::new();
+    }
+}
+
+/// Reads more of `inner` onto the end of `buf` through `scratch` (both adapters' slow path);
+/// `eof` once the stream has ended.
+pub(super) fn read_more<T: AsyncRead + Unpin>(
+    inner: &mut T,
+    cx: &mut Context<'_>,
+    scratch: &mut Vec<u8>,
+    buf: &mut BytesMut,
+    eof: &mut bool,
+) -> Poll<std::io::Result<()>> {
+    if scratch.is_empty() {
+        *scratch = vec![0; READ_SIZE];
+    }
+    let mut read = ReadBuf::new(scratch);
+    std::task::ready!(Pin::new(inner).poll_read(cx, &mut read))?;
+    let n = read.filled().len();
+    if n == 0 {
+        *eof = true;
+    }
+    buf.extend_from_slice(&scratch[..n]);
+    Poll::Ready(Ok(()))
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Http1Targets<T> {
@@ -518,16 +545,13 @@ impl<T: AsyncRead + Unpin> AsyncRead for Http1Targets<T> {
                 return Poll::Ready(Ok(()));
             }
             // More bytes are needed for the head at the start of `buf`.
-            if this.scratch.is_empty() {
-                this.scratch = vec![0; READ_SIZE];
-            }
-            let mut read = ReadBuf::new(&mut this.scratch);
-            std::task::ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
-            let n = read.filled().len();
-            if n == 0 {
-                this.eof = true;
-            }
-            this.buf.extend_from_slice(&this.scratch[..n]);
+            std::task::ready!(read_more(
+                &mut this.inner,
+                cx,
+                &mut this.scratch,
+                &mut this.buf,
+                &mut this.eof
+            ))?;
         }
     }
 }

@@ -21,11 +21,12 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, BufMut, BytesMut};
+use bytes::{BufMut, BytesMut};
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::MAX_HEADER_BYTES;
 use super::hpack::{Decoder, Str, put_integer};
+use super::long_target::{emit, read_more};
 use crate::request_target::{LONG_TARGET_HEADER, LONG_TARGET_PATH, LongTarget};
 
 /// The largest frame payload the server accepts (`SETTINGS_MAX_FRAME_SIZE`, set on hyper's
@@ -44,8 +45,8 @@ const MAX_BLOCK: usize = {
 };
 /// The longest `:path` hyper reads (the `http` crate's URI limit).
 const MAX_URI_LEN: usize = (u16::MAX - 1) as usize;
-/// How much is read from the stream at a time on the slow path.
-const READ_SIZE: usize = 16 * 1024;
+/// Above this, the buffer a re-encoded block was built in is let go.
+const KEEP_ENCODED: usize = 64 * 1024;
 
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const FRAME_HEADER: usize = 9;
@@ -408,7 +409,7 @@ impl<T> Http2Targets<T> {
         out.put_slice(&self.buf[at + block.len..]);
         self.buf = out;
         self.ready += written;
-        if self.encoded.capacity() > 4 * READ_SIZE {
+        if self.encoded.capacity() > KEEP_ENCODED {
             self.encoded = Vec::new();
         }
         Ok(())
@@ -435,13 +436,7 @@ impl<T> Http2Targets<T> {
 
     /// Gives hyper up to `ready` bytes of `buf`.
     fn emit(&mut self, out: &mut ReadBuf<'_>) {
-        let n = self.ready.min(out.remaining());
-        out.put_slice(&self.buf[..n]);
-        self.buf.advance(n);
-        self.ready -= n;
-        if self.buf.is_empty() && self.buf.capacity() > 4 * READ_SIZE {
-            self.buf = BytesMut::new();
-        }
+        emit(&mut self.buf, &mut self.ready, out);
     }
 }
 
@@ -484,16 +479,13 @@ impl<T: AsyncRead + Unpin> AsyncRead for Http2Targets<T> {
                 this.emit(out);
                 return Poll::Ready(Ok(()));
             }
-            if this.scratch.is_empty() {
-                this.scratch = vec![0; READ_SIZE];
-            }
-            let mut read = ReadBuf::new(&mut this.scratch);
-            std::task::ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
-            let n = read.filled().len();
-            if n == 0 {
-                this.eof = true;
-            }
-            this.buf.extend_from_slice(&this.scratch[..n]);
+            std::task::ready!(read_more(
+                &mut this.inner,
+                cx,
+                &mut this.scratch,
+                &mut this.buf,
+                &mut this.eof
+            ))?;
         }
     }
 }
