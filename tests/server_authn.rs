@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::{Server, kubectls};
+use common::{Server, kubectls, post_json};
 use serde_json::{Value, json};
 
 /// A kubeconfig with the server and its CA but no client certificate, so that `--token` is the
@@ -104,17 +104,6 @@ fn whoami(
         assert_eq!(whoami["status"], review["status"], "{}", k.display());
     }
     Some(review)
-}
-
-async fn post_json(client: &reqwest::Client, url: String, body: Value) -> (u16, Value) {
-    let resp = client
-        .post(url)
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let code = resp.status().as_u16();
-    (code, resp.json().await.unwrap_or(Value::Null))
 }
 
 async fn token_review(server: &Server, token: &str, audiences: &[&str]) -> Value {

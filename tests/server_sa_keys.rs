@@ -8,34 +8,12 @@ mod common;
 
 use std::path::Path;
 
-use common::Server;
+use common::{Server, get_json, post_json};
 use rsa::pkcs1::EncodeRsaPrivateKey;
 use rsa::pkcs8::LineEnding;
 use serde_json::{Value, json};
 
 const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
-
-async fn post_json(client: &reqwest::Client, url: String, body: Value) -> (u16, Value) {
-    let resp = client
-        .post(url)
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let code = resp.status().as_u16();
-    (code, resp.json().await.unwrap_or(Value::Null))
-}
-
-async fn get_json(server: &Server, path: &str) -> Value {
-    let resp = server
-        .admin()
-        .get(server.url(path))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(resp.status().as_u16(), 200, "{path}");
-    resp.json().await.unwrap_or(Value::Null)
-}
 
 /// Creates ServiceAccount `robot` in `default`; its uid.
 async fn robot(server: &Server) -> String {

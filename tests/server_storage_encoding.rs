@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::Server;
+use common::{Server, get_json};
 use serde_json::{Value, json};
 use storage::backend::{Backend, Condition};
 use storage::embedded::{EmbeddedBackend, EmbeddedOptions};
@@ -65,17 +65,6 @@ async fn create_configmap(server: &Server, name: &str, value: &str) -> Value {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(resp.status().as_u16(), 201, "creating {name}");
-    resp.json().await.unwrap_or(Value::Null)
-}
-
-async fn get_json(server: &Server, path: &str) -> Value {
-    let resp = server
-        .admin()
-        .get(server.url(path))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(resp.status().as_u16(), 200, "GET {path}");
     resp.json().await.unwrap_or(Value::Null)
 }
 

@@ -472,3 +472,32 @@ pub async fn send_json(
         .unwrap_or(serde_json::Value::Null);
     (status, body, warnings)
 }
+
+/// POSTs `body` as JSON with `client`: the status code and the answer (`Null` when it is not
+/// JSON).
+pub async fn post_json(
+    client: &reqwest::Client,
+    url: String,
+    body: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let resp = client
+        .post(url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let code = resp.status().as_u16();
+    (code, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+/// GETs `path` as the admin, which must answer 200: the answer as JSON.
+pub async fn get_json(server: &Server, path: &str) -> serde_json::Value {
+    let resp = server
+        .admin()
+        .get(server.url(path))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200, "GET {path}");
+    resp.json().await.unwrap_or(serde_json::Value::Null)
+}
