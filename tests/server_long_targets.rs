@@ -192,6 +192,8 @@ async fn the_short_target_and_ambiguous_framing() {
     assert_eq!(conn.response().await.status, 414);
 
     // Both Content-Length and Transfer-Encoding: hyper reads the chunked body and closes.
+    // It may close before it has read the long request behind it, and then the kernel resets
+    // the connection under the rest of this write, so the write may fail.
     let mut conn = Conn::open(&server, admin_http1(&server)).await;
     let mut out = format!(
         "POST {LIST} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
@@ -199,7 +201,7 @@ async fn the_short_target_and_ambiguous_framing() {
     )
     .into_bytes();
     out.extend(get(&long));
-    conn.send(&out).await;
+    conn.send_some(&out).await;
     assert_ne!(conn.response().await.status, 200);
     assert!(conn.closed().await, "the connection stayed open");
 
