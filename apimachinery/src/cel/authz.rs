@@ -217,7 +217,7 @@ fn check(This(this): This<Value>, verb: Arc<String>) -> Result<Value, ExecutionE
     Ok(tagged(vec![
         (TAG, string("decision")),
         ("decision", string(decision)),
-        ("reason", string(&verdict.reason)),
+        ("reason", string(&verdict.reason.to_string())),
     ]))
 }
 

@@ -16,7 +16,7 @@ use apimachinery::rbac::PolicyRule;
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::request_info::RequestInfo;
 
-pub use apimachinery::authorization::{Attributes, Authorization, Authorizer, Decision};
+pub use apimachinery::authorization::{Attributes, Authorization, Authorizer, Decision, Reason};
 
 /// Builds the [`Attributes`] of a request, borrowed from its user and request info.
 pub fn request_attributes<'a>(user: &'a UserInfo, info: &'a RequestInfo) -> Attributes<'a> {
@@ -79,7 +79,7 @@ impl Authorizer for AlwaysDenyAuthorizer {
     fn authorize(&self, _: &Attributes<'_>) -> Authorization {
         Authorization {
             decision: Decision::NoOpinion,
-            reason: "Everything is forbidden.".to_string(),
+            reason: "Everything is forbidden.".into(),
         }
     }
 
@@ -175,14 +175,14 @@ impl Authorizer for UnionAuthorizer {
                 Decision::Allow | Decision::Deny => return verdict,
                 Decision::NoOpinion => {
                     if !verdict.reason.is_empty() {
-                        reasons.push(verdict.reason);
+                        reasons.push(verdict.reason.to_string());
                     }
                 }
             }
         }
         Authorization {
             decision: Decision::NoOpinion,
-            reason: reasons.join("\n"),
+            reason: reasons.join("\n").into(),
         }
     }
 

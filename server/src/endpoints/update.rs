@@ -163,7 +163,7 @@ impl ValidateObject for AuthorizeCreate<'_> {
             return Err(ApiError::forbidden(
                 scope.store.resource(),
                 scope.name(),
-                &verdict.reason,
+                &verdict.reason.to_string(),
             ));
         }
         self.then.validate(object, old).await

@@ -4,7 +4,7 @@
 
 use super::ChainConfig;
 use crate::authn::UserInfo;
-use crate::authz::Decision;
+use crate::authz::{Decision, Reason};
 use crate::request_info::RequestInfo;
 use apimachinery::GroupResource;
 use apimachinery::status::ApiError;
@@ -24,7 +24,7 @@ pub fn decide(
     config: &ChainConfig,
     user: &UserInfo,
     info: &RequestInfo,
-) -> (String, Result<(), ApiError>) {
+) -> (Reason, Result<(), ApiError>) {
     let attrs = crate::authz::request_attributes(user, info);
     let verdict = config.authorizer.authorize(&attrs);
     if verdict.decision == Decision::Allow {

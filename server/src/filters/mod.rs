@@ -213,7 +213,7 @@ where
     authorization::check_scope(config, &info)?;
     let (reason, verdict) = authorization::decide(config, &user, &info);
     if let Some(record) = record.as_mut() {
-        record.authorized(verdict.is_ok(), &reason);
+        record.authorized(verdict.is_ok(), &reason.to_string());
     }
     verdict?;
     crate::fault::handler(&parts.headers, &user);

@@ -13,13 +13,13 @@ mod tests;
 
 use std::sync::Arc;
 
-use apimachinery::authorization::{Attributes, Authorization, Authorizer, RulesInfo};
+use apimachinery::authorization::{Attributes, Authorization, Authorizer, Reason, RulesInfo};
 use apimachinery::rbac::{PolicyRule, RuleResolver};
 use apimachinery::status::ApiError;
 use apimachinery::user::UserInfo;
 use parking_lot::RwLock;
 
-pub use self::snapshot::{Binding, Snapshot, Sources, Subject, Visit};
+pub use self::snapshot::{Binding, OwnedRuleSource, Snapshot, Sources, Subject, Visit};
 
 /// The RBAC authorizer and rule resolver over the current [`Snapshot`].
 #[derive(Default)]
@@ -83,6 +83,16 @@ impl RbacAuthorizer {
     }
 }
 
+/// RBAC's reason for an allowed request, rendered only when read (the audit annotation, an
+/// access review).
+struct AllowedBy(OwnedRuleSource);
+
+impl std::fmt::Display for AllowedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RBAC: allowed by {}", self.0)
+    }
+}
+
 impl Authorizer for RbacAuthorizer {
     fn authorize(&self, attributes: &Attributes<'_>) -> Authorization {
         let snapshot = self.snapshot();
@@ -91,7 +101,7 @@ impl Authorizer for RbacAuthorizer {
         snapshot.visit_rules_for(&attributes.user, &attributes.namespace, &mut |v| match v {
             Visit::Rule(source, rule) => {
                 if rule.allows(attributes) {
-                    allowed = Some(format!("RBAC: allowed by {source}"));
+                    allowed = Some(source.owned());
                     false
                 } else {
                     true
@@ -102,8 +112,8 @@ impl Authorizer for RbacAuthorizer {
                 true
             }
         });
-        if let Some(reason) = allowed {
-            return Authorization::allow(reason);
+        if let Some(source) = allowed {
+            return Authorization::allow(Reason::described(AllowedBy(source)));
         }
         let reason = match errors.len() {
             0 => String::new(),
@@ -112,7 +122,7 @@ impl Authorizer for RbacAuthorizer {
         };
         Authorization {
             decision: apimachinery::authorization::Decision::NoOpinion,
-            reason,
+            reason: reason.into(),
         }
     }
 

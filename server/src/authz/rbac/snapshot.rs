@@ -138,45 +138,70 @@ impl Scope {
     }
 }
 
-/// Where a rule came from, worded as Kubernetes' describers word it.
+/// Where a rule came from: the binding and which of its subjects applies.
+#[derive(Clone, Copy)]
 pub struct RuleSource<'a> {
-    binding: &'a Binding,
-    subject: &'a Subject,
+    binding: &'a Arc<Binding>,
+    subject: usize,
+}
+
+impl RuleSource<'_> {
+    /// The same source owning its binding, to be described later.
+    pub fn owned(&self) -> OwnedRuleSource {
+        OwnedRuleSource {
+            binding: Arc::clone(self.binding),
+            subject: self.subject,
+        }
+    }
 }
 
 impl std::fmt::Display for RuleSource<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let b = self.binding;
-        let subject = match self.subject.kind.as_str() {
-            "ServiceAccount" => {
-                let ns = if self.subject.namespace.is_empty() {
-                    &b.namespace
-                } else {
-                    &self.subject.namespace
-                };
-                format!(
-                    "{} {:?}",
-                    self.subject.kind,
-                    format!("{}/{ns}", self.subject.name)
-                )
-            }
-            _ => format!("{} {:?}", self.subject.kind, self.subject.name),
-        };
-        if b.namespace.is_empty() {
-            write!(
-                f,
-                "ClusterRoleBinding {:?} of {} {:?} to {subject}",
-                b.name, b.role_kind, b.role_name
-            )
-        } else {
-            write!(
-                f,
-                "RoleBinding {:?} of {} {:?} to {subject}",
-                format!("{}/{}", b.name, b.namespace),
-                b.role_kind,
-                b.role_name
-            )
+        describe(self.binding, self.subject, f)
+    }
+}
+
+/// A [`RuleSource`] that owns its binding.
+#[derive(Clone, Debug)]
+pub struct OwnedRuleSource {
+    binding: Arc<Binding>,
+    subject: usize,
+}
+
+impl std::fmt::Display for OwnedRuleSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        describe(&self.binding, self.subject, f)
+    }
+}
+
+/// A rule's source worded as Kubernetes' describers word it.
+fn describe(b: &Binding, subject: usize, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let s = &b.subjects[subject];
+    let subject = match s.kind.as_str() {
+        "ServiceAccount" => {
+            let ns = if s.namespace.is_empty() {
+                &b.namespace
+            } else {
+                &s.namespace
+            };
+            format!("{} {:?}", s.kind, format!("{}/{ns}", s.name))
         }
+        _ => format!("{} {:?}", s.kind, s.name),
+    };
+    if b.namespace.is_empty() {
+        write!(
+            f,
+            "ClusterRoleBinding {:?} of {} {:?} to {subject}",
+            b.name, b.role_kind, b.role_name
+        )
+    } else {
+        write!(
+            f,
+            "RoleBinding {:?} of {} {:?} to {subject}",
+            format!("{}/{}", b.name, b.namespace),
+            b.role_kind,
+            b.role_name
+        )
     }
 }
 
@@ -393,7 +418,7 @@ impl Snapshot {
             let Some(subject) = binding
                 .subjects
                 .iter()
-                .find(|s| applies_to(user, s, namespace))
+                .position(|s| applies_to(user, s, namespace))
             else {
                 continue;
             };
