@@ -486,3 +486,72 @@ fn incremental_updates_rebuild_only_what_changed() {
     let third = Snapshot::update(&second, &s, &dirty);
     assert_eq!(get_pods(&third, "team"), Decision::NoOpinion);
 }
+
+#[test]
+fn a_changed_role_reaches_the_bindings_that_name_it() {
+    let mut s = sources();
+    s.bindings.insert(
+        ("team".into(), "dave".into()),
+        Arc::new(binding(
+            "team",
+            "dave",
+            "Role",
+            "readers",
+            vec![subject("User", "dave", "")],
+        )),
+    );
+    s.cluster_bindings.insert(
+        "erin".into(),
+        Arc::new(binding(
+            "",
+            "erin",
+            "ClusterRole",
+            "pod-reader",
+            vec![subject("User", "erin", "")],
+        )),
+    );
+    let first = Snapshot::build(&s);
+    let decide = |snap: &Snapshot, who: &str| {
+        let a = RbacAuthorizer::new();
+        a.publish(Snapshot::update(
+            snap,
+            &Sources::default(),
+            &snapshot::Dirty::default(),
+        ));
+        let decision = a.authorize(&res(&user(who, &[]), "get", "team", "", "pods", "", "p"));
+        (decision.decision, decision.reason.to_string())
+    };
+    assert_eq!(
+        decide(&first, "dave"),
+        (
+            Decision::NoOpinion,
+            "RBAC: role.rbac.authorization.k8s.io \"readers\" not found".to_string()
+        )
+    );
+    assert_eq!(decide(&first, "erin").0, Decision::Allow);
+
+    // The Role appears: only `roles` is dirty, and the binding made before it now grants.
+    s.roles.insert(
+        ("team".into(), "readers".into()),
+        Arc::new(vec![PolicyRule::resources(&["get"], &[""], &["pods"])]),
+    );
+    let roles = snapshot::Dirty {
+        roles: true,
+        ..snapshot::Dirty::default()
+    };
+    let second = Snapshot::update(&first, &s, &roles);
+    assert_eq!(decide(&second, "dave").0, Decision::Allow);
+
+    // The ClusterRole loses `get`: the cluster binding stops granting it.
+    s.cluster_roles.insert(
+        "pod-reader".into(),
+        Arc::new(vec![PolicyRule::resources(&["list"], &[""], &["pods"])]),
+    );
+    let cluster_roles = snapshot::Dirty {
+        cluster_roles: true,
+        ..snapshot::Dirty::default()
+    };
+    let third = Snapshot::update(&second, &s, &cluster_roles);
+    assert_eq!(decide(&third, "erin").0, Decision::NoOpinion);
+    assert_eq!(decide(&third, "dave").0, Decision::Allow);
+}
