@@ -91,8 +91,9 @@ pub enum Decision {
 /// Why an authorizer decided as it did (may be empty). Most reasons are text; an authorizer may
 /// instead give a description that is rendered only when something reads it (the audit's
 /// annotation, an access review, a 403 message), since most allowed requests never do: RBAC's
-/// allow reason names the binding, role and subject, and formatting it for every request cost
-/// ≈ 0.5k instructions per GET (tools/callgrind-requests, `x509-admin`).
+/// allow reason names the binding, role and subject, and formatting it for every request was
+/// ≈ 0.3k instructions per GET in the profile of tools/callgrind-requests `x509-admin` (an A/B
+/// of whole requests does not resolve it: runs spread by ±3–5k).
 #[derive(Clone, Default)]
 pub struct Reason(ReasonText);
 

@@ -222,12 +222,6 @@ impl RuleSource<'_> {
     }
 }
 
-impl std::fmt::Display for RuleSource<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        describe(self.binding, self.subject, f)
-    }
-}
-
 /// A [`RuleSource`] that owns its binding.
 #[derive(Clone, Debug)]
 pub struct OwnedRuleSource {
@@ -235,40 +229,37 @@ pub struct OwnedRuleSource {
     subject: usize,
 }
 
+/// A rule's source worded as Kubernetes' describers word it.
 impl std::fmt::Display for OwnedRuleSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        describe(&self.binding, self.subject, f)
-    }
-}
-
-/// A rule's source worded as Kubernetes' describers word it.
-fn describe(b: &Binding, subject: usize, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    let s = &b.subjects[subject];
-    let subject = match s.kind.as_str() {
-        "ServiceAccount" => {
-            let ns = if s.namespace.is_empty() {
-                &b.namespace
-            } else {
-                &s.namespace
-            };
-            format!("{} {:?}", s.kind, format!("{}/{ns}", s.name))
+        let b = &self.binding;
+        let s = &b.subjects[self.subject];
+        let subject = match s.kind.as_str() {
+            "ServiceAccount" => {
+                let ns = if s.namespace.is_empty() {
+                    &b.namespace
+                } else {
+                    &s.namespace
+                };
+                format!("{} {:?}", s.kind, format!("{}/{ns}", s.name))
+            }
+            _ => format!("{} {:?}", s.kind, s.name),
+        };
+        if b.namespace.is_empty() {
+            write!(
+                f,
+                "ClusterRoleBinding {:?} of {} {:?} to {subject}",
+                b.name, b.role_kind, b.role_name
+            )
+        } else {
+            write!(
+                f,
+                "RoleBinding {:?} of {} {:?} to {subject}",
+                format!("{}/{}", b.name, b.namespace),
+                b.role_kind,
+                b.role_name
+            )
         }
-        _ => format!("{} {:?}", s.kind, s.name),
-    };
-    if b.namespace.is_empty() {
-        write!(
-            f,
-            "ClusterRoleBinding {:?} of {} {:?} to {subject}",
-            b.name, b.role_kind, b.role_name
-        )
-    } else {
-        write!(
-            f,
-            "RoleBinding {:?} of {} {:?} to {subject}",
-            format!("{}/{}", b.name, b.namespace),
-            b.role_kind,
-            b.role_name
-        )
     }
 }
 
