@@ -540,3 +540,122 @@ async fn cluster_scoped_kinds_have_no_namespaced_urls() {
     .await;
     assert_eq!(code, 404);
 }
+
+/// Watches `path` as `client` for at most a second: the status and the body.
+async fn watch_briefly(client: &reqwest::Client, server: &Server, path: &str) -> (u16, String) {
+    let resp = client
+        .get(server.url(path))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let code = resp.status().as_u16();
+    (code, resp.text().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_watch_of_one_named_object_shows_no_other() {
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &common::kubectls()[0]);
+    k.ok(&["create", "namespace", "vault"]);
+    for (name, value) in [("mine", "open"), ("theirs", "TOPSECRET")] {
+        k.ok(&[
+            "create",
+            "secret",
+            "generic",
+            name,
+            "-n",
+            "vault",
+            &format!("--from-literal=v={value}"),
+        ]);
+    }
+    k.ok(&[
+        "create",
+        "role",
+        "one",
+        "--verb=get,list,watch",
+        "--resource=secrets",
+        "--resource-name=mine",
+        "-n",
+        "vault",
+    ]);
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "one",
+        "--role=one",
+        "--user=eve",
+        "-n",
+        "vault",
+    ]);
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "one-ns",
+        "--verb=get,watch",
+        "--resource=namespaces",
+        "--resource-name=vault",
+    ]);
+    k.ok(&[
+        "create",
+        "clusterrolebinding",
+        "one-ns",
+        "--clusterrole=one-ns",
+        "--user=eve",
+    ]);
+    let (cert, key) = server.user_cert("eve", "");
+    let eve = server.with_identity(&cert, &key);
+    let own = "/api/v1/watch/namespaces/vault/secrets/mine?timeoutSeconds=1";
+    let mut last = (0, String::new());
+    for _ in 0..100 {
+        last = watch_briefly(&eve, &server, own).await;
+        if last.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(last.0, 200, "the role binding applies: {}", last.1);
+    assert!(last.1.contains("\"name\":\"mine\""), "{}", last.1);
+    assert!(!last.1.contains("theirs"), "{}", last.1);
+
+    // A field selector naming another object than the path's is refused, as kube-apiserver does.
+    for path in [
+        "/api/v1/watch/namespaces/vault/secrets/mine?timeoutSeconds=1&fieldSelector=metadata.name%3Dtheirs",
+        "/api/v1/watch/namespaces/vault/secrets/mine?timeoutSeconds=1&fieldSelector=metadata.name%3D%3Dtheirs",
+        "/api/v1/watch/namespaces/vault?timeoutSeconds=1&fieldSelector=metadata.name%3Dkube-system",
+    ] {
+        let (code, body) = watch_briefly(&eve, &server, path).await;
+        assert_eq!(code, 400, "{path}: {body}");
+        assert!(
+            !body.contains("TOPSECRET") && !body.contains("\"kube-system\""),
+            "{path}: {body}"
+        );
+        let status: Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"));
+        assert_eq!(status["reason"], "BadRequest", "{path}: {body}");
+        assert_eq!(
+            status["message"],
+            "fieldSelector metadata.name doesn't match requested name"
+        );
+    }
+    // A selector that only narrows the path's name keeps to it.
+    let (code, body) = watch_briefly(
+        &eve,
+        &server,
+        "/api/v1/watch/namespaces/vault/secrets/mine?timeoutSeconds=1&fieldSelector=metadata.name%3Dmine,metadata.name!%3Dtheirs",
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("\"name\":\"mine\"") && !body.contains("TOPSECRET"),
+        "{body}"
+    );
+    // The collection's watch with the other name is authorized for that name, and refused.
+    let (code, body) = watch_briefly(
+        &eve,
+        &server,
+        "/api/v1/namespaces/vault/secrets?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dtheirs",
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(!body.contains("TOPSECRET"), "{body}");
+}

@@ -188,11 +188,18 @@ impl Encoder {
 /// `GET ...?watch=true` (or `/watch/...`).
 pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
     let mut params = list_params(&rc)?;
-    // `/watch/namespaces/ns/widgets/name` watches one object.
-    if rc.info.parts.len() >= 2
-        && !rc.info.name.is_empty()
-        && params.fields.exact("metadata.name").is_none()
-    {
+    // `/watch/namespaces/ns/widgets/name` watches one object: the name authorized is the
+    // path's, so a field selector may only narrow it (kube-apiserver's `ListResource`).
+    if rc.info.parts.len() >= 2 && !rc.info.name.is_empty() {
+        if params
+            .fields
+            .exact("metadata.name")
+            .is_some_and(|name| name != rc.info.name)
+        {
+            return Err(ApiError::bad_request(
+                "fieldSelector metadata.name doesn't match requested name",
+            ));
+        }
         params.fields.requirements.push(FieldRequirement {
             field: "metadata.name".into(),
             operator: FieldOperator::Equals,
