@@ -77,16 +77,23 @@ pub enum TimeError {
     /// `exp` is behind now by more than the leeway.
     #[error("service account token has expired")]
     Expired,
+    /// `iat` is ahead of now by more than the leeway.
+    #[error("service account token is issued in the future")]
+    IssuedInTheFuture,
 }
 
 impl Claims {
-    /// Checks `nbf` and `exp` against `now` (seconds) with the leeway, as go-jose does.
+    /// Checks `nbf`, `exp` and `iat` against `now` (seconds) with the leeway, in go-jose's
+    /// order.
     pub fn check_time(&self, now: i64) -> Result<(), TimeError> {
         if self.nbf.is_some_and(|nbf| now + LEEWAY_SECONDS < nbf) {
             return Err(TimeError::NotValidYet);
         }
         if self.exp.is_some_and(|exp| now - LEEWAY_SECONDS > exp) {
             return Err(TimeError::Expired);
+        }
+        if self.iat.is_some_and(|iat| now + LEEWAY_SECONDS < iat) {
+            return Err(TimeError::IssuedInTheFuture);
         }
         Ok(())
     }

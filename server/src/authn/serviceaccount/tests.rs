@@ -104,6 +104,20 @@ async fn validation_in_kubernetes_order_and_words() {
         TokenOutcome::Invalid("service account token is not valid yet".to_string())
     );
 
+    // Issued in the future beyond the leeway (only a trusted key could sign it): refused.
+    let mut future = claims(now);
+    future.iat = Some(now + LEEWAY_SECONDS + 30);
+    assert_eq!(
+        outcome(&tokens, &future, &[]).await,
+        TokenOutcome::Invalid("service account token is issued in the future".to_string())
+    );
+    let mut skewed = claims(now);
+    skewed.iat = Some(now + 5);
+    assert_eq!(
+        outcome(&tokens, &skewed, &[]).await,
+        TokenOutcome::Invalid("service account lookup is not ready".to_string())
+    );
+
     // Another issuer's token is not ours: unrecognized, so other authenticators may try it.
     let mut foreign = claims(now);
     foreign.iss = "https://other.example".to_string();
