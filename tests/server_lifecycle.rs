@@ -123,3 +123,46 @@ async fn restart_reuses_credentials_and_data() {
         assert_eq!(body["metadata"]["name"], ns);
     }
 }
+
+/// The permission bits of `path`.
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[test]
+fn the_store_and_the_keys_are_the_owners_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fresh = tmp.path().join("fresh");
+    let server = Server::start_in(&fresh, &[]);
+    for (path, want) in [
+        ("", 0o700),
+        ("store", 0o700),
+        ("store/storage.redb", 0o600),
+        ("pki", 0o700),
+        ("pki/ca.key", 0o600),
+        ("admin.kubeconfig", 0o600),
+    ] {
+        assert_eq!(mode(&fresh.join(path)), want, "{path:?}");
+    }
+    drop(server);
+
+    // A store directory an earlier version left open to everyone is restricted at start.
+    let old = tmp.path().join("old");
+    std::fs::create_dir_all(old.join("store")).unwrap_or_else(|e| panic!("{e}"));
+    for dir in [&old, &old.join("store")] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let server = Server::start_in(&old, &[]);
+    assert_eq!(mode(&old.join("store")), 0o700);
+    assert_eq!(mode(&old.join("store/storage.redb")), 0o600);
+    // The data directory itself is the operator's: left as they set it.
+    assert_eq!(mode(&old), 0o755);
+    drop(server);
+}

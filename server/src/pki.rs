@@ -82,7 +82,12 @@ fn write(path: &Path, contents: &str, private: bool) -> Result<(), PkiError> {
         source,
     };
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(io_err)?;
+        // The directory of the CA's key: the owner's only.
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir).map_err(io_err)?;
     }
     let tmp = path.with_extension("tmp");
     fs::write(&tmp, contents).map_err(io_err)?;
