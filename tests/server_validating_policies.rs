@@ -424,3 +424,163 @@ async fn policies_ask_the_authorizer_about_the_requesting_user() {
     let (code, body, _) = widget(&f.client, "admins-big", 6).await;
     assert_eq!(code, 201, "{body}");
 }
+
+/// POSTs `body` to `path` as `client`: the status and the answer.
+async fn post(client: &reqwest::Client, f: &Fixture, path: &str, body: Value) -> (u16, Value) {
+    let (code, body, _) = send(
+        client,
+        reqwest::Method::POST,
+        f.server.url(path),
+        Some(body),
+    )
+    .await;
+    (code, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writing_a_policy_or_binding_needs_read_access_to_its_parameters() {
+    let f = Fixture::start(&[]);
+    let admin = &f.client;
+    let rbac = "/apis/rbac.authorization.k8s.io/v1";
+    for (path, body) in [
+        ("/api/v1/namespaces", json!({"metadata": {"name": "vault"}})),
+        (
+            "/api/v1/namespaces/vault/secrets",
+            json!({"metadata": {"name": "pw"}, "stringData": {"pw": "TOPSECRET"}}),
+        ),
+        (
+            &format!("{rbac}/clusterroles"),
+            json!({"metadata": {"name": "policy-writer"},
+                   "rules": [{"apiGroups": ["admissionregistration.k8s.io"], "verbs": ["create", "update", "get"],
+                              "resources": ["validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                                            "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"]}]}),
+        ),
+        (
+            &format!("{rbac}/clusterrolebindings"),
+            json!({"metadata": {"name": "policy-writer"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "policy-writer"},
+                   "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}]}),
+        ),
+        (
+            &format!("{GROUP}/validatingadmissionpolicies"),
+            json!({"metadata": {"name": "reads-secrets"},
+                   "spec": {"paramKind": {"apiVersion": "v1", "kind": "Secret"}, "matchConstraints": widget_rules(),
+                            "validations": [{"expression": "false", "messageExpression": "string(params.data)"}]}}),
+        ),
+    ] {
+        let (code, body) = post(admin, &f, path, body).await;
+        assert_eq!(code, 201, "{path}: {body}");
+    }
+    let (cert, key) = f.server.user_cert("alice", "");
+    let alice = f.server.with_identity(&cert, &key);
+
+    // A policy without parameters needs nothing more (and tells when the grant applies).
+    let plain = json!({"metadata": {"name": "plain"},
+                       "spec": {"matchConstraints": widget_rules(), "validations": [{"expression": "true"}]}});
+    let mut last = (0, Value::Null);
+    for _ in 0..100 {
+        last = post(
+            &alice,
+            &f,
+            &format!("{GROUP}/validatingadmissionpolicies"),
+            plain.clone(),
+        )
+        .await;
+        if last.0 == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(last.0, 201, "{}", last.1);
+
+    // Parameters of a kind alice cannot read everywhere: refused, in Kubernetes' words.
+    for (path, kind) in [
+        (
+            format!("{GROUP}/validatingadmissionpolicies"),
+            "ValidatingAdmissionPolicy",
+        ),
+        (
+            format!("{}/mutatingadmissionpolicies", common::admission::BETA),
+            "MutatingAdmissionPolicy",
+        ),
+    ] {
+        let mut policy = json!({"metadata": {"name": "mine"},
+                                "spec": {"paramKind": {"apiVersion": "v1", "kind": "Secret"},
+                                         "matchConstraints": widget_rules()}});
+        if kind == "ValidatingAdmissionPolicy" {
+            policy["spec"]["validations"] =
+                json!([{"expression": "false", "messageExpression": "string(params.data)"}]);
+        } else {
+            policy["spec"]["mutations"] =
+                json!([{"patchType": "JSONPatch", "jsonPatch": {"expression": "[]"}}]);
+        }
+        let (code, body) = post(&alice, &f, &path, policy).await;
+        assert_eq!(code, 422, "{kind}: {body}");
+        assert_eq!(body["reason"], "Invalid");
+        assert_eq!(
+            body["details"]["causes"][0]["field"], "spec.paramKind",
+            "{body}"
+        );
+        let message = body["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains(&format!("{kind}.admissionregistration.k8s.io \"mine\" is invalid: spec.paramKind: Forbidden: user &{{alice  [system:authenticated] map[]}} must have \"get\" permission on all objects of the referenced paramKind (kind=Secret, apiVersion=v1)")),
+            "{message}"
+        );
+    }
+
+    // A binding whose paramRef names a Secret alice cannot read: refused, so the policy's
+    // message cannot show it to her.
+    let binding = json!({"metadata": {"name": "leak"},
+                         "spec": {"policyName": "reads-secrets", "validationActions": ["Deny"],
+                                  "paramRef": {"name": "pw", "namespace": "vault", "parameterNotFoundAction": "Deny"}}});
+    let bindings = format!("{GROUP}/validatingadmissionpolicybindings");
+    let (code, body) = post(&alice, &f, &bindings, binding.clone()).await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["details"]["causes"][0]["field"], "spec.paramRef",
+        "{body}"
+    );
+    assert!(
+        body["message"].as_str().unwrap_or("").ends_with(
+            "spec.paramRef: Forbidden: user &{alice  [system:authenticated] map[]} does not have \"get\" permission on the object referenced by paramRef"
+        ),
+        "{body}"
+    );
+
+    // Allowed to read that one Secret, she may bind it.
+    for (path, body) in [
+        (
+            format!("{rbac}/namespaces/vault/roles"),
+            json!({"metadata": {"name": "pw-reader"},
+                   "rules": [{"apiGroups": [""], "verbs": ["get"], "resources": ["secrets"], "resourceNames": ["pw"]}]}),
+        ),
+        (
+            format!("{rbac}/namespaces/vault/rolebindings"),
+            json!({"metadata": {"name": "pw-reader"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pw-reader"},
+                   "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}]}),
+        ),
+    ] {
+        let (code, body) = post(admin, &f, &path, body).await;
+        assert_eq!(code, 201, "{path}: {body}");
+    }
+    for _ in 0..100 {
+        last = post(&alice, &f, &bindings, binding.clone()).await;
+        if last.0 == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(last.0, 201, "{}", last.1);
+    // Reading one Secret is not reading them all: a policy over Secrets stays refused.
+    let (code, body) = post(
+        &alice,
+        &f,
+        &format!("{GROUP}/validatingadmissionpolicies"),
+        json!({"metadata": {"name": "mine"},
+               "spec": {"paramKind": {"apiVersion": "v1", "kind": "Secret"}, "matchConstraints": widget_rules(),
+                        "validations": [{"expression": "true"}]}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+}

@@ -2,7 +2,9 @@
 //! many webhooks they register; every CEL expression of a policy or a webhook's
 //! `matchConditions` must compile when the object is written.
 
+use ::apimachinery::admission::{Attributes, Operation};
 use ::apimachinery::cel::CelExpression;
+use ::apimachinery::status::ApiError;
 use ::apimachinery::errors::FieldError;
 use ::apimachinery::resource::PrinterColumn;
 use ::apimachinery::runtime::Object;
@@ -203,6 +205,138 @@ static BINDING_TABLE: TypedTable<v1::ValidatingAdmissionPolicyBinding> =
         ]
     });
 
+/// A policy's `paramKind` as (apiVersion, kind).
+type KindRef<'a> = (&'a str, &'a str);
+
+/// The write of a policy kind `T` this request makes (a create or update of the object
+/// itself), with the stored object of an update.
+fn written<'a, T: Object>(attributes: &'a Attributes<'_>) -> Option<(&'a T, Option<&'a T>)> {
+    if !matches!(attributes.operation, Operation::Create | Operation::Update)
+        || !attributes.subresource.is_empty()
+    {
+        return None;
+    }
+    let object = attributes.object()?.downcast_ref::<T>()?;
+    Some((object, attributes.old_object.and_then(|o| o.downcast_ref::<T>())))
+}
+
+/// The group, version and resource a `paramKind` names, `*` for what does not parse or
+/// resolve (Kubernetes asks then for permission on everything the part could be).
+fn param_resource<'a>(
+    attributes: &Attributes<'_>,
+    (api_version, kind): KindRef<'a>,
+) -> (&'a str, &'a str, &'static str) {
+    let (group, version) = match api_version.split('/').collect::<Vec<_>>()[..] {
+        [version] => ("", version),
+        [group, version] => (group, version),
+        _ => return ("*", "*", "*"),
+    };
+    let resource = attributes
+        .objects
+        .and_then(|o| o.resolve(group, version, kind))
+        .map_or("*", |info| info.plural);
+    (group, version, resource)
+}
+
+/// A 422 of the written object with one Forbidden field error, as Kubernetes' policy
+/// strategies report a failed read-permission check.
+fn forbidden_field(attributes: &Attributes<'_>, field: &str, detail: String) -> ApiError {
+    ApiError::invalid(
+        attributes.version.group,
+        attributes.version.kind,
+        attributes.object_name(),
+        &[FieldError::forbidden(field, detail)],
+    )
+}
+
+/// Kubernetes' check of a policy's `paramKind`: outside `system:masters`, whoever sets or
+/// changes it must be able to `get` every object of that kind, since the policy's messages
+/// can show the parameters it reads.
+fn authorize_param_kind(
+    attributes: &Attributes<'_>,
+    param_kind: Option<KindRef<'_>>,
+    old: Option<Option<KindRef<'_>>>,
+) -> Result<(), ApiError> {
+    let Some(kind_ref) = param_kind else {
+        return Ok(());
+    };
+    if old == Some(Some(kind_ref)) || attributes.escalation_allowed() {
+        return Ok(());
+    }
+    let (group, version, resource) = param_resource(attributes, kind_ref);
+    if attributes.user_may("get", group, version, resource, "*", "*") {
+        return Ok(());
+    }
+    Err(forbidden_field(
+        attributes,
+        "spec.paramKind",
+        format!(
+            "user {} must have \"get\" permission on all objects of the referenced paramKind (kind={}, apiVersion={})",
+            attributes.user.go_value(),
+            kind_ref.1,
+            kind_ref.0
+        ),
+    ))
+}
+
+/// Kubernetes' check of a binding's `paramRef`: outside `system:masters`, whoever sets or
+/// changes it (or the policy it binds) must be able to `get` the object it names, of the
+/// bound policy's `paramKind` (any kind while the policy is unknown).
+fn authorize_param_ref(
+    attributes: &Attributes<'_>,
+    param_ref: Option<(Option<&str>, Option<&str>)>,
+    unchanged: bool,
+    policy_kind: Option<KindRef<'_>>,
+) -> Result<(), ApiError> {
+    let Some((name, namespace)) = param_ref else {
+        return Ok(());
+    };
+    if unchanged || attributes.escalation_allowed() {
+        return Ok(());
+    }
+    let (group, version, resource) = match policy_kind {
+        Some(kind_ref) => param_resource(attributes, kind_ref),
+        None => ("*", "*", "*"),
+    };
+    let (name, namespace) = (name.unwrap_or(""), namespace.unwrap_or(""));
+    if attributes.user_may("get", group, version, resource, namespace, name) {
+        return Ok(());
+    }
+    Err(forbidden_field(
+        attributes,
+        "spec.paramRef",
+        format!(
+            "user {} does not have \"get\" permission on the object referenced by paramRef",
+            attributes.user.go_value()
+        ),
+    ))
+}
+
+/// A ValidatingAdmissionPolicy's `paramKind`.
+fn validating_param_kind(p: &v1::ValidatingAdmissionPolicy) -> Option<KindRef<'_>> {
+    let k = p.spec.param_kind.as_ref()?;
+    Some((k.api_version.as_deref().unwrap_or(""), k.kind.as_deref().unwrap_or("")))
+}
+
+/// A MutatingAdmissionPolicy's `paramKind`.
+fn mutating_param_kind(p: &v1beta1::MutatingAdmissionPolicy) -> Option<KindRef<'_>> {
+    let k = p.spec.param_kind.as_ref()?;
+    Some((k.api_version.as_deref().unwrap_or(""), k.kind.as_deref().unwrap_or("")))
+}
+
+/// The `paramKind` of the policy named `name` of kind `policy_kind`, as the server holds it.
+fn cached_param_kind<T: Object>(
+    attributes: &Attributes<'_>,
+    policy_kind: &str,
+    name: &str,
+    param_kind: impl Fn(&T) -> Option<(String, String)>,
+) -> Option<(String, String)> {
+    let policy = attributes
+        .objects?
+        .cached("admissionregistration.k8s.io", policy_kind, "", name)?;
+    param_kind(policy.downcast_ref::<T>()?)
+}
+
 /// A ValidatingAdmissionPolicy prints its validations and parameter kind; never sent to
 /// webhooks.
 pub struct ValidatingAdmissionPolicyStrategy;
@@ -210,6 +344,13 @@ pub struct ValidatingAdmissionPolicyStrategy;
 impl Strategy for ValidatingAdmissionPolicyStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&POLICY_TABLE)
+    }
+
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some((policy, old)) = written::<v1::ValidatingAdmissionPolicy>(attributes) else {
+            return Ok(());
+        };
+        authorize_param_kind(attributes, validating_param_kind(policy), old.map(validating_param_kind))
     }
 
     fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
@@ -272,6 +413,33 @@ pub struct ValidatingAdmissionPolicyBindingStrategy;
 impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&BINDING_TABLE)
+    }
+
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some((binding, old)) = written::<v1::ValidatingAdmissionPolicyBinding>(attributes)
+        else {
+            return Ok(());
+        };
+        let unchanged = old.is_some_and(|o| {
+            o.spec.param_ref.is_some()
+                && o.spec.param_ref == binding.spec.param_ref
+                && o.spec.policy_name == binding.spec.policy_name
+        });
+        let policy_kind = cached_param_kind(
+            attributes,
+            "ValidatingAdmissionPolicy",
+            &binding.spec.policy_name,
+            |p: &v1::ValidatingAdmissionPolicy| {
+                validating_param_kind(p).map(|(v, k)| (v.to_string(), k.to_string()))
+            },
+        );
+        let param_ref = binding.spec.param_ref.as_ref();
+        authorize_param_ref(
+            attributes,
+            param_ref.map(|r| (r.name.as_deref(), r.namespace.as_deref())),
+            unchanged,
+            policy_kind.as_ref().map(|(v, k)| (v.as_str(), k.as_str())),
+        )
     }
 
     fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
@@ -360,6 +528,13 @@ impl Strategy for MutatingAdmissionPolicyStrategy {
         Some(&MUTATING_POLICY_TABLE)
     }
 
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some((policy, old)) = written::<v1beta1::MutatingAdmissionPolicy>(attributes) else {
+            return Ok(());
+        };
+        authorize_param_kind(attributes, mutating_param_kind(policy), old.map(mutating_param_kind))
+    }
+
     fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
         let Some(p) = object.downcast_ref::<v1beta1::MutatingAdmissionPolicy>() else {
             return Vec::new();
@@ -433,6 +608,33 @@ pub struct MutatingAdmissionPolicyBindingStrategy;
 impl Strategy for MutatingAdmissionPolicyBindingStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&MUTATING_BINDING_TABLE)
+    }
+
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let Some((binding, old)) = written::<v1beta1::MutatingAdmissionPolicyBinding>(attributes)
+        else {
+            return Ok(());
+        };
+        let unchanged = old.is_some_and(|o| {
+            o.spec.param_ref.is_some()
+                && o.spec.param_ref == binding.spec.param_ref
+                && o.spec.policy_name == binding.spec.policy_name
+        });
+        let policy_kind = cached_param_kind(
+            attributes,
+            "MutatingAdmissionPolicy",
+            &binding.spec.policy_name,
+            |p: &v1beta1::MutatingAdmissionPolicy| {
+                mutating_param_kind(p).map(|(v, k)| (v.to_string(), k.to_string()))
+            },
+        );
+        let param_ref = binding.spec.param_ref.as_ref();
+        authorize_param_ref(
+            attributes,
+            param_ref.map(|r| (r.name.as_deref(), r.namespace.as_deref())),
+            unchanged,
+            policy_kind.as_ref().map(|(v, k)| (v.as_str(), k.as_str())),
+        )
     }
 
     fn exempt_from_admission_webhooks(&self) -> bool {

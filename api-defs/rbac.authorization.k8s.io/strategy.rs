@@ -12,11 +12,8 @@ use ::apimachinery::table::{
 use ::chrono::{DateTime, Utc};
 use ::serde_json::Value;
 use ::apimachinery::admission::{Attributes, Operation};
-use ::apimachinery::authorization::{self as authz, Decision};
 use ::apimachinery::rbac::{self as rbac, PolicyRule};
 use ::apimachinery::status::ApiError;
-use ::apimachinery::user::MASTERS_GROUP;
-use ::std::borrow::Cow;
 
 /// The error for a changed `roleRef`, worded as Kubernetes words it.
 fn role_ref_changed(role_ref: &v1::RoleRef) -> FieldError {
@@ -44,7 +41,7 @@ impl Strategy for RoleStrategy {
         let Some(role) = written::<v1::Role>(attributes) else {
             return Ok(());
         };
-        if escalation_allowed(attributes) || role_escalation_authorized(attributes) {
+        if attributes.escalation_allowed() || role_escalation_authorized(attributes) {
             return Ok(());
         }
         confirm_no_escalation(attributes, &role.metadata, &rules_of(&role.rules))
@@ -65,7 +62,7 @@ impl Strategy for ClusterRoleStrategy {
         let Some(role) = written::<v1::ClusterRole>(attributes) else {
             return Ok(());
         };
-        if escalation_allowed(attributes) || role_escalation_authorized(attributes) {
+        if attributes.escalation_allowed() || role_escalation_authorized(attributes) {
             return Ok(());
         }
         confirm_no_escalation(attributes, &role.metadata, &rules_of(&role.rules))?;
@@ -285,32 +282,6 @@ fn only_garbage_collection_fields<T: Object>(attributes: &Attributes<'_>, object
     normalized.eq_object(old)
 }
 
-/// Kubernetes' `EscalationAllowed`: members of `system:masters` may grant anything.
-fn escalation_allowed(attributes: &Attributes<'_>) -> bool {
-    attributes.user.in_group(MASTERS_GROUP)
-}
-
-/// Asks the server's authorizer whether the user may `verb` the RBAC `resource` named `name`
-/// in `namespace`.
-fn authorized(attributes: &Attributes<'_>, verb: &str, group: &str, resource: &str, name: &str, namespace: &str) -> bool {
-    let Some(authorizer) = attributes.authorizer else {
-        return false;
-    };
-    let attrs = authz::Attributes {
-        user: Cow::Borrowed(attributes.user),
-        verb: Cow::Borrowed(verb),
-        is_resource_request: true,
-        path: Cow::Borrowed(""),
-        namespace: Cow::Borrowed(namespace),
-        api_group: Cow::Borrowed(group),
-        api_version: Cow::Borrowed("*"),
-        resource: Cow::Borrowed(resource),
-        subresource: Cow::Borrowed(""),
-        name: Cow::Borrowed(name),
-    };
-    authorizer.authorize(&attrs).decision == Decision::Allow
-}
-
 /// Kubernetes' `RoleEscalationAuthorized`: the `escalate` verb on the role being written (the
 /// request's name: none for a create).
 fn role_escalation_authorized(attributes: &Attributes<'_>) -> bool {
@@ -319,13 +290,13 @@ fn role_escalation_authorized(attributes: &Attributes<'_>) -> bool {
     } else {
         attributes.name
     };
-    authorized(
-        attributes,
+    attributes.user_may(
         "escalate",
         attributes.version.group,
+        "*",
         attributes.version.plural,
-        name,
         attributes.namespace,
+        name,
     )
 }
 
@@ -366,7 +337,7 @@ fn authorize_binding(
     meta: &::apimachinery::meta::ObjectMeta,
     role_ref: &v1::RoleRef,
 ) -> Result<(), ApiError> {
-    if escalation_allowed(attributes) {
+    if attributes.escalation_allowed() {
         return Ok(());
     }
     let resource = match role_ref.kind.as_str() {
@@ -375,7 +346,7 @@ fn authorize_binding(
         _ => None,
     };
     if let Some(resource) = resource
-        && authorized(attributes, "bind", &role_ref.api_group, resource, &role_ref.name, attributes.namespace)
+        && attributes.user_may("bind", &role_ref.api_group, "*", resource, attributes.namespace, &role_ref.name)
     {
         return Ok(());
     }
@@ -504,7 +475,8 @@ mod tests {
     mod escalation {
         use super::*;
         use ::apimachinery::admission::{Attributes, Operation, OperationOptions, Request};
-        use ::apimachinery::authorization::{Authorization, Authorizer};
+        use ::apimachinery::authorization::{self as authz, Authorization, Authorizer};
+        use ::apimachinery::user::MASTERS_GROUP;
         use ::apimachinery::rbac::RuleResolver;
         use ::apimachinery::runtime::Kind;
         use ::apimachinery::user::UserInfo;
@@ -572,6 +544,7 @@ mod tests {
                 user,
                 authorizer: authorizer.as_ref(),
                 rule_resolver: Some(&resolver),
+                objects: None,
             };
             let attributes = Attributes::read_only(request, Some(object), old);
             kind.strategy().authorize_write(&attributes)

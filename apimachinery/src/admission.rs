@@ -63,6 +63,24 @@ pub struct OperationOptions {
 /// again and admitted anew), such as a quota giving back what it charged.
 pub type OutcomeHook = Box<dyn FnOnce(bool) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
 
+/// What a strategy's checks may read of the server beyond the write itself, as Kubernetes'
+/// strategies hold a REST mapper and getters (a policy binding's check reads its policy).
+pub trait ObjectReader: Send + Sync {
+    /// The resource of `kind` in `group`/`version`, if the server serves it (Kubernetes'
+    /// `RESTMapper`).
+    fn resolve(&self, group: &str, version: &str, kind: &str) -> Option<&'static ResourceInfo>;
+
+    /// The object of `kind` in `group` named `name` in `namespace` (empty at cluster scope) as
+    /// the server's watch cache holds it now; `None` when there is none.
+    fn cached(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Box<dyn Object>>;
+}
+
 /// The new object of an operation, as a plugin sees it: changeable by mutating plugins,
 /// read-only for validating ones.
 enum NewObject<'a> {
@@ -99,6 +117,8 @@ pub struct Attributes<'a> {
     pub authorizer: Option<&'a std::sync::Arc<dyn Authorizer>>,
     /// The RBAC rules users hold, for escalation checks.
     pub rule_resolver: Option<&'a dyn RuleResolver>,
+    /// The server's kinds and cached objects, for checks that read other objects.
+    pub objects: Option<&'a dyn ObjectReader>,
     warnings: Mutex<Vec<String>>,
     audit_annotations: Mutex<Vec<(String, String)>>,
     outcome_hooks: Mutex<Vec<OutcomeHook>>,
@@ -133,6 +153,8 @@ pub struct Request<'a> {
     pub authorizer: Option<&'a std::sync::Arc<dyn Authorizer>>,
     /// The RBAC rules users hold, for escalation checks.
     pub rule_resolver: Option<&'a dyn RuleResolver>,
+    /// The server's kinds and cached objects, for checks that read other objects.
+    pub objects: Option<&'a dyn ObjectReader>,
 }
 
 impl<'a> Attributes<'a> {
@@ -155,6 +177,7 @@ impl<'a> Attributes<'a> {
             user: request.user,
             authorizer: request.authorizer,
             rule_resolver: request.rule_resolver,
+            objects: request.objects,
             warnings: Mutex::new(Vec::new()),
             audit_annotations: Mutex::new(Vec::new()),
             outcome_hooks: Mutex::new(Vec::new()),
@@ -285,6 +308,41 @@ impl<'a> Attributes<'a> {
             return self.name;
         }
         self.object().map(|o| o.name()).unwrap_or("")
+    }
+
+    /// Kubernetes' `EscalationAllowed`: members of `system:masters` may grant anything.
+    pub fn escalation_allowed(&self) -> bool {
+        self.user.in_group(crate::user::MASTERS_GROUP)
+    }
+
+    /// Whether the server's authorizer lets the requesting user `verb` `resource` of `group`
+    /// and `version` named `name` in `namespace` (`*` for any); `false` without an
+    /// authorizer.
+    pub fn user_may(
+        &self,
+        verb: &str,
+        group: &str,
+        version: &str,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> bool {
+        let Some(authorizer) = self.authorizer else {
+            return false;
+        };
+        let attrs = crate::authorization::Attributes {
+            user: std::borrow::Cow::Borrowed(self.user),
+            verb: verb.into(),
+            is_resource_request: true,
+            path: "".into(),
+            namespace: namespace.into(),
+            api_group: group.into(),
+            api_version: version.into(),
+            resource: resource.into(),
+            subresource: "".into(),
+            name: name.into(),
+        };
+        authorizer.authorize(&attrs).decision == crate::authorization::Decision::Allow
     }
 
     /// The 403 a plugin denies with: `<resource> "<name>" is forbidden: <reason>`.

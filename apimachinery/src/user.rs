@@ -26,6 +26,23 @@ pub struct UserInfo {
 }
 
 impl UserInfo {
+    /// The user as Go's `%v` prints a `*user.DefaultInfo` (`&{name uid [groups] map[key:[values]]}`),
+    /// which some of Kubernetes' messages embed.
+    pub fn go_value(&self) -> String {
+        let extra: Vec<String> = self
+            .extra
+            .iter()
+            .map(|(k, v)| format!("{k}:[{}]", v.join(" ")))
+            .collect();
+        format!(
+            "&{{{} {} [{}] map[{}]}}",
+            self.name,
+            self.uid,
+            self.groups.join(" "),
+            extra.join(" ")
+        )
+    }
+
     /// The anonymous identity.
     pub fn anonymous() -> Self {
         Self {

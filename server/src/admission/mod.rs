@@ -19,7 +19,8 @@ pub mod webhook;
 use std::sync::Arc;
 
 use apimachinery::admission::{
-    Attributes, MutatingPlugin, Operation, OperationOptions, OutcomeHook, Plugin, Request,
+    Attributes, MutatingPlugin, ObjectReader, Operation, OperationOptions, OutcomeHook, Plugin,
+    Request,
 };
 use apimachinery::authorization::Authorizer;
 use apimachinery::rbac::RuleResolver;
@@ -70,6 +71,8 @@ pub enum AdmissionConfigError {
 #[derive(Clone, Default)]
 pub struct Chain {
     plugins: Vec<Plugin>,
+    /// What the kinds' strategies may read of the server in their checks.
+    objects: Option<Arc<dyn ObjectReader>>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -127,7 +130,16 @@ impl Chain {
         let mut plugins: Vec<Plugin> = available.into_iter().filter(on).collect();
         // Stable: the definitions' plugins keep their registration order.
         plugins.sort_by_key(rank);
-        Ok(Self { plugins })
+        Ok(Self {
+            plugins,
+            objects: None,
+        })
+    }
+
+    /// The same chain, handing the kinds' strategies `objects` to read in their checks.
+    pub fn with_objects(mut self, objects: Arc<dyn ObjectReader>) -> Self {
+        self.objects = Some(objects);
+        self
     }
 
     /// The names of the enabled plugins, in order.
@@ -297,6 +309,7 @@ impl<'a> RequestAdmission<'a> {
             user: self.user,
             authorizer: self.authorizer,
             rule_resolver: self.rule_resolver,
+            objects: self.chain.objects.as_deref(),
         }
     }
 

@@ -143,7 +143,9 @@ impl ApiContextBuilder {
         let mut plugins = builtin_plugins(&registry, &self.scheme);
         plugins.extend(self.scheme.admission_plugins().iter().cloned());
         plugins.extend(self.plugins);
-        let admission = Arc::new(Chain::build(plugins, &self.admission)?);
+        let objects = crate::registry::CachedObjects::new(registry.clone(), self.scheme.clone());
+        let admission =
+            Arc::new(Chain::build(plugins, &self.admission)?.with_objects(Arc::new(objects)));
         Ok(ApiContext {
             scheme: self.scheme,
             registry,

@@ -135,3 +135,45 @@ impl Registry {
         Ok(store)
     }
 }
+
+/// The server's kinds and the objects its watch caches hold, for strategy checks that read
+/// other objects ([`apimachinery::admission::ObjectReader`]).
+pub struct CachedObjects {
+    registry: Arc<Registry>,
+    scheme: Arc<apimachinery::Scheme>,
+}
+
+impl CachedObjects {
+    /// Reads `registry`'s caches of `scheme`'s kinds.
+    pub fn new(registry: Arc<Registry>, scheme: Arc<apimachinery::Scheme>) -> Self {
+        Self { registry, scheme }
+    }
+}
+
+impl apimachinery::admission::ObjectReader for CachedObjects {
+    fn resolve(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Option<&'static apimachinery::resource::ResourceInfo> {
+        self.scheme.by_kind(group, kind)?.info(version)
+    }
+
+    fn cached(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Box<dyn apimachinery::runtime::Object>> {
+        let store = self
+            .registry
+            .store(self.scheme.by_kind(group, kind)?)
+            .ok()?;
+        let stored = store
+            .cacher()?
+            .cached_object(&store.key(namespace, name).ok()?)?;
+        store.decode(&stored).ok()
+    }
+}

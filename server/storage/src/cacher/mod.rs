@@ -327,7 +327,10 @@ impl Cacher {
             .await)
     }
 
-    fn cached_object(&self, key: &str) -> Option<StoredObject> {
+    /// The object at `key` as the cache holds it now, without waiting for the cache to catch
+    /// up (also for checks that read another object, such as a policy binding's of its
+    /// policy); `None` when there is none, or before the initial list is loaded.
+    pub fn cached_object(&self, key: &str) -> Option<StoredObject> {
         self.shared
             .state
             .read()
