@@ -326,3 +326,56 @@ async fn escaped_path_segments_are_decoded() {
     assert_status(&out, 404, "NotFound");
     assert_ready(&s, &c).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_costly_patch_holds_up_no_other_request_and_times_out() {
+    let s = Server::start(&[]);
+    let c = s.admin();
+    // A ConfigMap with a long list, and a JSON patch inserting at its front thousands of
+    // times: each insert moves the whole list (as in Kubernetes), seconds of CPU in all.
+    let items = vec!["a"; 100_000];
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "long", "finalizers": items}});
+    let (code, out) = send(c.post(s.url(CONFIGMAPS)).json(&cm)).await;
+    assert_eq!(code, 201, "{}", message(&out));
+    let ops: Vec<Value> = (0..6_000)
+        .map(|_| json!({"op": "add", "path": "/metadata/finalizers/0", "value": "z"}))
+        .collect();
+    let body = serde_json::to_vec(&ops).unwrap_or_default();
+    let url = s.url(&format!("{CONFIGMAPS}/long?dryRun=All&timeout=1s"));
+    let patches: Vec<_> = (0..3)
+        .map(|_| {
+            let request = c
+                .patch(&url)
+                .header("content-type", "application/json-patch+json")
+                .body(body.clone());
+            tokio::spawn(async move {
+                let started = std::time::Instant::now();
+                let (code, out) = send(request).await;
+                (code, out, started.elapsed())
+            })
+        })
+        .collect();
+    // While they run, the server answers at once.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        assert_ready(&s, &c).await;
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_millis(1000),
+            "/readyz took {took:?} during the patches"
+        );
+        let (code, _) = send(c.get(s.url(&format!("{CONFIGMAPS}/long")))).await;
+        assert_eq!(code, 200);
+    }
+    // The request timeout answers the patches, as for any slow request.
+    for patch in patches {
+        let (code, out, took) = patch.await.unwrap_or_else(|e| panic!("{e}"));
+        let shown: String = out.to_string().chars().take(300).collect();
+        assert_eq!(code, 504, "{shown}");
+        assert_status(&out, 504, "Timeout");
+        assert!(took < Duration::from_secs(3), "the 504 came after {took:?}");
+    }
+    assert_ready(&s, &c).await;
+}

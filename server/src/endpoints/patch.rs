@@ -21,7 +21,7 @@ use super::scope::RequestScope;
 use super::update::AuthorizeCreate;
 use crate::admission::RequestAdmission;
 use crate::apply::{ApplyRequest, apply_typed, update_managed_fields};
-use crate::patch::{PatchType, SchemaNode, apply_patch};
+use crate::patch::{PatchType, SchemaNode, apply_patch_off_worker};
 use crate::registry::{UpdateOptions, UpdatedObjectInfo};
 
 /// `PATCH` of an object (or `/status`).
@@ -102,12 +102,13 @@ impl UpdatedObjectInfo for PatchInfo<'_> {
         let old = old.ok_or_else(|| scope.not_found())?;
         let old_requested = scope.to_request_version(old.clone_object())?;
         let tree = old_requested.to_value().map_err(ApiError::internal)?;
-        let patched = apply_patch(
+        let patched = apply_patch_off_worker(
             self.patch_type,
-            &tree,
-            &scope.body,
-            &SchemaNode::of(scope.shape()),
-        )?;
+            tree,
+            scope.body.clone(),
+            SchemaNode::of(scope.shape()),
+        )
+        .await?;
         let body = decode_tree(scope, &patched, self.validation)?;
         *self.warnings.lock() = body.warnings;
         let mut new = body.object;

@@ -674,6 +674,27 @@ impl<'a> YamlScan<'a> {
 /// (before expansion) or nesting deeper than [`MAX_DEPTH`]; the nesting is bounded before
 /// the parser runs (see [`yaml_too_deep`]), so a deeply nested text costs one linear scan.
 pub fn yaml_to_json(text: &[u8]) -> Result<Value, ApiError> {
+    off_worker_when(text.len() > INLINE_YAML_BYTES, || parse_yaml(text))
+}
+
+/// The longest YAML body parsed without first handing the worker's other tasks to another
+/// worker. Parsed on the workers, four creates of a 3 MB YAML list held `/readyz` up for 1.3 s.
+const INLINE_YAML_BYTES: usize = 64 * 1024;
+
+/// Runs `f`; when `heavy` and on the multi-thread runtime, the worker's other tasks move to
+/// another worker while it runs (`tokio::task::block_in_place`), so a long decode does not
+/// hold up other requests and health checks.
+fn off_worker_when<T>(heavy: bool, f: impl FnOnce() -> T) -> T {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if heavy && multi_thread {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
+fn parse_yaml(text: &[u8]) -> Result<Value, ApiError> {
     let s = std::str::from_utf8(text)
         .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
     if let Some(line) = yaml_too_deep(s, MAX_DEPTH) {
