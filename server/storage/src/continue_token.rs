@@ -54,10 +54,17 @@ pub fn decode(token: &str, key_prefix: &str) -> Result<(String, Revision)> {
             token.v
         )));
     }
+    // kube-apiserver's checks and words (`storage.DecodeContinue`); a negative revision is
+    // as meaningless as none.
+    if token.rv <= 0 {
+        return Err(invalid(format!(
+            "continue key is not valid: incorrect encoded start resourceVersion (version {TOKEN_VERSION})"
+        )));
+    }
     if token.start.is_empty() {
-        return Err(invalid(
-            "continue key is not valid: encoded start key empty".to_string(),
-        ));
+        return Err(invalid(format!(
+            "continue key is not valid: encoded start key empty (version {TOKEN_VERSION})"
+        )));
     }
     let relative = token.start.strip_prefix('/').unwrap_or(&token.start);
     if relative
@@ -105,5 +112,25 @@ mod tests {
         assert!(decode("%%%", "/p/").is_err());
         let other = URL_SAFE_NO_PAD.encode("{\"v\":\"x\",\"rv\":1,\"start\":\"a\"}");
         assert!(decode(&other, "/p/").is_err());
+    }
+
+    #[test]
+    fn a_revision_of_zero_or_below_or_an_empty_start_is_refused_in_kubernetes_words() {
+        let message = |json: &str| match decode(&URL_SAFE_NO_PAD.encode(json), "/p/") {
+            Err(StorageError::InvalidContinue { message }) => message,
+            other => panic!("{json}: {other:?}"),
+        };
+        for rv in ["0", "-5"] {
+            assert_eq!(
+                message(&format!(
+                    "{{\"v\":\"meta.k8s.io/v1\",\"rv\":{rv},\"start\":\"a\"}}"
+                )),
+                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+            );
+        }
+        assert_eq!(
+            message("{\"v\":\"meta.k8s.io/v1\",\"rv\":3,\"start\":\"\"}"),
+            "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
+        );
     }
 }
