@@ -379,3 +379,51 @@ async fn a_costly_patch_holds_up_no_other_request_and_times_out() {
     }
     assert_ready(&s, &c).await;
 }
+
+#[tokio::test]
+async fn an_apply_configuration_of_another_version_or_with_managed_fields_is_refused() {
+    let s = Server::start(&[]);
+    let c = s.admin();
+    let apply = |name: &str, yaml: String| {
+        c.patch(s.url(&format!("{CONFIGMAPS}/{name}?fieldManager=m")))
+            .header("content-type", "application/apply-patch+yaml")
+            .body(yaml)
+    };
+    for (name, head, want) in [
+        (
+            "no-version",
+            "kind: ConfigMap\n".to_string(),
+            "Incorrect version specified in apply patch. Specified patch version: , expected: v1",
+        ),
+        (
+            "other-version",
+            "apiVersion: apps/v1\nkind: ConfigMap\n".to_string(),
+            "Incorrect version specified in apply patch. Specified patch version: apps/v1, expected: v1",
+        ),
+        (
+            "managed",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  managedFields: [{manager: evil, operation: Update, apiVersion: v1, fieldsType: FieldsV1, fieldsV1: {}}]\n".to_string(),
+            "metadata.managedFields must be nil",
+        ),
+        (
+            "managed-empty",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  managedFields: []\n".to_string(),
+            "metadata.managedFields must be nil",
+        ),
+    ] {
+        let (code, out) = send(apply(name, format!("{head}data: {{a: b}}\n"))).await;
+        assert_eq!(code, 400, "{name}: {out}");
+        assert_status(&out, 400, "BadRequest");
+        assert_eq!(message(&out), want, "{name}");
+        let (code, _) = send(c.get(s.url(&format!("{CONFIGMAPS}/{name}")))).await;
+        assert_eq!(code, 404, "{name} was not created");
+    }
+    // The right version, and a null managedFields, apply.
+    let (code, out) = send(apply(
+        "fine",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  managedFields: null\ndata: {a: b}\n".into(),
+    ))
+    .await;
+    assert_eq!(code, 201, "{out}");
+    assert_eq!(out["metadata"]["managedFields"][0]["manager"], "m");
+}

@@ -143,6 +143,7 @@ async fn apply(
             "the apply configuration must be an object",
         ));
     };
+    check_apply_configuration(&scope, map)?;
     set_tree_identity(&scope, map)?;
     // Unknown fields are checked (and dropped) as for any write; defaults are not applied to
     // the configuration, so appliers own only what they wrote.
@@ -210,6 +211,27 @@ async fn apply(
 
 /// Sets the namespace and name of an apply configuration from the URL (400 when it names
 /// others).
+/// What an apply configuration must be before it is merged (kube-apiserver's structured
+/// merge manager): of the request's group version, and without `managedFields`, which only
+/// the server writes.
+fn check_apply_configuration(
+    scope: &RequestScope,
+    map: &serde_json::Map<String, Value>,
+) -> Result<(), ApiError> {
+    let specified = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let expected = scope.version.api_version();
+    if specified != expected {
+        return Err(ApiError::bad_request(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {specified}, expected: {expected}"
+        )));
+    }
+    let managed = map.get("metadata").and_then(|m| m.get("managedFields"));
+    if managed.is_some_and(Value::is_array) {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    Ok(())
+}
+
 fn set_tree_identity(
     scope: &RequestScope,
     map: &mut serde_json::Map<String, Value>,
