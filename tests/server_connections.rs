@@ -448,3 +448,35 @@ async fn h2_settings_announce_the_limits() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_http_request_is_told_to_use_https() {
+    let server = Server::start(&[]);
+    for request in [
+        "GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "POST /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}",
+    ] {
+        let mut tcp = TcpStream::connect(addr(&server))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        tcp.write_all(request.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer))
+            .await
+            .unwrap_or_else(|_| panic!("the connection was not closed"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            String::from_utf8_lossy(&answer),
+            "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n",
+            "{request:?}"
+        );
+    }
+    // TLS still works on the same port.
+    let s = tls_connect(&server, any_version(), "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut send, _task) = http1(s).await;
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+}

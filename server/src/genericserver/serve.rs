@@ -82,6 +82,25 @@ impl Default for ServingOptions {
     }
 }
 
+/// Whether a new connection starts like a plain HTTP/1.x request rather than a TLS
+/// handshake (Go's `tlsRecordHeaderLooksLikeHTTP`: the first five bytes).
+async fn looks_like_http(tcp: &tokio::net::TcpStream) -> bool {
+    let mut first = [0u8; 5];
+    match tcp.peek(&mut first).await {
+        Ok(5) => [&b"GET /"[..], b"HEAD ", b"POST ", b"PUT /", b"OPTIO"].contains(&&first[..]),
+        _ => false,
+    }
+}
+
+/// Answers a plain HTTP request on the TLS port as Go's server does, then closes.
+async fn refuse_plain_http(mut tcp: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let answer =
+        b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+    let _ = tcp.write_all(answer).await;
+    let _ = tcp.shutdown().await;
+}
+
 fn builder(opts: &ServingOptions) -> Builder<TokioExecutor> {
     let mut builder = Builder::new(TokioExecutor::new());
     builder
@@ -256,9 +275,20 @@ pub async fn serve_tls(
         tokio::spawn(async move {
             let _permit = permit;
             let _open = open_guard;
-            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
+            let handshake = async {
+                if looks_like_http(&tcp).await {
+                    refuse_plain_http(tcp).await;
+                    return None;
+                }
+                Some(acceptor.accept(tcp).await)
+            };
+            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+                Ok(None) => {
+                    tracing::debug!(%peer, "refused a plain HTTP request");
+                    return;
+                }
+                Ok(Some(Ok(s))) => s,
+                Ok(Some(Err(e))) => {
                     tracing::debug!(%peer, error = %e, "TLS handshake failed");
                     return;
                 }
