@@ -77,12 +77,7 @@ async fn open_backend(opts: &ServerOptions) -> anyhow::Result<Arc<dyn storage::b
 async fn run(opts: ServerOptions) -> anyhow::Result<()> {
     // A new data directory is the owner's only, as etcd keeps its own (0700); one that
     // exists is left as its owner set it (the store and key directories inside are 0700).
-    let mut data_dir = std::fs::DirBuilder::new();
-    data_dir.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut data_dir, 0o700);
-    data_dir
-        .create(&opts.data_dir)
+    storage::private_files::create_dir(&opts.data_dir)
         .with_context(|| format!("creating --data-dir {}", opts.data_dir.display()))?;
     let paths = pki::ensure(
         &opts.data_dir,

@@ -83,11 +83,7 @@ fn write(path: &Path, contents: &str, private: bool) -> Result<(), PkiError> {
     };
     if let Some(dir) = path.parent() {
         // The directory of the CA's key: the owner's only.
-        let mut builder = fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(dir).map_err(io_err)?;
+        storage::private_files::create_dir(dir).map_err(io_err)?;
     }
     let tmp = path.with_extension("tmp");
     fs::write(&tmp, contents).map_err(io_err)?;

@@ -20,6 +20,7 @@ pub mod factory;
 pub mod fault;
 pub mod interface;
 pub mod keys;
+pub mod private_files;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;

@@ -41,6 +41,7 @@ use crate::backend::{
     WatchStream,
 };
 use crate::errors::{Result, Revision, StorageError};
+use crate::private_files;
 use tables::{KV, LOG, META, META_COMPACTED, META_LOG_FLOOR, META_REVISION, db_err};
 use writer::{Request, WriteOp, WriterSettings};
 
@@ -174,32 +175,6 @@ pub(crate) fn open_database(path: &Path, cache_size: usize) -> Result<Database> 
         .map_err(db_err)
 }
 
-/// Creates `dir` (and its missing parents) readable by the owner only, and restricts it if it
-/// exists: the store holds every object, Secrets included, as etcd's data directory does
-/// (etcd keeps it at 0700).
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)?;
-    owner_only(dir, 0o700)
-}
-
-/// Sets `path`'s permission bits to `mode` (Unix; elsewhere nothing).
-fn owner_only(path: &Path, mode: u32) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, mode);
-        Ok(())
-    }
-}
-
 /// The embedded [`Backend`].
 pub struct EmbeddedBackend {
     shared: Arc<Shared>,
@@ -231,15 +206,20 @@ impl std::fmt::Debug for EmbeddedBackend {
 impl EmbeddedBackend {
     /// Opens (or creates) the database under `options.data_dir` and starts the writer thread.
     pub fn open(options: EmbeddedOptions) -> Result<Self> {
-        private_dir(&options.data_dir).map_err(|e| {
-            StorageError::internal(format!(
-                "cannot create data directory {}: {e}",
-                options.data_dir.display()
-            ))
-        })?;
+        // The store holds every object, Secrets included: the owner's only, even when an
+        // earlier version left the directory open.
+        let dir = &options.data_dir;
+        private_files::create_dir(dir)
+            .and_then(|()| private_files::restrict(dir, 0o700))
+            .map_err(|e| {
+                StorageError::internal(format!(
+                    "cannot create data directory {}: {e}",
+                    options.data_dir.display()
+                ))
+            })?;
         let path = options.data_dir.join(DATABASE_FILE);
         let db = open_database(&path, options.cache_size)?;
-        owner_only(&path, 0o600).map_err(|e| {
+        private_files::restrict(&path, 0o600).map_err(|e| {
             StorageError::internal(format!("cannot restrict {}: {e}", path.display()))
         })?;
         let counters = initialize(&db)?;
