@@ -637,6 +637,19 @@ async fn a_watch_of_one_named_object_shows_no_other() {
             "fieldSelector metadata.name doesn't match requested name"
         );
     }
+    // A GET of the named object with `watch=1` is a get, as in kube-apiserver: the object
+    // itself, whatever the selector says.
+    let (code, body) = watch_briefly(
+        &eve,
+        &server,
+        "/api/v1/namespaces/vault/secrets/mine?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dtheirs",
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("\"name\":\"mine\"") && !body.contains("TOPSECRET"),
+        "{body}"
+    );
     // A selector that only narrows the path's name keeps to it.
     let (code, body) = watch_briefly(
         &eve,
