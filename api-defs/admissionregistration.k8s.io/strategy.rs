@@ -324,17 +324,74 @@ fn mutating_param_kind(p: &v1beta1::MutatingAdmissionPolicy) -> Option<KindRef<'
     Some((k.api_version.as_deref().unwrap_or(""), k.kind.as_deref().unwrap_or("")))
 }
 
-/// The `paramKind` of the policy named `name` of kind `policy_kind`, as the server holds it.
-fn cached_param_kind<T: Object>(
-    attributes: &Attributes<'_>,
-    policy_kind: &str,
-    name: &str,
-    param_kind: impl Fn(&T) -> Option<(String, String)>,
-) -> Option<(String, String)> {
-    let policy = attributes
-        .objects?
-        .cached("admissionregistration.k8s.io", policy_kind, "", name)?;
-    param_kind(policy.downcast_ref::<T>()?)
+
+/// What the `paramRef` check reads of a policy binding kind.
+trait ParamBinding: Object + Sized {
+    /// The kind of policy it binds.
+    type Policy: Object;
+    /// The policy kind's name.
+    const POLICY_KIND: &'static str;
+    /// The name of the bound policy.
+    fn policy_name(&self) -> &str;
+    /// The `paramRef`'s name and namespace, when it has one.
+    fn param_ref(&self) -> Option<(Option<&str>, Option<&str>)>;
+    /// Whether `other` binds the same policy with the same `paramRef`.
+    fn same_params(&self, other: &Self) -> bool;
+    /// The bound policy's `paramKind`.
+    fn param_kind(policy: &Self::Policy) -> Option<KindRef<'_>>;
+}
+
+impl ParamBinding for v1::ValidatingAdmissionPolicyBinding {
+    type Policy = v1::ValidatingAdmissionPolicy;
+    const POLICY_KIND: &'static str = "ValidatingAdmissionPolicy";
+    fn policy_name(&self) -> &str {
+        &self.spec.policy_name
+    }
+    fn param_ref(&self) -> Option<(Option<&str>, Option<&str>)> {
+        let r = self.spec.param_ref.as_ref()?;
+        Some((r.name.as_deref(), r.namespace.as_deref()))
+    }
+    fn same_params(&self, other: &Self) -> bool {
+        self.spec.param_ref == other.spec.param_ref && self.spec.policy_name == other.spec.policy_name
+    }
+    fn param_kind(policy: &Self::Policy) -> Option<KindRef<'_>> {
+        validating_param_kind(policy)
+    }
+}
+
+impl ParamBinding for v1beta1::MutatingAdmissionPolicyBinding {
+    type Policy = v1beta1::MutatingAdmissionPolicy;
+    const POLICY_KIND: &'static str = "MutatingAdmissionPolicy";
+    fn policy_name(&self) -> &str {
+        &self.spec.policy_name
+    }
+    fn param_ref(&self) -> Option<(Option<&str>, Option<&str>)> {
+        let r = self.spec.param_ref.as_ref()?;
+        Some((r.name.as_deref(), r.namespace.as_deref()))
+    }
+    fn same_params(&self, other: &Self) -> bool {
+        self.spec.param_ref == other.spec.param_ref && self.spec.policy_name == other.spec.policy_name
+    }
+    fn param_kind(policy: &Self::Policy) -> Option<KindRef<'_>> {
+        mutating_param_kind(policy)
+    }
+}
+
+/// The `paramRef` check of a write of binding kind `B`; the bound policy is read from the
+/// server's cache.
+fn authorize_binding_write<B: ParamBinding>(attributes: &Attributes<'_>) -> Result<(), ApiError> {
+    let Some((binding, old)) = written::<B>(attributes) else {
+        return Ok(());
+    };
+    let unchanged = old.is_some_and(|o| o.param_ref().is_some() && o.same_params(binding));
+    let policy = attributes.objects.and_then(|o| {
+        o.cached("admissionregistration.k8s.io", B::POLICY_KIND, "", binding.policy_name())
+    });
+    let policy_kind = policy
+        .as_deref()
+        .and_then(|p| p.downcast_ref::<B::Policy>())
+        .and_then(B::param_kind);
+    authorize_param_ref(attributes, binding.param_ref(), unchanged, policy_kind)
 }
 
 /// A ValidatingAdmissionPolicy prints its validations and parameter kind; never sent to
@@ -416,30 +473,7 @@ impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
     }
 
     fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
-        let Some((binding, old)) = written::<v1::ValidatingAdmissionPolicyBinding>(attributes)
-        else {
-            return Ok(());
-        };
-        let unchanged = old.is_some_and(|o| {
-            o.spec.param_ref.is_some()
-                && o.spec.param_ref == binding.spec.param_ref
-                && o.spec.policy_name == binding.spec.policy_name
-        });
-        let policy_kind = cached_param_kind(
-            attributes,
-            "ValidatingAdmissionPolicy",
-            &binding.spec.policy_name,
-            |p: &v1::ValidatingAdmissionPolicy| {
-                validating_param_kind(p).map(|(v, k)| (v.to_string(), k.to_string()))
-            },
-        );
-        let param_ref = binding.spec.param_ref.as_ref();
-        authorize_param_ref(
-            attributes,
-            param_ref.map(|r| (r.name.as_deref(), r.namespace.as_deref())),
-            unchanged,
-            policy_kind.as_ref().map(|(v, k)| (v.as_str(), k.as_str())),
-        )
+        authorize_binding_write::<v1::ValidatingAdmissionPolicyBinding>(attributes)
     }
 
     fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
@@ -611,30 +645,7 @@ impl Strategy for MutatingAdmissionPolicyBindingStrategy {
     }
 
     fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
-        let Some((binding, old)) = written::<v1beta1::MutatingAdmissionPolicyBinding>(attributes)
-        else {
-            return Ok(());
-        };
-        let unchanged = old.is_some_and(|o| {
-            o.spec.param_ref.is_some()
-                && o.spec.param_ref == binding.spec.param_ref
-                && o.spec.policy_name == binding.spec.policy_name
-        });
-        let policy_kind = cached_param_kind(
-            attributes,
-            "MutatingAdmissionPolicy",
-            &binding.spec.policy_name,
-            |p: &v1beta1::MutatingAdmissionPolicy| {
-                mutating_param_kind(p).map(|(v, k)| (v.to_string(), k.to_string()))
-            },
-        );
-        let param_ref = binding.spec.param_ref.as_ref();
-        authorize_param_ref(
-            attributes,
-            param_ref.map(|r| (r.name.as_deref(), r.namespace.as_deref())),
-            unchanged,
-            policy_kind.as_ref().map(|(v, k)| (v.as_str(), k.as_str())),
-        )
+        authorize_binding_write::<v1beta1::MutatingAdmissionPolicyBinding>(attributes)
     }
 
     fn exempt_from_admission_webhooks(&self) -> bool {
