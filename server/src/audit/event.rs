@@ -218,7 +218,7 @@ fn body_json(body: &RecordedBody, omit_managed_fields: bool) -> Option<Value> {
     let bytes = body.decoded()?;
     let mut value = match body.format {
         BodyFormat::Json => serde_json::from_slice::<Value>(&bytes).ok()?,
-        BodyFormat::Yaml => crate::negotiate::body::yaml_to_json(&bytes).ok()?,
+        BodyFormat::Yaml => crate::negotiate::yaml_to_json(&bytes).ok()?,
     };
     if omit_managed_fields {
         strip_managed_fields(&mut value);

@@ -4,8 +4,10 @@
 
 pub mod body;
 pub mod media;
+pub mod yaml;
 
-pub use body::{decode_body, yaml_to_json};
+pub use body::decode_body;
 pub use media::{
     MediaType, Negotiated, OutputFormat, Transform, negotiate_output, negotiate_watch,
 };
+pub use yaml::yaml_to_json;
