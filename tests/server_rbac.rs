@@ -672,3 +672,132 @@ async fn a_watch_of_one_named_object_shows_no_other() {
     assert_eq!(code, 403, "{body}");
     assert!(!body.contains("TOPSECRET"), "{body}");
 }
+
+#[tokio::test]
+async fn an_object_path_takes_no_post_and_a_watch_path_is_only_read() {
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &common::kubectls()[0]);
+    k.ok(&["create", "namespace", "team"]);
+    k.ok(&["create", "serviceaccount", "robot", "-n", "team"]);
+    k.ok(&[
+        "create",
+        "role",
+        "one",
+        "--verb=get,create,patch",
+        "--resource=configmaps",
+        "--resource-name=allowed",
+        "-n",
+        "team",
+    ]);
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "one",
+        "--role=one",
+        "--user=alice",
+        "-n",
+        "team",
+    ]);
+    let (cert, key) = server.user_cert("alice", "");
+    let alice = server.with_identity(&cert, &key);
+    let admin = server.admin();
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "evil"}});
+    // Authorized as `create` of "allowed", then refused by the router, as kube-apiserver does:
+    // the grant on one name creates nothing else.
+    let item = server.url("/api/v1/namespaces/team/configmaps/allowed");
+    let mut last = (0, Value::Null);
+    for _ in 0..100 {
+        last = status_of(
+            alice
+                .post(&item)
+                .json(&body)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        )
+        .await;
+        if last.0 != 403 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(last.0, 405, "{}", last.1);
+    assert_eq!(last.1["reason"], "MethodNotAllowed");
+    assert_eq!(
+        last.1["message"],
+        "the server does not allow this method on the requested resource"
+    );
+    for client in [&alice, &admin] {
+        let (code, body) = status_of(
+            client
+                .post(&item)
+                .json(&body)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        )
+        .await;
+        assert_eq!(code, 405, "{body}");
+    }
+    let (code, _) = status_of(
+        admin
+            .get(server.url("/api/v1/namespaces/team/configmaps/evil"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 404, "nothing was created");
+    // A namespace path is an object path too.
+    let (code, body) = status_of(
+        admin
+            .post(server.url("/api/v1/namespaces/team"))
+            .json(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 405, "{body}");
+    // Watch paths answer only GET.
+    for method in [
+        reqwest::Method::POST,
+        reqwest::Method::PUT,
+        reqwest::Method::DELETE,
+    ] {
+        let (code, body) = status_of(
+            admin
+                .request(
+                    method.clone(),
+                    server.url("/api/v1/watch/namespaces/team/configmaps?timeoutSeconds=1"),
+                )
+                .json(&body)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        )
+        .await;
+        assert_eq!(code, 405, "{method}: {body}");
+    }
+    // The collection still creates, and subresources still take POST.
+    let (code, body) = status_of(
+        admin
+            .post(server.url("/api/v1/namespaces/team/configmaps"))
+            .json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fine"}}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = status_of(
+        admin
+            .post(server.url("/api/v1/namespaces/team/serviceaccounts/robot/token"))
+            .json(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+}

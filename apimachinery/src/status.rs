@@ -458,6 +458,17 @@ impl ApiError {
         )
     }
 
+    /// 405 for a method the path has no route for (kube-apiserver's answer from its router:
+    /// `the server does not allow this method on the requested resource`).
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            405,
+            StatusReason::MethodNotAllowed,
+            "the server does not allow this method on the requested resource",
+            Some(Default::default()),
+        )
+    }
+
     /// 405 `<action> is not supported on resources of kind "widgets.example.dev"`.
     pub fn method_not_supported(resource: &GroupResource, action: &str) -> Self {
         Self::new(

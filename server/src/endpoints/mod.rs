@@ -324,11 +324,28 @@ pub async fn serve_kind(
     }
 }
 
+/// Whether a resource path has a route for `method`, as kube-apiserver registers them: a
+/// `POST` creates in a collection (or calls a subresource), never at an object's path, and a
+/// `/watch/` path is only read. Both are authorized first (as `create` of the named object and
+/// `watch`), then answered 405 by the router.
+fn routed(method: &http::Method, info: &crate::request_info::RequestInfo) -> bool {
+    match info.verb.as_str() {
+        "create" => !(info.subresource.is_empty() && !info.name.is_empty()),
+        "watch" => method == http::Method::GET,
+        _ => true,
+    }
+}
+
 async fn dispatch(
     ctx: &ApiContext,
     kind: &'static Kind,
     req: http::Request<Body>,
 ) -> Result<http::Response<Body>, ApiError> {
+    if let Some(info) = req.extensions().get::<crate::request_info::RequestInfo>()
+        && !routed(req.method(), info)
+    {
+        return Err(ApiError::method_not_allowed());
+    }
     let scope = RequestScope::from_request(ctx, kind, req).await?;
     let verb = scope.info.verb.clone();
     let version = scope.version;

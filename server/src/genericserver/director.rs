@@ -235,11 +235,5 @@ impl Director {
 }
 
 fn method_not_allowed() -> Response<Body> {
-    let err = ApiError::new(
-        405,
-        apimachinery::status::StatusReason::MethodNotAllowed,
-        "the server does not allow this method on the requested resource",
-        None,
-    );
-    status_response(&err)
+    status_response(&ApiError::method_not_allowed())
 }
