@@ -82,6 +82,16 @@ fn validate_subjects(subjects: &[v1::Subject], namespaced: bool, errors: &mut Ve
         let group = subject.api_group.as_deref().unwrap_or("");
         match subject.kind.as_str() {
             "ServiceAccount" => {
+                // A ServiceAccount's name is a DNS subdomain (`ValidateServiceAccountName`).
+                if !subject.name.is_empty() {
+                    for msg in ::apimachinery::validation::is_dns1123_subdomain(&subject.name) {
+                        errors.push(FieldError::invalid(
+                            format!("{path}.name"),
+                            &::serde_json::Value::from(subject.name.as_str()),
+                            msg,
+                        ));
+                    }
+                }
                 if !group.is_empty() {
                     errors.push(not_supported(format!("{path}.apiGroup"), group, &[""]));
                 }
@@ -129,4 +139,28 @@ pub fn validate_v1_role_binding(obj: &v1::RoleBinding, errors: &mut Vec<FieldErr
 pub fn validate_v1_cluster_role_binding(obj: &v1::ClusterRoleBinding, errors: &mut Vec<FieldError>) {
     validate_role_ref(&obj.role_ref, &["ClusterRole"], errors);
     validate_subjects(&obj.subjects, false, errors);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject(kind: &str, name: &str) -> v1::Subject {
+        ::serde_json::from_value(::serde_json::json!({"kind": kind, "name": name, "namespace": "team"})).unwrap()
+    }
+
+    #[test]
+    fn a_service_account_subject_is_named_as_a_dns_subdomain() {
+        let mut errors = Vec::new();
+        validate_subjects(&[subject("ServiceAccount", "robot"), subject("ServiceAccount", "x:y")], true, &mut errors);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].field, "subjects[1].name");
+        assert!(errors[0].to_string().contains("a lowercase RFC 1123 subdomain"), "{}", errors[0]);
+        // Users and groups may be named anything.
+        let mut errors = Vec::new();
+        let mut user = subject("User", "x:y");
+        user.api_group = Some(RBAC_GROUP.to_string());
+        validate_subjects(&[user], true, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+    }
 }

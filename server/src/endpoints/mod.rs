@@ -330,7 +330,7 @@ pub async fn serve_kind(
 /// `watch`), then answered 405 by the router.
 fn routed(method: &http::Method, info: &crate::request_info::RequestInfo) -> bool {
     match info.verb.as_str() {
-        "create" => !(info.subresource.is_empty() && !info.name.is_empty()),
+        "create" => !info.subresource.is_empty() || info.name.is_empty(),
         "watch" => method == http::Method::GET,
         _ => true,
     }
