@@ -358,7 +358,22 @@ impl<T> Http2Targets<T> {
         encoded.clear();
         let (mut name_buf, mut value_buf) = (Vec::new(), Vec::new());
         let mut bad_name = false;
+        // The decoded header list, sized as HTTP/2 sizes it (name, value and 32 bytes a
+        // field). A short block can name a large table entry thousands of times (a 64 KB block
+        // expanded to 560 MB when every field was copied), so past twice hyper's limit nothing
+        // more is copied and the block is left to hyper, which refuses it. Twice: a Huffman
+        // string's bound is at most 8/5 of its decoded length, so no block hyper accepts is
+        // counted as too long.
+        let mut list_size = 0usize;
+        let mut too_long = false;
         let decoded = self.decoder.decode(fragment, |name, value| {
+            list_size = list_size.saturating_add(name.bound() + value.bound() + 32);
+            if list_size > 2 * MAX_HEADER_BYTES {
+                too_long = true;
+            }
+            if too_long {
+                return;
+            }
             let Ok(name) = name.decode(&mut name_buf) else {
                 bad_name = true;
                 return;
@@ -384,8 +399,21 @@ impl<T> Http2Targets<T> {
             // hyper's decoder fails the connection on the same block.
             return self.stop();
         }
+        if too_long {
+            // hyper refuses the block as it would without the adapter (whose re-encoded
+            // blocks it could no longer follow: that connection fails instead).
+            self.encoded = Vec::new();
+            if self.reencode {
+                return self.stop();
+            }
+            self.ready += block.len;
+            return Ok(());
+        }
         if !self.reencode && long.is_none() && !internal {
             self.ready += block.len;
+            if self.encoded.capacity() > KEEP_ENCODED {
+                self.encoded = Vec::new();
+            }
             return Ok(());
         }
         self.reencode = true;

@@ -374,3 +374,26 @@ fn once_re_encoding_what_cannot_be_followed_fails_the_connection() {
     let err = run(&input, 1 << 20).expect_err("the connection fails");
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
 }
+
+/// A block that adds one 4,000-byte entry to the table and then names it `refs` times: a few
+/// bytes that decode to `refs` × 4 KB.
+fn table_bomb(refs: usize) -> Vec<u8> {
+    let mut block = vec![0x82, 0x87, 0x84]; // :method GET, :scheme https, :path /
+    block.push(0x40); // a literal with incremental indexing, new name
+    block.push(6);
+    block.extend_from_slice(b"x-bomb");
+    block.extend_from_slice(&[0x7f, 0xa1, 0x1e]); // a 4,000-byte value (127 + 3,873)
+    block.extend(std::iter::repeat_n(b'a', 4_000));
+    block.extend(std::iter::repeat_n(0xbe, refs)); // index 62: that entry
+    block
+}
+
+#[test]
+fn a_block_that_expands_past_the_limit_passes_to_hyper_as_sent() {
+    let mut input = start();
+    headers(&mut input, 1, &table_bomb(60_000), 16_384, false);
+    let out = run(&input, 1 << 20).expect("read");
+    // As sent: hyper refuses it with its own header list limit. (That the 240 MB it names are
+    // never copied is checked on the server's memory: `tests/server_hostile_inputs.rs`.)
+    assert_eq!(out, input);
+}
