@@ -147,3 +147,126 @@ async fn slow_mutating_requests_beyond_the_limit_get_429_while_watches_work() {
     let review: Value = review.json().await.unwrap_or(Value::Null);
     assert_eq!(review["status"]["allowed"], false);
 }
+
+/// Appends an HTTP/2 frame.
+fn h2_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
+    out.push(kind);
+    out.push(flags);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+}
+
+/// An HPACK literal without indexing of the static table's name `index` (below 15).
+fn literal(out: &mut Vec<u8>, index: u8, value: &str) {
+    if index < 15 {
+        out.push(index);
+    } else {
+        out.extend_from_slice(&[0x0f, index - 15]);
+    }
+    out.push(u8::try_from(value.len()).unwrap_or_else(|e| panic!("{e}")));
+    out.extend_from_slice(value.as_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_the_client_does_not_read_holds_its_slot_only_until_its_deadline() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "tok-bob,bob,uid-bob,\"devs\"\n").unwrap_or_else(|e| panic!("{e}"));
+    let server = Server::start(&[
+        "--max-requests-inflight=1",
+        &format!("--token-auth-file={}", tokens.display()),
+    ]);
+    let admin = server.admin();
+    for (path, body) in [
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            serde_json::json!({"metadata": {"name": "bob-view"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+                "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "bob"}]}),
+        ),
+        (
+            "/api/v1/namespaces/default/configmaps",
+            serde_json::json!({"metadata": {"name": "big"}, "data": {"a": "x".repeat(1 << 20)}}),
+        ),
+    ] {
+        let (code, out, _) =
+            common::send_json(&admin, reqwest::Method::POST, server.url(path), Some(body)).await;
+        assert_eq!(code, 201, "{path}: {out}");
+    }
+    let bob = server
+        .builder()
+        .http1_only()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let get = |client: &reqwest::Client| {
+        client
+            .get(server.url("/api/v1/namespaces/default/configmaps/big"))
+            .bearer_auth("tok-bob")
+            .send()
+    };
+    let mut code = 0;
+    for _ in 0..100 {
+        code = get(&bob).await.map(|r| r.status().as_u16()).unwrap_or(0);
+        if code == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(code, 200, "bob can read the ConfigMap");
+
+    // An h2 client that gives the server no window to send in asks for it, with a 2 s timeout.
+    let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    h2_frame(&mut out, 0x4, 0, 0, &[0, 4, 0, 0, 0, 0]); // SETTINGS_INITIAL_WINDOW_SIZE = 0
+    let mut block = vec![0x82, 0x87]; // :method GET, :scheme https
+    literal(
+        &mut block,
+        4,
+        "/api/v1/namespaces/default/configmaps/big?timeout=2s",
+    );
+    literal(&mut block, 1, "localhost");
+    literal(&mut block, 23, "Bearer tok-bob");
+    h2_frame(&mut out, 0x1, 0x5, 1, &block); // HEADERS, END_STREAM | END_HEADERS
+    let config = common::tls::client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
+    let mut stalled = common::tls::tls_connect(&server, config, "localhost")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    stalled
+        .write_all(&out)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // Its response is not sent, and it holds the one read slot.
+    let resp = get(&bob).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        resp.status().as_u16(),
+        429,
+        "the stalled response holds the slot"
+    );
+
+    // Past its deadline the connection is closed, and the slot is free again.
+    let mut buf = vec![0; 65_536];
+    let closed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match stalled.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the connection was still open after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "closed before the deadline"
+    );
+    let resp = get(&bob).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resp.status().as_u16(), 200);
+}

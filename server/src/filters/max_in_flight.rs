@@ -64,3 +64,47 @@ pub fn admit(
         .map(Some)
         .map_err(|_| too_many_requests())
 }
+
+/// `resp` holding `permit` until its body has been sent (or dropped): a request counts
+/// against the limit while its response is written, as in kube-apiserver, so clients that
+/// stop reading cannot each hold a response beyond the limit.
+pub fn held_until_sent(
+    resp: http::Response<axum::body::Body>,
+    permit: Option<OwnedSemaphorePermit>,
+) -> http::Response<axum::body::Body> {
+    match permit {
+        Some(permit) => resp.map(|inner| {
+            axum::body::Body::new(Held {
+                inner,
+                _permit: permit,
+            })
+        }),
+        None => resp,
+    }
+}
+
+/// A response body and the in-flight permit its request holds.
+struct Held {
+    inner: axum::body::Body,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl http_body::Body for Held {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -243,7 +243,7 @@ where
         Some(limit) => timeout::bounded(limit, handler).await,
         None => timeout::end_on_shutdown(config, handler.await),
     };
-    drop(permit);
+    let resp = max_in_flight::held_until_sent(resp, permit);
     if let Some(record) = record.as_mut() {
         audit::record_request(record, copy);
     }

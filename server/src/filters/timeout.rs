@@ -35,15 +35,25 @@ pub fn limit(config: &ChainConfig, query: &str) -> Result<Duration, ApiError> {
     Ok(limit)
 }
 
+/// When an ordinary request's response must have been sent (a response extension the
+/// connection reads): its start plus its time limit. A client that stops reading cannot hold
+/// the response, and the connection, past it.
+#[derive(Clone, Copy, Debug)]
+pub struct ResponseDeadline(pub tokio::time::Instant);
+
 /// Runs an ordinary request's handler; 504 `Timeout` when it has not answered within `limit`.
 pub async fn bounded(
     limit: Duration,
     handler: impl Future<Output = Response<Body>>,
 ) -> Response<Body> {
-    match tokio::time::timeout(limit, handler).await {
+    let started = tokio::time::Instant::now();
+    let mut resp = match tokio::time::timeout(limit, handler).await {
         Ok(resp) => resp,
         Err(_) => status_response(&ApiError::request_timeout()),
-    }
+    };
+    resp.extensions_mut()
+        .insert(ResponseDeadline(started + limit));
+    resp
 }
 
 /// Ends a long-running response's body when the server stops accepting new requests.

@@ -23,6 +23,7 @@ use tower::ServiceExt;
 use super::lifecycle::LifecycleSignals;
 use super::tls::TlsReloader;
 use crate::authn::PeerConnection;
+use crate::filters::timeout::ResponseDeadline;
 
 mod activity;
 mod hpack;
@@ -334,7 +335,13 @@ pub async fn serve_tls(
                 async move {
                     let resp = app.oneshot(req).await;
                     drop(guard);
-                    resp.map(|r| r.map(|body| TrackedBody::new(body, busy)))
+                    resp.map(|r| {
+                        let mut busy = busy;
+                        if let Some(due) = r.extensions().get::<ResponseDeadline>() {
+                            busy.due_by(due.0);
+                        }
+                        r.map(|body| TrackedBody::new(body, busy))
+                    })
                 }
             });
             let io = ActivityIo::new(tls, Arc::clone(&activity));
@@ -363,7 +370,7 @@ pub async fn serve_tls(
                         closing = Some(tokio::time::Instant::now() + CONNECTION_CLOSE_GRACE);
                     }
                     () = activity.expired(), if closing.is_none() => {
-                        tracing::debug!(%peer, h2, "closing a connection that timed out without a request");
+                        tracing::debug!(%peer, h2, "closing a connection that timed out (idle, or a response not read in time)");
                         if !h2 {
                             // HTTP/1.1 has nothing to say to a client that is silent or has
                             // sent a partial request head: the connection is closed (as Go's).

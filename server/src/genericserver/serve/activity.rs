@@ -55,6 +55,9 @@ struct State {
     idle_since: Instant,
     /// When the first byte of the next request head arrived (HTTP/1.1).
     head_started: Option<Instant>,
+    /// By when each active response with a deadline must have been sent (ordinary requests:
+    /// their request timeout; watches have none).
+    due: Vec<Instant>,
 }
 
 /// The state of one connection that its timeouts follow.
@@ -82,6 +85,7 @@ impl Activity {
                 active: 0,
                 idle_since: now,
                 head_started: (!h2).then_some(now),
+                due: Vec::new(),
             }),
             changed: Notify::new(),
             h2,
@@ -98,12 +102,20 @@ impl Activity {
             s.head_started = None;
         }
         self.changed.notify_waiters();
-        ActivityGuard(Arc::clone(self))
+        ActivityGuard {
+            activity: Arc::clone(self),
+            due: None,
+        }
     }
 
-    fn exit(&self) {
+    fn exit(&self, due: Option<Instant>) {
         {
             let mut s = self.state.lock();
+            if let Some(at) = due
+                && let Some(i) = s.due.iter().position(|d| *d == at)
+            {
+                s.due.swap_remove(i);
+            }
             s.active -= 1;
             if s.active == 0 {
                 s.idle_since = Instant::now();
@@ -132,11 +144,14 @@ impl Activity {
         }
     }
 
-    /// When the connection times out as things stand, or `None` while a request is active.
+    /// When the connection times out as things stand: while requests are active, when the
+    /// first response with a deadline is overdue (a client that stops reading holds a
+    /// response, and the connection, no longer than the request timeout, as kube-apiserver's
+    /// timeout filter aborts such a write), or never.
     fn deadline(&self) -> Option<Instant> {
         let s = self.state.lock();
         if s.active > 0 {
-            return None;
+            return s.due.iter().min().copied();
         }
         Some(match s.head_started {
             Some(at) if !self.h2 => at + self.header_timeout,
@@ -167,11 +182,26 @@ impl Activity {
 }
 
 /// A request in progress on a connection.
-pub struct ActivityGuard(Arc<Activity>);
+pub struct ActivityGuard {
+    activity: Arc<Activity>,
+    due: Option<Instant>,
+}
+
+impl ActivityGuard {
+    /// The response must have been sent by `at`; past it, the connection times out.
+    pub fn due_by(&mut self, at: Instant) {
+        if self.due.is_some() {
+            return;
+        }
+        self.due = Some(at);
+        self.activity.state.lock().due.push(at);
+        self.activity.changed.notify_waiters();
+    }
+}
 
 impl Drop for ActivityGuard {
     fn drop(&mut self) {
-        self.0.exit();
+        self.activity.exit(self.due);
     }
 }
 
@@ -316,6 +346,25 @@ mod tests {
         drop(one);
         assert_eq!(a.deadline(), None);
         drop(two);
+        assert_eq!(a.deadline(), Some(idle_since(&a) + IDLE));
+    }
+
+    #[test]
+    fn a_response_past_its_deadline_times_the_connection_out() {
+        let a = Arc::new(Activity::new(true, HEADER, IDLE));
+        let watch = a.enter();
+        let mut first = a.enter();
+        let mut second = a.enter();
+        let now = Instant::now();
+        first.due_by(now + Duration::from_secs(60));
+        second.due_by(now + Duration::from_secs(30));
+        assert_eq!(a.deadline(), Some(now + Duration::from_secs(30)));
+        drop(second);
+        assert_eq!(a.deadline(), Some(now + Duration::from_secs(60)));
+        drop(first);
+        // A watch alone has no deadline.
+        assert_eq!(a.deadline(), None);
+        drop(watch);
         assert_eq!(a.deadline(), Some(idle_since(&a) + IDLE));
     }
 
