@@ -2,13 +2,17 @@
 //! thread, which writes them in batches (everything queued, up to [`MAX_BATCH`] events, per
 //! write) and flushes after each batch. A full queue never blocks a request: the event is
 //! dropped and counted in `apiserver_audit_error_total{plugin="log"}`, as Kubernetes' batch
-//! mode does. The file rotates like Kubernetes' (lumberjack): before a line would take it past
+//! mode does. The queue is full at [`BUFFER_SIZE`] events or [`MAX_QUEUED_BYTES`] of recorded
+//! bodies, whichever comes first, so a log that is not being written (a full disk, a pipe no
+//! one reads) holds a bounded amount of memory. The file rotates like Kubernetes' (lumberjack): before a line would take it past
 //! `--audit-log-maxsize` megabytes it is renamed to `<name>-<UTC timestamp>.<ext>`, and old
 //! backups beyond `--audit-log-maxbackup` or older than `--audit-log-maxage` days are removed.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::{Duration, SystemTime};
 
@@ -19,6 +23,9 @@ use super::event::Event;
 /// Events queued for the writer before new ones are dropped (Kubernetes' default
 /// `--audit-log-batch-buffer-size`).
 pub const BUFFER_SIZE: usize = 10_000;
+/// The most bytes of recorded request and response bodies queued for the writer: without it
+/// 10,000 events of 1 MB bodies held 10 GB while the log was not being written.
+pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 /// The most events written in one batch (Kubernetes' default `--audit-log-batch-max-size` for
 /// the webhook backend; the log backend writes whatever is queued, up to this many).
 pub const MAX_BATCH: usize = 400;
@@ -52,8 +59,8 @@ pub struct LogCounters {
 /// What the writer thread receives.
 #[derive(Debug)]
 enum Message {
-    /// An event to write.
-    Event(Box<Event>),
+    /// An event to write, and the bytes of its recorded bodies.
+    Event(Box<Event>, usize),
     /// A request to answer once everything queued before it is written and flushed.
     Flush(SyncSender<()>),
 }
@@ -63,6 +70,8 @@ enum Message {
 pub struct AuditLog {
     queue: SyncSender<Message>,
     counters: LogCounters,
+    /// The bytes of the recorded bodies of the events queued.
+    queued_bytes: Arc<AtomicUsize>,
 }
 
 impl AuditLog {
@@ -71,21 +80,38 @@ impl AuditLog {
         let mut out = Output::open(&options)?;
         let (queue, rx) = sync_channel(BUFFER_SIZE);
         let errors = counters.errors.clone();
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
+        let written = Arc::clone(&queued_bytes);
         std::thread::Builder::new()
             .name("audit-log".into())
-            .spawn(move || write_loop(&rx, &mut out, &errors))?;
-        Ok(Self { queue, counters })
+            .spawn(move || write_loop(&rx, &mut out, &errors, &written))?;
+        Ok(Self {
+            queue,
+            counters,
+            queued_bytes,
+        })
     }
 
     /// Queues an event; when the queue is full the event is dropped and counted.
     pub fn process(&self, event: Event) {
         self.counters.events.inc();
-        match self.queue.try_send(Message::Event(Box::new(event))) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.counters.errors.inc();
-                tracing::warn!("audit log queue is full: event dropped");
-            }
+        let size = [&event.request_object, &event.response_object]
+            .into_iter()
+            .flatten()
+            .map(|body| body.bytes.len())
+            .sum::<usize>();
+        let before = self.queued_bytes.fetch_add(size, Ordering::AcqRel);
+        let sent = if before + size > MAX_QUEUED_BYTES && before > 0 {
+            Err(())
+        } else {
+            self.queue
+                .try_send(Message::Event(Box::new(event), size))
+                .map_err(|_| ())
+        };
+        if sent.is_err() {
+            self.queued_bytes.fetch_sub(size, Ordering::AcqRel);
+            self.counters.errors.inc();
+            tracing::warn!("audit log queue is full: event dropped");
         }
     }
 
@@ -110,7 +136,7 @@ impl AuditLog {
     }
 }
 
-fn write_loop(rx: &Receiver<Message>, out: &mut Output, errors: &Counter) {
+fn write_loop(rx: &Receiver<Message>, out: &mut Output, errors: &Counter, queued: &AtomicUsize) {
     let mut line = Vec::with_capacity(4096);
     while let Ok(first) = rx.recv() {
         let mut next = Some(first);
@@ -118,9 +144,11 @@ fn write_loop(rx: &Receiver<Message>, out: &mut Output, errors: &Counter) {
         let mut waiting = Vec::new();
         while let Some(message) = next.take() {
             match message {
-                Message::Event(event) => {
+                Message::Event(event, size) => {
                     line.clear();
                     event.write_line(&mut line);
+                    drop(event);
+                    queued.fetch_sub(size, Ordering::AcqRel);
                     if let Err(e) = out.write_line(&line) {
                         errors.inc();
                         tracing::warn!(error = %e, "writing the audit log failed");
@@ -351,7 +379,50 @@ mod tests {
             LogCounters::default(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let event = Event {
+        let event = event();
+        for _ in 0..1000 {
+            log.process(event.clone());
+        }
+        assert!(log.flush(Duration::from_secs(30)));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(text.lines().count(), 1000);
+        assert_eq!(log.counters.events.get(), 1000);
+        assert_eq!(log.counters.errors.get(), 0);
+    }
+
+    #[test]
+    fn a_log_not_being_written_queues_a_bounded_number_of_body_bytes() {
+        // No writer: everything queued stays queued.
+        let (queue, _rx) = sync_channel(BUFFER_SIZE);
+        let log = AuditLog {
+            queue,
+            counters: LogCounters::default(),
+            queued_bytes: Arc::new(AtomicUsize::new(0)),
+        };
+        let mut big = event();
+        big.request_object = Some(super::super::event::RecordedBody::plain(
+            bytes::Bytes::from(vec![b'x'; 1 << 20]),
+            super::super::event::BodyFormat::Json,
+        ));
+        for _ in 0..100 {
+            log.process(big.clone());
+        }
+        assert_eq!(log.counters.events.get(), 100);
+        assert_eq!(
+            log.counters.errors.get(),
+            100 - (MAX_QUEUED_BYTES >> 20) as u64
+        );
+        assert_eq!(log.queued_bytes.load(Ordering::Acquire), MAX_QUEUED_BYTES);
+        // Events without bodies still fit while the count allows.
+        log.process(event());
+        assert_eq!(
+            log.counters.errors.get(),
+            100 - (MAX_QUEUED_BYTES >> 20) as u64
+        );
+    }
+
+    fn event() -> Event {
+        Event {
             level: super::super::policy::Level::Metadata,
             audit_id: "a".into(),
             stage: super::super::policy::Stage::ResponseComplete,
@@ -369,15 +440,7 @@ mod tests {
             stage_timestamp: chrono::Utc::now(),
             annotations: std::collections::BTreeMap::new(),
             omit_managed_fields: false,
-        };
-        for _ in 0..1000 {
-            log.process(event.clone());
         }
-        assert!(log.flush(Duration::from_secs(30)));
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        assert_eq!(text.lines().count(), 1000);
-        assert_eq!(log.counters.events.get(), 1000);
-        assert_eq!(log.counters.errors.get(), 0);
     }
 
     #[test]
