@@ -17,7 +17,8 @@ use apimachinery::selectors::{FieldSelector, LabelSelector};
 use serde_json::Value;
 use server::apply::ApplyRequest;
 use server::apply::managed::entries;
-use server::negotiate::body::{MAX_DEPTH, depth, json_too_deep, parse_json, yaml_to_json};
+use server::negotiate::body::{MAX_DEPTH, depth, json_too_deep, parse_json};
+use server::negotiate::yaml::yaml_to_json;
 use server::patch::{PatchType, SchemaNode, apply_patch, json::apply_merge_patch};
 
 /// Every version of every kind the generated scheme serves.
