@@ -429,15 +429,6 @@ async fn an_apply_configuration_of_another_version_or_with_managed_fields_is_ref
     assert_eq!(out["metadata"]["managedFields"][0]["manager"], "m");
 }
 
-/// Appends an HTTP/2 frame.
-fn h2_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(kind);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compressed_header_bomb_costs_no_memory() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -453,14 +444,14 @@ async fn a_compressed_header_bomb_costs_no_memory() {
     block.extend(std::iter::repeat_n(b'a', 4_000));
     block.extend(std::iter::repeat_n(0xbe, 60_000));
     let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    h2_frame(&mut out, 0x4, 0, 0, &[]);
+    common::tls::h2_frame(&mut out, 0x4, 0, 0, &[]);
     let pieces: Vec<&[u8]> = block.chunks(16_384).collect();
     for (i, piece) in pieces.iter().enumerate() {
         let (kind, mut flags) = if i == 0 { (0x1, 0x1) } else { (0x9, 0) };
         if i + 1 == pieces.len() {
             flags |= 0x4;
         }
-        h2_frame(&mut out, kind, flags, 1, piece);
+        common::tls::h2_frame(&mut out, kind, flags, 1, piece);
     }
     let config = common::tls::client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
     let mut tls = common::tls::tls_connect(&s, config, "localhost")

@@ -148,15 +148,6 @@ async fn slow_mutating_requests_beyond_the_limit_get_429_while_watches_work() {
     assert_eq!(review["status"]["allowed"], false);
 }
 
-/// Appends an HTTP/2 frame.
-fn h2_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(kind);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
-
 /// An HPACK literal without indexing of the static table's name `index` (below 15).
 fn literal(out: &mut Vec<u8>, index: u8, value: &str) {
     if index < 15 {
@@ -218,7 +209,7 @@ async fn a_response_the_client_does_not_read_holds_its_slot_only_until_its_deadl
 
     // An h2 client that gives the server no window to send in asks for it, with a 2 s timeout.
     let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    h2_frame(&mut out, 0x4, 0, 0, &[0, 4, 0, 0, 0, 0]); // SETTINGS_INITIAL_WINDOW_SIZE = 0
+    common::tls::h2_frame(&mut out, 0x4, 0, 0, &[0, 4, 0, 0, 0, 0]); // SETTINGS_INITIAL_WINDOW_SIZE = 0
     let mut block = vec![0x82, 0x87]; // :method GET, :scheme https
     literal(
         &mut block,
@@ -227,7 +218,7 @@ async fn a_response_the_client_does_not_read_holds_its_slot_only_until_its_deadl
     );
     literal(&mut block, 1, "localhost");
     literal(&mut block, 23, "Bearer tok-bob");
-    h2_frame(&mut out, 0x1, 0x5, 1, &block); // HEADERS, END_STREAM | END_HEADERS
+    common::tls::h2_frame(&mut out, 0x1, 0x5, 1, &block); // HEADERS, END_STREAM | END_HEADERS
     let config = common::tls::client_config(rustls::ALL_VERSIONS, None, &[b"h2"]);
     let mut stalled = common::tls::tls_connect(&server, config, "localhost")
         .await

@@ -264,3 +264,13 @@ pub fn admin_client(server: &Server, http1_only: bool) -> reqwest::Client {
     }
     b.build().unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// Appends an HTTP/2 frame (for tests that write h2 by hand).
+#[allow(dead_code)]
+pub fn h2_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
+    out.push(kind);
+    out.push(flags);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+}
