@@ -5,6 +5,7 @@
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -112,31 +113,50 @@ async fn silent_and_idle_connections_are_closed() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_over_the_bound_wait() {
-    let server = Server::start(&["--max-open-connections=3"]);
-    let mut held = Vec::new();
-    for _ in 0..3 {
-        // The readiness check's connection may still be closing: a slot frees up then.
-        let s = tokio::time::timeout(PATIENCE, tls_connect(&server, any_version(), "localhost"))
-            .await
-            .unwrap_or_else(|_| panic!("no connection slot"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let (mut send, task) = http1(s).await;
-        assert_eq!(get1(&mut send, "/healthz").await.0, 200);
-        held.push((send, task));
-    }
-    // The fourth is not accepted while three are open...
-    let server_addr = addr(&server);
-    let fourth = tokio::spawn(async move {
+/// Opens a connection to `server` with `config` and sends one `/healthz` (authenticated when
+/// `config` presents a certificate), keeping the connection.
+async fn held_connection(server: &Server, config: Arc<rustls::ClientConfig>) -> Held {
+    // The readiness check's connection may still be closing: a slot frees up then.
+    let s = tokio::time::timeout(PATIENCE, tls_connect(server, config, "localhost"))
+        .await
+        .unwrap_or_else(|_| panic!("no connection slot"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut send, task) = http1(s).await;
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+    (send, task)
+}
+
+type Held = (
+    hyper::client::conn::http1::SendRequest<Empty<Bytes>>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// Starts a TLS handshake with `config` in the background.
+fn connect_later(
+    server: &Server,
+    config: Arc<rustls::ClientConfig>,
+) -> tokio::task::JoinHandle<std::io::Result<TlsStream<TcpStream>>> {
+    let server_addr = addr(server);
+    tokio::spawn(async move {
         let tcp = TcpStream::connect(server_addr).await?;
-        tokio_rustls::TlsConnector::from(any_version())
+        tokio_rustls::TlsConnector::from(config)
             .connect(
                 ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}")),
                 tcp,
             )
             .await
-    });
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_bound_wait_while_authenticated_clients_hold_them() {
+    let server = Server::start(&["--max-open-connections=3"]);
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(held_connection(&server, common::raw::admin_http1(&server)).await);
+    }
+    // The fourth is not accepted while three authenticated clients hold theirs...
+    let fourth = connect_later(&server, any_version());
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(
         !fourth.is_finished(),
@@ -156,6 +176,50 @@ async fn connections_over_the_bound_wait() {
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|e| panic!("{e}"));
     let (mut send, _task) = http1(s).await;
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymous_connections_at_the_bound_make_room_for_new_ones() {
+    let server = Server::start(&["--max-open-connections=4"]);
+    // One authenticated client, then anonymous ones up to the bound: one idle after a request,
+    // one silent in its TLS handshake... (the readiness check's connection may hold a slot
+    // briefly).
+    let mut admin = held_connection(&server, common::raw::admin_http1(&server)).await;
+    let (_oldest_send, oldest_task) = held_connection(&server, any_version()).await;
+    let silent = TcpStream::connect(addr(&server))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _newest = held_connection(&server, any_version()).await;
+    // ...so a new connection closes the oldest anonymous one, and is served at once.
+    let started = std::time::Instant::now();
+    let (mut send, _task) = held_connection(&server, common::raw::admin_http1(&server)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    tokio::time::timeout(PATIENCE, oldest_task)
+        .await
+        .unwrap_or_else(|_| panic!("the oldest anonymous connection stayed open"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The next goes to the silent handshake, and the authenticated ones stay.
+    let (_s2, _t2) = held_connection(&server, any_version()).await;
+    let mut buf = [0u8; 1];
+    let closed = tokio::time::timeout(PATIENCE, async {
+        let mut silent = silent;
+        silent.read(&mut buf).await
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the silent connection stayed open"));
+    assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+    assert_eq!(get1(&mut admin.0, "/healthz").await.0, 200);
+    assert_eq!(get1(&mut send, "/healthz").await.0, 200);
+    // Anonymous clients reopening connections now only displace each other.
+    for _ in 0..5 {
+        let _ = held_connection(&server, any_version()).await;
+    }
+    assert_eq!(get1(&mut admin.0, "/healthz").await.0, 200);
     assert_eq!(get1(&mut send, "/healthz").await.0, 200);
 }
 

@@ -18,6 +18,7 @@ pub mod x509;
 
 pub use bearer::{BearerTokenAuthenticator, TokenUnion};
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use apimachinery::authentication::Validity;
@@ -61,6 +62,8 @@ struct ConnectionState {
     x509_user: OnceLock<Result<Arc<UserInfo>, String>>,
     /// The header of the last bearer token authenticated on the connection.
     bearer: Mutex<Option<RememberedToken>>,
+    /// Whether a request of the connection was authenticated as a user (not anonymous).
+    authenticated: AtomicBool,
 }
 
 /// The outcome of verifying a chain, and the seconds since the epoch (`from` included,
@@ -207,6 +210,21 @@ impl PeerConnection {
     }
 }
 
+impl PeerConnection {
+    /// Records that a request of this connection was authenticated as a user.
+    pub fn note_authenticated(&self) {
+        if !self.0.authenticated.load(Ordering::Relaxed) {
+            self.0.authenticated.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a request of this connection was authenticated as a user (not anonymous). The
+    /// listener keeps such connections open when it makes room for new ones at its bound.
+    pub fn authenticated(&self) -> bool {
+        self.0.authenticated.load(Ordering::Relaxed)
+    }
+}
+
 /// Verifies `chain` at `now`, with the window in which the outcome stays the same.
 fn verify_at(
     chain: &[rustls_pki_types::CertificateDer<'static>],
@@ -259,6 +277,9 @@ impl UnionAuthenticator {
                 AuthnOutcome::Authenticated(mut user) => {
                     if needs_authenticated_group(&user) {
                         add_authenticated_group(Arc::make_mut(&mut user));
+                    }
+                    if let Some(connection) = request.extensions.get::<PeerConnection>() {
+                        connection.note_authenticated();
                     }
                     return Ok(user);
                 }

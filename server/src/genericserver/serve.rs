@@ -1,5 +1,6 @@
 //! The secure listener: accepts TCP connections (at most [`ServingOptions::max_open_connections`]
-//! at once), completes TLS, records the client's certificate chain on each request and serves
+//! at once; at the bound a connection whose client has not authenticated makes room, through
+//! `eviction`), completes TLS, records the client's certificate chain on each request and serves
 //! HTTP/1.1 or h2 with hyper, with kube-apiserver's limits: a header read timeout, an idle
 //! timeout, 1 MiB of request headers (request-targets up to that too, through `long_target`
 //! for HTTP/1.1 and `long_target_h2` for h2), bounded concurrent h2 streams; stops accepting when the lifecycle says so
@@ -26,11 +27,13 @@ use crate::authn::PeerConnection;
 use crate::filters::timeout::ResponseDeadline;
 
 mod activity;
+mod eviction;
 mod hpack;
 mod long_target;
 mod long_target_h2;
 
 use self::activity::{Activity, ActivityIo, Counter, TrackedBody};
+use self::eviction::Evictable;
 use self::long_target::{Handoff, Http1Targets};
 use self::long_target_h2::Http2Targets;
 
@@ -68,7 +71,9 @@ pub struct ServingOptions {
     pub read_header_timeout: Duration,
     /// How long a connection may stay without a request ([`DEFAULT_IDLE_TIMEOUT`]).
     pub idle_timeout: Duration,
-    /// The most connections open at once (0: unbounded); more wait in the listen backlog.
+    /// The most connections open at once (0: unbounded). At the bound the oldest connection on
+    /// which no request was authenticated as a user is closed for a new one; when there is
+    /// none, new connections wait in the listen backlog.
     pub max_open_connections: usize,
 }
 
@@ -217,32 +222,9 @@ pub async fn serve_tls(
         0 => Semaphore::MAX_PERMITS,
         n => n.min(Semaphore::MAX_PERMITS),
     }));
+    let evictable = Arc::new(Evictable::default());
     let mut at_limit = false;
     loop {
-        // A connection slot first: at the bound, new connections wait in the listen backlog
-        // while the open ones are served.
-        let permit = match Arc::clone(&limit).try_acquire_owned() {
-            Ok(p) => {
-                at_limit = false;
-                p
-            }
-            Err(_) => {
-                if !at_limit {
-                    tracing::warn!(
-                        max = opts.max_open_connections,
-                        "the open connection limit is reached; new connections wait"
-                    );
-                    at_limit = true;
-                }
-                tokio::select! {
-                    p = Arc::clone(&limit).acquire_owned() => match p {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                    () = signals.not_accepting_new_requests.wait() => break,
-                }
-            }
-        };
         let accepted = tokio::select! {
             r = listener.accept() => r,
             () = signals.not_accepting_new_requests.wait() => break,
@@ -255,6 +237,33 @@ pub async fn serve_tls(
                 continue;
             }
         };
+        // A connection slot: at the bound, the oldest connection whose client has not
+        // authenticated makes room; when every open connection's client has, the new one waits
+        // (and others behind it in the listen backlog) while the open ones are served.
+        let permit = match Arc::clone(&limit).try_acquire_owned() {
+            Ok(p) => {
+                at_limit = false;
+                p
+            }
+            Err(_) => {
+                let evicted = evictable.evict_oldest();
+                if !evicted && !at_limit {
+                    tracing::warn!(
+                        max = opts.max_open_connections,
+                        "the open connection limit is reached by authenticated clients; new connections wait"
+                    );
+                    at_limit = true;
+                }
+                tokio::select! {
+                    p = Arc::clone(&limit).acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    () = signals.not_accepting_new_requests.wait() => break,
+                }
+            }
+        };
+        let registration = evictable.register();
         let _ = tcp.set_nodelay(true);
         set_keepalive(&tcp);
         let local_ip = tcp.local_addr().ok().map(|a| a.ip());
@@ -276,6 +285,7 @@ pub async fn serve_tls(
         tokio::spawn(async move {
             let _permit = permit;
             let _open = open_guard;
+            let registration = registration;
             let handshake = async {
                 if looks_like_http(&tcp).await {
                     refuse_plain_http(tcp).await;
@@ -283,7 +293,17 @@ pub async fn serve_tls(
                 }
                 Some(acceptor.accept(tcp).await)
             };
-            let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+            let handshake = async {
+                tokio::select! {
+                    r = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake) => Some(r),
+                    () = registration.evicted() => None,
+                }
+            };
+            let Some(handshaken) = handshake.await else {
+                tracing::debug!(%peer, "closed a connection in its handshake to make room");
+                return;
+            };
+            let tls = match handshaken {
                 Ok(None) => {
                     tracing::debug!(%peer, "refused a plain HTTP request");
                     return;
@@ -305,6 +325,7 @@ pub async fn serve_tls(
                 .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
                 .unwrap_or_default();
             let connection = PeerConnection::verified_by(chain, verifier);
+            registration.handshaken(&connection);
             let activity = Arc::new(Activity::new(
                 h2,
                 opts.read_header_timeout,
@@ -381,6 +402,10 @@ pub async fn serve_tls(
                         closing = Some(tokio::time::Instant::now() + CONNECTION_CLOSE_GRACE);
                     }
                     () = grace => break Ok(()),
+                    () = registration.evicted() => {
+                        tracing::debug!(%peer, "closed a connection without an authenticated user to make room");
+                        break Ok(());
+                    }
                 }
             };
             if let Err(e) = result {
