@@ -53,9 +53,10 @@ fn version_info() -> VersionInfo {
 async fn open_backend(opts: &ServerOptions) -> anyhow::Result<Arc<dyn storage::backend::Backend>> {
     if opts.etcd_servers.is_empty() {
         let dir = opts.data_dir.join("store");
-        let backend =
-            storage::embedded::EmbeddedBackend::open(storage::embedded::EmbeddedOptions::new(&dir))
-                .with_context(|| format!("opening the embedded store in {}", dir.display()))?;
+        let mut options = storage::embedded::EmbeddedOptions::new(&dir);
+        options.quota_bytes = opts.storage_quota_bytes;
+        let backend = storage::embedded::EmbeddedBackend::open(options)
+            .with_context(|| format!("opening the embedded store in {}", dir.display()))?;
         tracing::info!(dir = %dir.display(), "using the embedded store");
         Ok(Arc::new(backend))
     } else {

@@ -5,7 +5,8 @@
 //! exceeded"), and so are the large writes that follow; reads (GET and lists) keep answering with
 //! every acknowledged object. Once the tmpfs is grown (`mount -o remount,size=64m`) writes
 //! succeed again without a restart, with resourceVersions above every acknowledged one, and
-//! after a restart everything acknowledged is there.
+//! after a restart everything acknowledged is there. The store's space quota
+//! (`--storage-quota-bytes`) refuses growth the same way before the disk is full.
 
 mod common;
 
@@ -152,4 +153,82 @@ async fn a_full_disk_fails_writes_with_500_and_writes_resume_when_space_is_freed
     let client = server.admin();
     check_acknowledged(&server, &client, &acknowledged).await;
     drop(server);
+}
+
+/// Creates ConfigMaps of `size` bytes until one is refused; returns the acknowledged ones and
+/// the refusal.
+async fn fill(
+    server: &Server,
+    client: &reqwest::Client,
+    prefix: &str,
+    size: usize,
+) -> (Vec<(String, u64)>, Value) {
+    let mut acknowledged = Vec::new();
+    for i in 0..1000 {
+        let name = format!("{prefix}-{i}");
+        let (code, body) = create(server, client, &name, size).await;
+        if code != 201 {
+            assert_eq!(code, 500, "{body}");
+            return (acknowledged, body);
+        }
+        acknowledged.push((name, resource_version(&body)));
+    }
+    panic!("1000 creates of {size} bytes fit in the quota");
+}
+
+/// `--storage-quota-bytes` bounds the embedded store: creates past it get a 500 naming
+/// "database space exceeded" (etcd's words at its quota), the objects already stored are read
+/// and deleted as before, the bound holds after a restart, and once the deleted objects'
+/// history is compacted, creates succeed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_quota_refuses_growth_and_deletes_make_room() {
+    const QUOTA: usize = 8 << 20;
+    const SIZE: usize = 256 << 10;
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path().join("data");
+    let args = [
+        "--storage-quota-bytes=8388608",
+        "--etcd-compaction-interval=1s",
+    ];
+    let mut server = Server::start_in(&dir, &args);
+    let client = server.admin();
+    let (acknowledged, refusal) = fill(&server, &client, "big", SIZE).await;
+    // Each object counts twice (its row and its history row) until the history is compacted.
+    assert!(
+        (QUOTA / SIZE / 2 - 2..=QUOTA / SIZE).contains(&acknowledged.len()),
+        "{} objects of {SIZE} bytes under a quota of {QUOTA}",
+        acknowledged.len()
+    );
+    assert_eq!(refusal["reason"], "InternalError", "{refusal}");
+    let message = refusal["message"].as_str().unwrap_or_default();
+    assert!(message.contains("database space exceeded"), "{message}");
+    check_acknowledged(&server, &client, &acknowledged).await;
+
+    // The store counts what it holds when it opens: still full after a restart.
+    assert!(server.terminate(Duration::from_secs(30)).success());
+    let server = Server::start_in(&dir, &args);
+    let client = server.admin();
+    check_acknowledged(&server, &client, &acknowledged).await;
+    let (code, body) = create(&server, &client, "after-restart", SIZE).await;
+    assert_eq!(code, 500, "{body}");
+
+    // Deletes are accepted at the quota; once their history is compacted, creates fit again.
+    for (name, _) in &acknowledged {
+        let r = client
+            .delete(server.url(&format!("{CONFIGMAPS}/{name}")))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.status().as_u16(), 200, "DELETE {name}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, body) = create(&server, &client, "after-deletes", SIZE).await;
+        if code == 201 {
+            break;
+        }
+        assert_eq!(code, 500, "{body}");
+        assert!(Instant::now() < deadline, "no room after deletes: {body}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

@@ -54,7 +54,8 @@ pub struct ServerOptions {
     /// apiary-only: how long a connection may stay without a request (kube-apiserver: 90s).
     #[arg(long, hide = true, default_value = "1m30s", value_parser = parse_duration)]
     pub idle_connection_timeout: Duration,
-    /// apiary-only: the most connections open at once (0: unbounded); more wait to be accepted.
+    /// apiary-only: the most connections open at once (0: unbounded); at the bound a connection
+    /// without an authenticated user makes room, or new ones wait to be accepted.
     #[arg(long, hide = true, default_value_t = super::serve::DEFAULT_MAX_OPEN_CONNECTIONS)]
     pub max_open_connections: usize,
     /// Whether requests without credentials are served as `system:anonymous`.
@@ -90,6 +91,12 @@ pub struct ServerOptions {
     /// Comma-separated etcd endpoints; when empty the embedded store under --data-dir is used.
     #[arg(long, value_delimiter = ',')]
     pub etcd_servers: Vec<String>,
+    /// The most bytes the embedded store's objects and retained history may take (0:
+    /// unbounded). At the quota, writes that would grow it are refused with a 500 `database
+    /// space exceeded` while deletes go on, as etcd does at its `--quota-backend-bytes` (with
+    /// etcd, etcd's own quota applies).
+    #[arg(long, default_value_t = storage::embedded::DEFAULT_QUOTA_BYTES)]
+    pub storage_quota_bytes: u64,
     /// The key prefix of every object in storage.
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,

@@ -118,6 +118,14 @@ pub enum StorageError {
         /// A human-readable explanation.
         message: String,
     },
+    /// The store is at its space quota: a write that would grow it is refused until deletes
+    /// and history compaction free space (etcd's `mvcc: database space exceeded`; 500, as
+    /// kube-apiserver answers it). Deletes are still accepted.
+    #[error("{message}")]
+    SpaceExceeded {
+        /// A human-readable explanation.
+        message: String,
+    },
     /// The operation did not finish in time (504).
     #[error("storage operation timed out: {message}")]
     Timeout {

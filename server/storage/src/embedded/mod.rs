@@ -27,7 +27,7 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -71,11 +71,19 @@ pub struct EmbeddedOptions {
     /// duplicates values already in memory, while reads that miss it are served from the OS page
     /// cache. Raise it for stores much larger than memory-resident working sets.
     pub cache_size: usize,
+    /// The most bytes the stored rows (objects and their retained history) may take; a write
+    /// that would pass it is refused with [`StorageError::SpaceExceeded`] while deletes go on,
+    /// and compaction of history frees space. 0 is unbounded. The default is
+    /// [`DEFAULT_QUOTA_BYTES`], etcd's default `--quota-backend-bytes`.
+    pub quota_bytes: u64,
 }
 
+/// The default space quota of the embedded store: 2 GiB, etcd's default backend quota.
+pub const DEFAULT_QUOTA_BYTES: u64 = 2 << 30;
+
 impl EmbeddedOptions {
-    /// Defaults: 100,000 retained revisions, a 1 second TTL sweep, a 128-batch watch buffer and
-    /// a [`DEFAULT_CACHE_SIZE`] (8 MiB) page cache.
+    /// Defaults: 100,000 retained revisions, a 1 second TTL sweep, a 128-batch watch buffer,
+    /// a [`DEFAULT_CACHE_SIZE`] (8 MiB) page cache and a [`DEFAULT_QUOTA_BYTES`] (2 GiB) quota.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
@@ -83,6 +91,7 @@ impl EmbeddedOptions {
             sweep_interval: Duration::from_secs(1),
             watch_buffer: 128,
             cache_size: DEFAULT_CACHE_SIZE,
+            quota_bytes: DEFAULT_QUOTA_BYTES,
         }
     }
 }
@@ -105,6 +114,9 @@ pub(crate) struct Shared {
     pub current: AtomicI64,
     pub compacted: AtomicI64,
     pub log_floor: AtomicI64,
+    /// The bytes of the stored rows (keys and values of `kv` and `log`), as of the last commit;
+    /// only the writer changes it.
+    pub stored_bytes: AtomicU64,
 }
 
 impl Shared {
@@ -116,6 +128,7 @@ impl Shared {
         watch_buffer: usize,
         (revision, compacted, floor): (Revision, Revision, Revision),
         leases: leases::Leases,
+        stored_bytes: u64,
     ) -> Self {
         Self {
             db: RwLock::new(Some(db)),
@@ -126,6 +139,7 @@ impl Shared {
             current: AtomicI64::new(revision),
             compacted: AtomicI64::new(compacted),
             log_floor: AtomicI64::new(floor),
+            stored_bytes: AtomicU64::new(stored_bytes),
         }
     }
 
@@ -224,6 +238,7 @@ impl EmbeddedBackend {
         })?;
         let counters = initialize(&db)?;
         let leases = leases::Leases::load(&db)?;
+        let stored = stored_bytes(&db)?;
         let shared = Arc::new(Shared::new(
             db,
             path.clone(),
@@ -231,11 +246,13 @@ impl EmbeddedBackend {
             options.watch_buffer.max(16),
             counters,
             leases,
+            stored,
         ));
         let (requests, rx) = std::sync::mpsc::channel();
         let settings = WriterSettings {
             sweep_interval: options.sweep_interval,
             retained_revisions: options.retained_revisions.max(1),
+            quota_bytes: options.quota_bytes,
         };
         let writer_shared = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
@@ -258,6 +275,12 @@ impl EmbeddedBackend {
     /// The path of the database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The bytes the stored rows take (the measure [`EmbeddedOptions::quota_bytes`] bounds), as
+    /// of the last commit.
+    pub fn stored_bytes(&self) -> u64 {
+        self.shared.stored_bytes.load(Ordering::Acquire)
     }
 
     /// The oldest revision whose history row may still be stored: below the compaction point
@@ -324,6 +347,24 @@ pub(crate) fn initialize(db: &Database) -> Result<(Revision, Revision, Revision)
     };
     txn.commit().map_err(db_err)?;
     Ok(values)
+}
+
+/// The bytes of the rows of `kv` and `log` (keys and values, as redb counts them); the writer
+/// keeps the figure current from here on.
+pub(crate) fn stored_bytes(db: &Database) -> Result<u64> {
+    use redb::ReadableTableMetadata;
+    let txn = db.begin_read().map_err(db_err)?;
+    let kv = txn
+        .open_table(KV)
+        .map_err(db_err)?
+        .stats()
+        .map_err(db_err)?;
+    let log = txn
+        .open_table(LOG)
+        .map_err(db_err)?
+        .stats()
+        .map_err(db_err)?;
+    Ok(kv.stored_bytes() + log.stored_bytes())
 }
 
 /// The counters of a database that has every table and a revision; `None` otherwise.

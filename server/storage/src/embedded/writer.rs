@@ -65,6 +65,8 @@ pub(crate) enum Request {
 pub(crate) struct WriterSettings {
     pub sweep_interval: Duration,
     pub retained_revisions: u64,
+    /// The bound of [`Shared::stored_bytes`] (0: none).
+    pub quota_bytes: u64,
 }
 
 /// Runs the writer loop until every sender is dropped.
@@ -214,6 +216,9 @@ fn recover(shared: &Shared) -> Result<()> {
     }
     shared.compacted.fetch_max(compacted, Ordering::AcqRel);
     shared.log_floor.store(floor, Ordering::Release);
+    shared
+        .stored_bytes
+        .store(super::stored_bytes(&db)?, Ordering::Release);
     shared.set_database(db);
     tracing::info!(
         revision,
@@ -279,6 +284,8 @@ struct Txn<'a> {
     lease_changes: Vec<(String, Option<Deadline>)>,
     /// The encoding of the row being written, reused for every row.
     scratch: Vec<u8>,
+    /// The bytes of the stored rows, kept current with every row written or removed.
+    stored: u64,
 }
 
 impl<'a> Txn<'a> {
@@ -289,6 +296,27 @@ impl<'a> Txn<'a> {
         self.expiry
             .as_mut()
             .ok_or_else(|| StorageError::internal("expiry table not open"))
+    }
+
+    /// The space quota's verdict on a write before it is applied: a put that would take the
+    /// stored rows past `quota` is refused (its new row and its history row, which carries the
+    /// value again; the previous value moves from the row to the history, so it counts once).
+    /// Deletes always pass, as etcd lets them through its space alarm: they are how space is
+    /// freed once history is compacted.
+    fn space_for(&self, key: &str, op: &WriteOp, quota: u64) -> Result<()> {
+        let WriteOp::Put { value, .. } = op else {
+            return Ok(());
+        };
+        let needed = 2 * (key.len() + value.len()) as u64 + KV_ROW_OVERHEAD + LOG_ROW_OVERHEAD;
+        if quota == 0 || self.stored.saturating_add(needed) <= quota {
+            return Ok(());
+        }
+        Err(StorageError::SpaceExceeded {
+            message: format!(
+                "mvcc: database space exceeded: the store is at its quota of {quota} bytes; \
+                 deletes free space once history is compacted"
+            ),
+        })
     }
 
     fn current(&self, key: &str) -> Result<Option<KvRecord>> {
@@ -378,6 +406,10 @@ impl<'a> Txn<'a> {
         self.kv
             .insert(key.as_str(), self.scratch.as_slice())
             .map_err(db_err)?;
+        self.stored += (key.len() + self.scratch.len()) as u64;
+        if let Some(cur) = &current {
+            self.stored = self.stored.saturating_sub(kv_row_len(&key, cur));
+        }
         self.log(
             revision,
             LogRecord {
@@ -398,6 +430,7 @@ impl<'a> Txn<'a> {
             self.lease_changes.push((key.clone(), None));
         }
         self.kv.remove(key.as_str()).map_err(db_err)?;
+        self.stored = self.stored.saturating_sub(kv_row_len(&key, &current));
         self.log(
             revision,
             LogRecord {
@@ -416,6 +449,7 @@ impl<'a> Txn<'a> {
         self.log
             .insert(revision as u64, self.scratch.as_slice())
             .map_err(db_err)?;
+        self.stored += (8 + self.scratch.len()) as u64;
         self.events.push(record.into_event(revision));
         Ok(())
     }
@@ -453,27 +487,43 @@ impl<'a> Txn<'a> {
     }
 }
 
+/// The bytes of a `kv` row beside its value: the four counters of [`KvRecord`].
+const KV_ROW_OVERHEAD: u64 = 32;
+/// The bytes of a `log` row beside its key and value: the revision, kind, create revision,
+/// two lengths and the previous value's flag (its counters are in [`KV_ROW_OVERHEAD`]).
+const LOG_ROW_OVERHEAD: u64 = 8 + 1 + 8 + 4 + 4 + 1;
+
+/// The bytes `kv` stores for `key` with `record` (as its encoding makes them).
+fn kv_row_len(key: &str, record: &KvRecord) -> u64 {
+    (key.len() + record.value.len()) as u64 + KV_ROW_OVERHEAD
+}
+
 /// Removes history rows below the compaction point in steps of [`COMPACTION_STEP`], while
 /// within [`COMPACTION_BUDGET`] and up to [`MAX_COMPACTED_PER_BATCH`] rows, and returns the new
-/// log floor. At least one step is taken, so removal always progresses.
+/// log floor with the bytes the removed rows took. At least one step is taken, so removal
+/// always progresses.
 fn trim_log(
     log: &mut Table<'_, u64, &'static [u8]>,
     floor: Revision,
     compacted: Revision,
-) -> Result<Revision> {
+) -> Result<(Revision, u64)> {
     let started = Instant::now();
     let limit = compacted.min(floor.saturating_add(MAX_COMPACTED_PER_BATCH as i64));
     let mut floor = floor;
+    let mut freed = 0u64;
     while floor < limit {
         let end = limit.min(floor.saturating_add(COMPACTION_STEP as i64));
-        log.retain_in((floor.max(0) as u64)..(end.max(0) as u64), |_, _| false)
-            .map_err(db_err)?;
+        log.retain_in((floor.max(0) as u64)..(end.max(0) as u64), |_, value| {
+            freed += 8 + value.len() as u64;
+            false
+        })
+        .map_err(db_err)?;
         floor = end;
         if started.elapsed() >= COMPACTION_BUDGET {
             break;
         }
     }
-    Ok(floor)
+    Ok((floor, freed))
 }
 
 /// The counters as of the last commit, which only this thread writes: the shared atomics hold
@@ -501,6 +551,16 @@ fn send_replies(replies: Vec<Reply>) {
     }
 }
 
+/// What a transaction changed, published once it is committed.
+struct Committed {
+    events: Vec<Event>,
+    revision: Revision,
+    compacted: Revision,
+    floor: Revision,
+    lease_changes: Vec<(String, Option<Deadline>)>,
+    stored: u64,
+}
+
 /// Commits `batch` (and the TTL sweep, when `sweep`) in one transaction and answers its
 /// requests. On failure the database is reopened; unless the batch turns out durable after all,
 /// every request of the batch gets the error, nothing is published, and the error is returned
@@ -524,9 +584,10 @@ fn commit_batch(
     };
     // The revision the batch reaches, once it is about to be committed.
     let mut committing = None;
-    let result = (|| -> Result<(Vec<Event>, Revision, Revision, Revision, Vec<_>)> {
+    let old_stored = shared.stored_bytes.load(Ordering::Acquire);
+    let result = (|| -> Result<Committed> {
         let txn = shared.begin_write()?;
-        let (events, revision, compacted, floor, lease_changes) = {
+        let committed = {
             let mut state = Txn {
                 kv: txn.open_table(KV).map_err(db_err)?,
                 log: txn.open_table(LOG).map_err(db_err)?,
@@ -537,6 +598,7 @@ fn commit_batch(
                 events: Vec::with_capacity(pending.len()),
                 lease_changes: Vec::new(),
                 scratch: Vec::with_capacity(4096),
+                stored: old_stored,
             };
             for request in &mut pending {
                 match request {
@@ -546,6 +608,11 @@ fn commit_batch(
                         condition,
                         reply,
                     } => {
+                        if let Err(full) = state.space_for(&key, &op, settings.quota_bytes) {
+                            // Refused alone: the batch's other writes go on.
+                            replies.push(Reply::Write(reply, Err(full)));
+                            continue;
+                        }
                         let outcome = state.apply_write(key, op, condition);
                         let failed = outcome.as_ref().err().cloned();
                         replies.push(Reply::Write(reply, outcome));
@@ -566,15 +633,22 @@ fn commit_batch(
             if auto > state.compacted {
                 state.compacted = auto;
             }
-            let floor = trim_log(&mut state.log, old_floor, state.compacted)?;
-            (
-                state.events,
-                state.revision,
-                state.compacted,
+            let (floor, freed) = trim_log(&mut state.log, old_floor, state.compacted)?;
+            Committed {
+                events: state.events,
+                revision: state.revision,
+                compacted: state.compacted,
                 floor,
-                state.lease_changes,
-            )
+                lease_changes: state.lease_changes,
+                stored: state.stored.saturating_sub(freed),
+            }
         };
+        let Committed {
+            revision,
+            compacted,
+            floor,
+            ..
+        } = committed;
         // Only the counters that changed are written: an unchanged `meta` table is not
         // rewritten (nor its root in the table tree).
         if revision != old_revision || compacted != old_compacted || floor != old_floor {
@@ -594,10 +668,17 @@ fn commit_batch(
         committing = Some(revision);
         crate::fault::before_commit_sync();
         txn.commit().map_err(db_err)?;
-        Ok((events, revision, compacted, floor, lease_changes))
+        Ok(committed)
     })();
     match result {
-        Ok((events, revision, compacted, floor, lease_changes)) => {
+        Ok(Committed {
+            events,
+            revision,
+            compacted,
+            floor,
+            lease_changes,
+            stored,
+        }) => {
             if !lease_changes.is_empty() {
                 let mut leases = shared.leases.lock();
                 for (key, deadline) in lease_changes {
@@ -612,6 +693,7 @@ fn commit_batch(
             shared.current.store(revision, Ordering::Release);
             shared.compacted.store(compacted, Ordering::Release);
             shared.log_floor.store(floor, Ordering::Release);
+            shared.stored_bytes.store(stored, Ordering::Release);
             send_replies(replies);
             Ok(())
         }
@@ -668,7 +750,8 @@ mod tests {
         let db = redb::Database::create(&path).expect("create");
         let counters = super::super::initialize(&db).expect("initialize");
         let leases = super::super::leases::Leases::load(&db).expect("leases");
-        Arc::new(Shared::new(db, path, 1 << 20, 16, counters, leases))
+        let stored = crate::embedded::stored_bytes(&db).unwrap_or_else(|e| panic!("{e}"));
+        Arc::new(Shared::new(db, path, 1 << 20, 16, counters, leases, stored))
     }
 
     fn create_batch(commit: usize, size: usize, value: &Bytes) -> Vec<Request> {
@@ -720,6 +803,7 @@ mod tests {
         let settings = WriterSettings {
             sweep_interval: Duration::from_secs(1),
             retained_revisions: 4,
+            quota_bytes: 0,
         };
         let check = |expected: (Revision, Revision, Revision)| {
             assert_eq!(counters(&shared), expected);
@@ -768,6 +852,146 @@ mod tests {
         assert_eq!(log.first().expect("first").map(|(k, _)| k.value()), Some(3));
     }
 
+    /// A write request whose answer the test reads.
+    fn answered(key: &str, op: WriteOp) -> (Request, oneshot::Receiver<Result<TxnOutcome>>) {
+        let (reply, rx) = oneshot::channel();
+        let request = Request::Write {
+            key: key.to_string(),
+            op,
+            condition: Condition::Always,
+            reply,
+        };
+        (request, rx)
+    }
+
+    fn put(value: &[u8]) -> WriteOp {
+        WriteOp::Put {
+            value: Bytes::copy_from_slice(value),
+            ttl: None,
+        }
+    }
+
+    /// The writer's count of stored bytes equals what redb counts after creates, updates that
+    /// grow and shrink a value, deletes, TTL expiry and history compaction.
+    #[test]
+    fn the_stored_bytes_follow_every_commit() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let shared = shared(dir.path());
+        let settings = WriterSettings {
+            sweep_interval: Duration::from_secs(1),
+            retained_revisions: 6,
+            quota_bytes: 0,
+        };
+        let check = |shared: &Shared| {
+            let db = shared.db.read();
+            let counted = crate::embedded::stored_bytes(db.as_ref().expect("open")).expect("stats");
+            assert_eq!(shared.stored_bytes.load(Ordering::Acquire), counted);
+        };
+        check(&shared);
+        let batch = vec![
+            write("/a", b"0123456789", None, Condition::Absent),
+            write("/b", b"x", None, Condition::Absent),
+            write("/t", b"expiring", Some(1), Condition::Absent),
+        ];
+        commit_batch(&shared, batch, false, &settings).expect("commit");
+        check(&shared);
+        let batch = vec![
+            write(
+                "/a",
+                b"a much longer value than before",
+                None,
+                Condition::Always,
+            ),
+            write("/b", b"", None, Condition::Always),
+            answered("/a", WriteOp::Delete).0,
+        ];
+        commit_batch(&shared, batch, false, &settings).expect("commit");
+        check(&shared);
+        std::thread::sleep(Duration::from_millis(1100));
+        commit_batch(&shared, vec![], true, &settings).expect("sweep");
+        check(&shared);
+        // Enough revisions for automatic compaction to remove history rows.
+        for i in 0..8 {
+            let batch = vec![write("/c", b"some value", None, Condition::Always)];
+            commit_batch(&shared, batch, i % 2 == 0, &settings).expect("commit");
+            check(&shared);
+        }
+        assert!(
+            shared.log_floor.load(Ordering::Acquire) > 0,
+            "history was trimmed"
+        );
+    }
+
+    /// At the quota a put is refused alone (the batch's other writes commit) while deletes go
+    /// on; compaction of the history they leave makes room again.
+    #[test]
+    fn a_put_past_the_quota_is_refused_and_deletes_make_room() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let shared = shared(dir.path());
+        let mut settings = WriterSettings {
+            sweep_interval: Duration::from_secs(1),
+            retained_revisions: 100,
+            quota_bytes: 0,
+        };
+        let value = [b'v'; 1000];
+        for i in 0..4 {
+            let batch = vec![write(
+                &format!("/k{i}"),
+                &[b'v'; 1000],
+                None,
+                Condition::Absent,
+            )];
+            commit_batch(&shared, batch, false, &settings).expect("commit");
+        }
+        let used = shared.stored_bytes.load(Ordering::Acquire);
+        // Room for one more such object (its row and its history), not two.
+        settings.quota_bytes = used + 2 * 1100;
+        let (fits, fits_rx) = answered("/k4", put(&value));
+        let (over, mut over_rx) = answered("/k5", put(&value));
+        let (small, small_rx) = answered("/k6", put(b"s"));
+        commit_batch(&shared, vec![fits, over, small], false, &settings).expect("commit");
+        assert!(matches!(
+            fits_rx.blocking_recv(),
+            Ok(Ok(TxnOutcome::Committed { .. }))
+        ));
+        match over_rx.try_recv() {
+            Ok(Err(StorageError::SpaceExceeded { message })) => {
+                assert!(message.contains("database space exceeded"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            small_rx.blocking_recv(),
+            Ok(Ok(TxnOutcome::Committed { .. }))
+        ));
+        // Deletes are accepted at the quota...
+        let (delete, delete_rx) = answered("/k0", WriteOp::Delete);
+        let (retry, retry_rx) = answered("/k5", put(&value));
+        commit_batch(&shared, vec![delete, retry], false, &settings).expect("commit");
+        assert!(matches!(
+            delete_rx.blocking_recv(),
+            Ok(Ok(TxnOutcome::Committed { .. }))
+        ));
+        assert!(matches!(
+            retry_rx.blocking_recv(),
+            Ok(Err(StorageError::SpaceExceeded { .. }))
+        ));
+        // ...and once their history is compacted, the put fits.
+        let current = shared.current.load(Ordering::Acquire);
+        let (compact, _rx) = oneshot::channel();
+        let compact = Request::Compact {
+            revision: current,
+            reply: compact,
+        };
+        commit_batch(&shared, vec![compact], false, &settings).expect("compact");
+        let (retry, retry_rx) = answered("/k5", put(&value));
+        commit_batch(&shared, vec![retry], false, &settings).expect("commit");
+        assert!(matches!(
+            retry_rx.blocking_recv(),
+            Ok(Ok(TxnOutcome::Committed { .. }))
+        ));
+    }
+
     #[inline(never)]
     fn probe_commits(shared: &Shared, batches: Vec<Vec<Request>>, settings: &WriterSettings) {
         for batch in batches {
@@ -795,6 +1019,7 @@ mod tests {
         let settings = WriterSettings {
             sweep_interval: Duration::from_secs(1),
             retained_revisions: 100_000,
+            quota_bytes: 0,
         };
         let value = Bytes::from(vec![b'x'; 512]);
         for c in 0..commits {

@@ -41,6 +41,12 @@ pub(crate) fn classify(error: etcd_client::Error) -> Failure {
             if message.contains("required revision is a future revision") {
                 return Failure::FutureRevision;
             }
+            if message.contains("database space exceeded") {
+                // etcd's words: `etcdserver: mvcc: database space exceeded`.
+                return Failure::Other(StorageError::SpaceExceeded {
+                    message: message.to_string(),
+                });
+            }
             match status.code() {
                 tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
                     if is_transient(message) || status.code() == tonic::Code::Unavailable =>
