@@ -265,3 +265,68 @@ fn an_unknown_storage_media_type_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("storage-media-type"), "{stderr}");
 }
+
+/// A list long enough to be transcoded from protobuf in parallel parts is sent whole: every
+/// item once, in name order, with a `Content-Length` equal to the body; gzipped, it is the same
+/// list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_list_is_sent_whole_in_parts_and_gzipped() {
+    use futures::StreamExt;
+    const COUNT: usize = 1500;
+    let server = Server::start(&[PROTOBUF_FLAG]);
+    let client = server.admin();
+    let url = server.url("/api/v1/namespaces/default/configmaps");
+    let created: Vec<u16> = futures::stream::iter(0..COUNT)
+        .map(|i| {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": format!("cm-{i:05}")},
+                                  "data": {"i": i.to_string()}});
+                let r = client.post(&url).json(&body).send().await;
+                r.map_or(0, |r| r.status().as_u16())
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(created.iter().all(|c| *c == 201), "{created:?}");
+
+    let plain = client
+        .get(&url)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plain.status().as_u16(), 200);
+    let length = plain.headers().get("content-length").cloned();
+    let body = plain.bytes().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        length.and_then(|v| v.to_str().ok()?.parse::<usize>().ok()),
+        Some(body.len())
+    );
+    let list: Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{e}"));
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), COUNT);
+    for (i, item) in items.iter().enumerate() {
+        assert_eq!(item["metadata"]["name"], format!("cm-{i:05}"));
+        assert_eq!(item["data"]["i"], i.to_string());
+    }
+
+    let rv = list["metadata"]["resourceVersion"].as_str().unwrap_or_default();
+    let gzipped = client
+        .get(format!("{url}?resourceVersion={rv}&resourceVersionMatch=Exact"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        gzipped.headers().get("content-encoding").map(|v| v.as_bytes()),
+        Some(&b"gzip"[..])
+    );
+    let z = gzipped.bytes().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&z[..]), &mut unzipped)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let again: Value = serde_json::from_slice(&unzipped).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again["items"], list["items"]);
+}

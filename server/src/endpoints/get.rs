@@ -54,7 +54,7 @@ pub async fn list(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bod
         let items = scope.store.json_list_items(stored).await?;
         let meta =
             serde_json::to_value(list_meta(&result, params.filtered())).unwrap_or(Value::Null);
-        return response::raw_json_list(&scope, &items, &meta);
+        return response::raw_json_list(&scope, items, &meta);
     }
     let (items, result) = scope
         .store

@@ -3,6 +3,7 @@
 
 use apimachinery::status::ApiError;
 use axum::body::Body;
+use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
@@ -49,13 +50,14 @@ pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
     })
 }
 
-fn gzip(body: &[u8]) -> Option<Vec<u8>> {
+/// The gzip of `parts` one after another (`size` bytes in all).
+fn gzip<'a>(parts: impl IntoIterator<Item = &'a [u8]>, size: usize) -> Option<Vec<u8>> {
     use std::io::Write;
-    let mut enc = flate2::write::GzEncoder::new(
-        Vec::with_capacity(body.len() / 4),
-        flate2::Compression::fast(),
-    );
-    enc.write_all(body).ok()?;
+    let mut enc =
+        flate2::write::GzEncoder::new(Vec::with_capacity(size / 4), flate2::Compression::fast());
+    for part in parts {
+        enc.write_all(part).ok()?;
+    }
     enc.finish().ok()
 }
 
@@ -75,7 +77,7 @@ fn build(
         }
     }
     let body = if allow_gzip && body.len() > GZIP_THRESHOLD {
-        match gzip(&body) {
+        match gzip([&body[..]], body.len()) {
             Some(z) => {
                 b = b
                     .header(header::CONTENT_ENCODING, "gzip")
@@ -352,24 +354,84 @@ pub fn raw_json(scope: &RequestScope, body: Vec<u8>) -> Result<Response<Body>, A
     )
 }
 
-/// Sends a JSON list whose items are already-encoded JSON objects of the requested version,
-/// given comma-separated (the inside of the `items` array).
+/// Sends a list whose items are already JSON, in the parts
+/// [`Store::json_list_items`](crate::registry::Store::json_list_items) made (joined by
+/// commas), with its list metadata. The parts go out one after another without being copied
+/// into one buffer, unless the body is gzipped.
 pub fn raw_json_list(
     scope: &RequestScope,
-    items: &[u8],
+    parts: Vec<Vec<u8>>,
     list_meta: &Value,
 ) -> Result<Response<Body>, ApiError> {
-    let mut body = Vec::with_capacity(items.len() + 256);
-    write_list_head(scope, list_meta, &mut body)?;
-    body.extend_from_slice(items);
-    body.extend_from_slice(b"]}");
-    build(
-        StatusCode::OK,
-        "application/json",
-        body,
-        &[],
-        accepts_gzip(scope.header("accept-encoding")),
-    )
+    let mut head = Vec::with_capacity(256);
+    write_list_head(scope, list_meta, &mut head)?;
+    let mut chunks = Vec::with_capacity(2 * parts.len() + 1);
+    chunks.push(Bytes::from(head));
+    for (i, part) in parts.into_iter().enumerate() {
+        if i > 0 {
+            chunks.push(Bytes::from_static(b","));
+        }
+        chunks.push(Bytes::from(part));
+    }
+    chunks.push(Bytes::from_static(b"]}"));
+    let size: usize = chunks.iter().map(Bytes::len).sum();
+    let response = Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json");
+    if accepts_gzip(scope.header("accept-encoding"))
+        && size > GZIP_THRESHOLD
+        && let Some(z) = gzip(chunks.iter().map(|c| &c[..]), size)
+    {
+        return response
+            .header(header::CONTENT_ENCODING, "gzip")
+            .header(header::VARY, "Accept-Encoding")
+            .body(Body::from(z))
+            .map_err(ApiError::internal);
+    }
+    response
+        .body(Body::new(Chunks::new(chunks)))
+        .map_err(ApiError::internal)
+}
+
+/// A response body sent as the buffers it was made of, in order, with its exact length (so
+/// it goes out with a `Content-Length`).
+struct Chunks {
+    chunks: std::collections::VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl Chunks {
+    fn new(chunks: Vec<Bytes>) -> Self {
+        let remaining = chunks.iter().map(|c| c.len() as u64).sum();
+        Self {
+            chunks: chunks.into(),
+            remaining,
+        }
+    }
+}
+
+impl http_body::Body for Chunks {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let next = self.chunks.pop_front();
+        if let Some(chunk) = &next {
+            self.remaining -= chunk.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|chunk| Ok(http_body::Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.remaining)
+    }
 }
 
 /// Sends a `Status` of success (delete).
@@ -395,7 +457,35 @@ mod tests {
         assert!(!accepts_gzip(Some("gzip;q=0")));
         assert!(!accepts_gzip(None));
         let big = vec![b'a'; GZIP_THRESHOLD + 1];
-        assert!(gzip(&big).is_some_and(|z| z.len() < big.len()));
+        assert!(gzip([&big[..]], big.len()).is_some_and(|z| z.len() < big.len()));
+        // Parts gzip as their concatenation does.
+        let parts = [&b"{\"a\":"[..], b"[1,2", b"]}"];
+        let z = gzip(parts, 12).unwrap_or_default();
+        let mut unzipped = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&z[..]), &mut unzipped)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(unzipped, "{\"a\":[1,2]}");
+    }
+
+    /// A body of parts sends each in order, with its exact remaining length.
+    #[tokio::test]
+    async fn chunks_are_sent_in_order_with_their_length() {
+        use http_body::Body as _;
+        use http_body_util::BodyExt;
+        let body = Chunks::new(vec![
+            Bytes::from_static(b"{\"items\":["),
+            Bytes::from(b"1,2".to_vec()),
+            Bytes::from_static(b","),
+            Bytes::from(b"3".to_vec()),
+            Bytes::from_static(b"]}"),
+        ]);
+        assert_eq!(body.size_hint().exact(), Some(17));
+        let mut body = std::pin::pin!(body);
+        let first = body.frame().await.and_then(|f| f.ok()?.into_data().ok());
+        assert_eq!(first.as_deref(), Some(&b"{\"items\":["[..]));
+        assert_eq!(body.size_hint().exact(), Some(7));
+        let rest = body.collect().await.map(|c| c.to_bytes());
+        assert_eq!(rest.ok().as_deref(), Some(&b"1,2,3]}"[..]));
     }
 
     #[test]

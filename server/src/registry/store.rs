@@ -442,13 +442,15 @@ impl Store {
         }
     }
 
-    /// The JSON of every object of a list ([`Self::json_bytes`] of each), in order and
-    /// separated by commas: the inside of a JSON array. Large lists of protobuf objects are
-    /// transcoded on Tokio's blocking threads, a part each, so no async worker is held.
+    /// The JSON of every object of a list ([`Self::json_bytes`] of each), in order: the
+    /// inside of a JSON array, in parts to be sent one after another with a comma between
+    /// them (each part's objects are separated by commas already). Large lists of protobuf
+    /// objects are transcoded on Tokio's blocking threads, a part each, so no async worker is
+    /// held; the parts are not joined, so the response holds each byte once.
     pub async fn json_list_items(
         self: &Arc<Self>,
         items: Vec<StoredObject>,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Vec<Vec<u8>>, ApiError> {
         fn encode(store: &Store, part: &[StoredObject]) -> Result<Vec<u8>, ApiError> {
             let mut out = Vec::with_capacity(part.iter().map(|o| o.data.len() * 3 / 2).sum());
             for (i, o) in part.iter().enumerate() {
@@ -463,7 +465,7 @@ impl Store {
             .first()
             .is_some_and(|o| o.data.starts_with(&apimachinery::protobuf::MAGIC));
         if items.len() < PARALLEL_TRANSCODE_MIN || !protobuf {
-            return encode(self, &items);
+            return Ok(vec![encode(self, &items)?]);
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let chunk = items.len().div_ceil(threads);
@@ -478,19 +480,16 @@ impl Store {
                 })
             })
             .collect();
-        let mut out = Vec::new();
+        let mut parts = Vec::with_capacity(handles.len());
         for handle in handles {
             let part = handle
                 .await
                 .map_err(|_| ApiError::internal("a list transcoding task failed"))??;
             if !part.is_empty() {
-                if !out.is_empty() {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&part);
+                parts.push(part);
             }
         }
-        Ok(out)
+        Ok(parts)
     }
 
     /// Creates an object: the kind's rules and validation ([`rest::before_create`]), then
