@@ -220,6 +220,40 @@ async fn access_reviews_are_answered_by_rbac() {
     .await;
     assert_eq!(code, 400);
     assert_eq!(body["message"], "no namespace on request");
+
+    // A LocalSubjectAccessReview is answered in its URL's namespace; a body naming another
+    // namespace is refused, as for every namespaced create.
+    let local = |ns: &str| {
+        json!({"apiVersion": "authorization.k8s.io/v1", "kind": "LocalSubjectAccessReview",
+               "metadata": {"namespace": ns},
+               "spec": {"user": "dave", "resourceAttributes": {"verb": "create", "resource": "secrets", "namespace": "rev"}}})
+    };
+    let local_url =
+        server.url("/apis/authorization.k8s.io/v1/namespaces/rev/localsubjectaccessreviews");
+    let post = |body: Value| {
+        let (admin, url) = (admin.clone(), local_url.clone());
+        async move {
+            status_of(
+                admin
+                    .post(&url)
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+            .await
+        }
+    };
+    let (code, body) = post(local("rev")).await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["status"]["allowed"], true, "{body}");
+    assert_eq!(body["metadata"]["namespace"], "rev", "{body}");
+    let (code, body) = post(local("other")).await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "the namespace of the provided object does not match the namespace sent on the request"
+    );
 }
 
 #[tokio::test]

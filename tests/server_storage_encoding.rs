@@ -312,15 +312,22 @@ async fn a_large_list_is_sent_whole_in_parts_and_gzipped() {
         assert_eq!(item["data"]["i"], i.to_string());
     }
 
-    let rv = list["metadata"]["resourceVersion"].as_str().unwrap_or_default();
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default();
     let gzipped = client
-        .get(format!("{url}?resourceVersion={rv}&resourceVersionMatch=Exact"))
+        .get(format!(
+            "{url}?resourceVersion={rv}&resourceVersionMatch=Exact"
+        ))
         .header("accept-encoding", "gzip")
         .send()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        gzipped.headers().get("content-encoding").map(|v| v.as_bytes()),
+        gzipped
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.as_bytes()),
         Some(&b"gzip"[..])
     );
     let z = gzipped.bytes().await.unwrap_or_else(|e| panic!("{e}"));

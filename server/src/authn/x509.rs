@@ -162,15 +162,16 @@ impl X509Authenticator {
     }
 }
 
-/// Reads the user from a DER certificate: CN → name, O → groups.
+/// Reads the user from a DER certificate: CN → name, O → groups. Of several Common Names the
+/// last is the user, as Go's `pkix.Name` keeps the last one it reads.
 pub fn user_from_certificate(der: &[u8]) -> Result<UserInfo, String> {
     let (_, cert) =
         X509Certificate::from_der(der).map_err(|e| format!("invalid client certificate: {e}"))?;
     let subject = cert.subject();
     let name = subject
         .iter_common_name()
-        .next()
-        .and_then(|cn| cn.as_str().ok())
+        .filter_map(|cn| cn.as_str().ok())
+        .last()
         .unwrap_or("")
         .to_string();
     if name.is_empty() {
@@ -221,6 +222,22 @@ mod tests {
             .push(rcgen::DnType::OrganizationName, org);
         let cert = params.self_signed(&key).unwrap_or_else(|e| panic!("{e}"));
         cert.der().to_vec()
+    }
+
+    /// Of two Common Names the last is the user, as in Go. (The certificate's Organization
+    /// attribute is turned into a second Common Name: rcgen writes one attribute per type.)
+    #[test]
+    fn the_last_common_name_is_the_user() {
+        let mut der = certificate("alice", "admin");
+        let organization = [0x06, 0x03, 0x55, 0x04, 0x0a];
+        let at = der
+            .windows(organization.len())
+            .rposition(|w| w == organization)
+            .unwrap_or_else(|| panic!("no Organization attribute"));
+        der[at + 4] = 0x03;
+        let user = user_from_certificate(&der).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(user.name, "admin");
+        assert!(user.groups.is_empty(), "{:?}", user.groups);
     }
 
     #[test]

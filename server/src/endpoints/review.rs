@@ -85,6 +85,7 @@ pub async fn create(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
     let options = apimachinery::meta::options::CreateOptions::parse(&scope.query)?;
     let body = decode_body(&scope, options.field_validation_directive())?;
     let mut object = scope.to_storage_version(body.object)?;
+    scope.set_namespace(&mut *object)?;
     scope
         .kind
         .strategy()
