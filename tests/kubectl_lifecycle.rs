@@ -463,6 +463,45 @@ fn delete_wait_and_namespace_deletion() {
             )
         });
 
+        // A finalizer of the namespace itself holds it in Terminating until the operator's
+        // recipe: `replace --raw` of the `finalize` subresource without it.
+        let stuck_ns = k.ns("stuck");
+        let stuck = format!(
+            "{{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{{\"name\":\"{stuck_ns}\"}},\"spec\":{{\"finalizers\":[\"example.com/hold\"]}}}}"
+        );
+        k.ok_stdin(&["create", "-f", "-"], &stuck);
+        c.run_ok(k, &["delete", "namespace", &stuck_ns, "--wait=false"]);
+        let held = k.json(&["get", "namespace", &stuck_ns, "-o", "json"]);
+        c.eq(
+            "a namespace held by its own finalizer",
+            held["status"]["phase"].as_str(),
+            Some("Terminating"),
+        );
+        let released = stuck.replace("[\"example.com/hold\"]", "[]");
+        let file = k.write("released.json", &released);
+        let run = k.run(&[
+            "replace",
+            "--raw",
+            &format!("/api/v1/namespaces/{stuck_ns}/finalize"),
+            "-f",
+            &file,
+        ]);
+        c.check(run.success(), || {
+            format!("replace --raw of finalize: {}", run.describe())
+        });
+        let run = k.run(&[
+            "wait",
+            "--for=delete",
+            &format!("namespace/{stuck_ns}"),
+            "--timeout=60s",
+        ]);
+        c.check(run.success(), || {
+            format!(
+                "the namespace stayed after its finalizers were removed: {}",
+                run.describe()
+            )
+        });
+
         // Deleting by label selector.
         for (name, tier) in [("a", "first"), ("b", "first"), ("c", "second")] {
             let manifest = format!(

@@ -369,6 +369,26 @@ async fn an_object_path_takes_no_post_and_a_watch_path_is_only_read() {
         .await;
         assert_eq!(code, 405, "{method}: {body}");
     }
+    // A collection takes no PUT or PATCH.
+    for (method, media) in [
+        (reqwest::Method::PUT, "application/json"),
+        (reqwest::Method::PATCH, "application/merge-patch+json"),
+    ] {
+        let (code, body) = status_of(
+            admin
+                .request(
+                    method.clone(),
+                    server.url("/api/v1/namespaces/team/configmaps"),
+                )
+                .header("content-type", media)
+                .body("{}")
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        )
+        .await;
+        assert_eq!(code, 405, "{method}: {body}");
+    }
     // The collection still creates, and subresources still take POST.
     let (code, body) = status_of(
         admin

@@ -11,6 +11,7 @@
 #[kind(cluster, status, short_names = ["ns"], strategic_merge_patch, unconditional_update, no_generation)]
 #[kind(verbs = ["create", "delete", "get", "list", "patch", "update", "watch"])]
 #[kind(field_selectors = ["status.phase"], name_format = "dns1123-label")]
+#[subresource(name = "finalize", verbs = ["update"])]
 pub struct Namespace {
     /// Standard object metadata.
     #[proto(1)]

@@ -396,7 +396,10 @@ pub const DEFAULT_VERBS: [&str; 8] = [
 
 /// `#[subresource(name = "…", group = "…", version = "…", kind = "…", verbs = […])]`: a
 /// subresource whose body is a kind of another group (a ServiceAccount's `token`, a
-/// `TokenRequest`), answered by the kind's strategy (`create_subresource`).
+/// `TokenRequest`), answered by the kind's strategy (`create_subresource`); or
+/// `#[subresource(name = "…", verbs = ["update"])]`: an update of the object itself through the
+/// subresource (a Namespace's `finalize`), which the strategy's `prepare_for_update` sees by
+/// name. The latter has no group, version or kind of its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SubresourceModel {
     /// The path segment.

@@ -405,13 +405,13 @@ fn a_served_marker_that_is_not_a_boolean_is_a_spanned_error() {
 }
 
 #[test]
-fn a_subresource_without_a_kind_or_with_other_verbs_is_an_error() {
+fn a_subresource_without_a_kind_with_other_verbs_or_an_update_of_another_kind_is_an_error() {
     let defs = copy_api_defs();
     let file = defs.path().join("core/v1.rs");
     let text = std::fs::read_to_string(&file).expect("read");
     let text = text.replacen(
         "#[subresource(name = \"token\", group = \"authentication.k8s.io\", version = \"v1\", kind = \"TokenRequest\")]",
-        "#[subresource(name = \"token\", version = \"v1\")]\n#[subresource(name = \"other\", version = \"v1\", kind = \"X\", verbs = [\"get\"])]",
+        "#[subresource(name = \"token\", version = \"v1\")]\n#[subresource(name = \"other\", version = \"v1\", kind = \"X\", verbs = [\"get\"])]\n#[subresource(name = \"mine\", kind = \"X\", verbs = [\"update\"])]",
         1,
     );
     std::fs::write(&file, &text).expect("write");
@@ -421,7 +421,8 @@ fn a_subresource_without_a_kind_or_with_other_verbs_is_an_error() {
         messages,
         [
             "`#[subresource]` needs a name, a version and a kind, such as `#[subresource(name = \"token\", group = \"authentication.k8s.io\", version = \"v1\", kind = \"TokenRequest\")]`",
-            "`#[subresource]` serves `create` only: write `verbs = [\"create\"]` or leave it out",
+            "`#[subresource]` serves `create` (of another kind, the default) or `update` (of the kind itself): write `verbs = [\"create\"]` or `verbs = [\"update\"]`",
+            "an `update` `#[subresource]` writes the kind itself: give it a name and leave out group, version and kind, such as `#[subresource(name = \"finalize\", verbs = [\"update\"])]`",
         ]
     );
 }

@@ -455,7 +455,8 @@ pub fn parse_scale(cx: &mut MarkerCx<'_>, attr: &Attribute) -> Option<ScaleModel
     Some(scale)
 }
 
-/// Parses `#[subresource(name = …, group = …, version = …, kind = …, verbs = […])]`.
+/// Parses `#[subresource(name = …, group = …, version = …, kind = …, verbs = […])]`, or
+/// `#[subresource(name = …, verbs = ["update"])]` (an update of the kind itself).
 pub fn parse_subresource(
     cx: &mut MarkerCx<'_>,
     attr: &Attribute,
@@ -483,17 +484,27 @@ pub fn parse_subresource(
         cx.syn_error(e);
         return None;
     }
-    if sub.name.is_empty() || sub.version.is_empty() || sub.kind.is_empty() {
+    if sub.verbs == ["update"] {
+        if sub.name.is_empty()
+            || !(sub.group.is_empty() && sub.version.is_empty() && sub.kind.is_empty())
+        {
+            cx.error(
+                attr.span(),
+                "an `update` `#[subresource]` writes the kind itself: give it a name and leave out group, version and kind, such as `#[subresource(name = \"finalize\", verbs = [\"update\"])]`",
+            );
+            return None;
+        }
+    } else if sub.name.is_empty() || sub.version.is_empty() || sub.kind.is_empty() {
         cx.error(
             attr.span(),
             "`#[subresource]` needs a name, a version and a kind, such as `#[subresource(name = \"token\", group = \"authentication.k8s.io\", version = \"v1\", kind = \"TokenRequest\")]`",
         );
         return None;
     }
-    if sub.verbs != ["create"] {
+    if sub.verbs != ["create"] && sub.verbs != ["update"] {
         cx.error(
             attr.span(),
-            "`#[subresource]` serves `create` only: write `verbs = [\"create\"]` or leave it out",
+            "`#[subresource]` serves `create` (of another kind, the default) or `update` (of the kind itself): write `verbs = [\"create\"]` or `verbs = [\"update\"]`",
         );
         return None;
     }

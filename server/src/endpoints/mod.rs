@@ -331,6 +331,8 @@ pub async fn serve_kind(
 fn routed(method: &http::Method, info: &crate::request_info::RequestInfo) -> bool {
     match info.verb.as_str() {
         "create" => !info.subresource.is_empty() || info.name.is_empty(),
+        // A collection takes no PUT or PATCH.
+        "update" | "patch" => !info.name.is_empty(),
         "watch" => method == http::Method::GET,
         _ => true,
     }
@@ -380,6 +382,10 @@ async fn dispatch(
             };
             if !declared.verbs.contains(&verb.as_str()) {
                 return Err(unsupported());
+            }
+            // An update subresource writes the object itself (its strategy sees the name).
+            if verb == "update" {
+                return update::update(ctx, scope).await;
             }
             return subresource::create(ctx, scope, declared).await;
         }

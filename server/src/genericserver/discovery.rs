@@ -120,12 +120,6 @@ fn resource_list_entries(group: &str, items: &[(ResourceInfo, ResourceInfo)]) ->
             );
         }
         out.push(Value::Object(main));
-        if r.group.is_empty() && r.plural == "namespaces" {
-            out.push(
-                json!({"name": "namespaces/finalize", "singularName": "", "namespaced": false,
-                "kind": r.kind, "verbs": ["update"]}),
-            );
-        }
         if r.scale.is_some() {
             out.push(json!({"name": format!("{}/scale", r.plural), "singularName": "", "namespaced": r.namespaced(),
                 "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
@@ -135,8 +129,14 @@ fn resource_list_entries(group: &str, items: &[(ResourceInfo, ResourceInfo)]) ->
                 "kind": r.kind, "verbs": ["get", "patch", "update"]}));
         }
         for sub in r.subresources {
-            out.push(json!({"name": format!("{}/{}", r.plural, sub.name), "singularName": "", "namespaced": r.namespaced(),
-                "group": sub.group, "version": sub.version, "kind": sub.kind, "verbs": sub.verbs}));
+            let mut entry = json!({"name": format!("{}/{}", r.plural, sub.name), "singularName": "",
+                "namespaced": r.namespaced(), "kind": sub.kind, "verbs": sub.verbs});
+            // Only a body of another group version names it, as kube-apiserver's do.
+            if (sub.group, sub.version) != (r.group, r.version) {
+                entry["group"] = json!(sub.group);
+                entry["version"] = json!(sub.version);
+            }
+            out.push(entry);
         }
     }
     out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
@@ -169,10 +169,6 @@ fn aggregated_resources(items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
             entry.insert("categories".into(), json!(r.categories));
         }
         let mut subs = Vec::new();
-        if r.group.is_empty() && r.plural == "namespaces" {
-            subs.push(json!({"subresource": "finalize",
-                "responseKind": {"group": r.group, "version": r.version, "kind": r.kind}, "verbs": ["update"]}));
-        }
         if r.scale.is_some() {
             subs.push(json!({"subresource": "scale",
                 "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
@@ -188,6 +184,8 @@ fn aggregated_resources(items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
                 "responseKind": {"group": sub.group, "version": sub.version, "kind": sub.kind},
                 "verbs": sub.verbs}));
         }
+        // By name, as kube-apiserver lists them.
+        subs.sort_by(|a, b| a["subresource"].as_str().cmp(&b["subresource"].as_str()));
         if !subs.is_empty() {
             entry.insert("subresources".into(), Value::Array(subs));
         }

@@ -640,6 +640,33 @@ fn kind_paths(ops: &Ops<'_>, kind: &KindModel, paths: &mut Map<String, Value>) {
     }
 
     for sub in kind.subresources.iter().filter(|_| !kind.create_only) {
+        if sub.kind.is_empty() {
+            // An update of the object itself through the subresource: a PUT of the kind.
+            let body = Body {
+                schema: object.clone(),
+                media: &OBJECT_MEDIA,
+            };
+            let op = ops.op(
+                &format!("replace{id_stem}{}", sub.name.to_upper_camel_case()),
+                &format!("replace {} of the specified {k}", sub.name),
+                "put",
+                gvk,
+                ops.qs(&WRITE_PARAMS),
+                Some(Body {
+                    schema: object.clone(),
+                    media: &["*/*"],
+                }),
+                &[("200", Some(&body)), ("201", Some(&body))],
+            );
+            put(
+                paths,
+                &format!("{item}/{}", sub.name),
+                "put",
+                op,
+                &item_params,
+            );
+            continue;
+        }
         let key = format!("{}/{}/{}", sub.group, sub.version, sub.kind);
         let Some(schema) = ops.foreign.get(&key) else {
             continue;

@@ -76,7 +76,13 @@ fn resource_info(group_model: &GroupModel, version: &VersionModel, k: &KindModel
         None => quote!(::std::option::Option::None),
     };
     let subresources = k.subresources.iter().map(|sub| {
-        let (n, g, v, kd, verbs) = (&sub.name, &sub.group, &sub.version, &sub.kind, &sub.verbs);
+        // An update subresource's body is the kind itself.
+        let (g, v, kd) = if sub.kind.is_empty() {
+            (&group_model.name, &version.version, &k.name)
+        } else {
+            (&sub.group, &sub.version, &sub.kind)
+        };
+        let (n, verbs) = (&sub.name, &sub.verbs);
         quote!(::apimachinery::SubresourceInfo { name: #n, group: #g, version: #v, kind: #kd, verbs: &[#(#verbs),*] })
     });
     let columns = k.print_columns.iter().map(|c| {
