@@ -223,6 +223,37 @@ async fn anonymous_connections_at_the_bound_make_room_for_new_ones() {
     assert_eq!(get1(&mut send, "/healthz").await.0, 200);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_user_holding_the_bound_makes_room_for_others() {
+    let server = Server::start(&["--max-open-connections=4"]);
+    let (cert, key) = server.user_cert("mallory", "");
+    let mallory = common::raw::http1_identity(cert.as_bytes(), key.as_bytes());
+    // A user without any grant holds every slot with authenticated connections...
+    let (_first, first_task) = held_connection(&server, Arc::clone(&mallory)).await;
+    let mut rest = Vec::new();
+    for _ in 0..3 {
+        rest.push(held_connection(&server, Arc::clone(&mallory)).await);
+    }
+    // ...yet the admin is served at once: the oldest of the user holding the most goes.
+    let started = std::time::Instant::now();
+    let (mut admin, _admin_task) =
+        held_connection(&server, common::raw::admin_http1(&server)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    tokio::time::timeout(PATIENCE, first_task)
+        .await
+        .unwrap_or_else(|_| panic!("mallory's oldest connection stayed open"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Mallory reconnecting displaces only her own connections.
+    for _ in 0..4 {
+        rest.push(held_connection(&server, Arc::clone(&mallory)).await);
+    }
+    assert_eq!(get1(&mut admin, "/healthz").await.0, 200);
+}
+
 /// A set-based label selector of about `len` bytes once URL-encoded.
 fn long_selector(len: usize) -> String {
     let mut values = Vec::new();

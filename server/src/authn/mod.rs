@@ -18,7 +18,6 @@ pub mod x509;
 
 pub use bearer::{BearerTokenAuthenticator, TokenUnion};
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use apimachinery::authentication::Validity;
@@ -62,8 +61,8 @@ struct ConnectionState {
     x509_user: OnceLock<Result<Arc<UserInfo>, String>>,
     /// The header of the last bearer token authenticated on the connection.
     bearer: Mutex<Option<RememberedToken>>,
-    /// Whether a request of the connection was authenticated as a user (not anonymous).
-    authenticated: AtomicBool,
+    /// The user the connection's first request authenticated as (not anonymous).
+    authenticated: OnceLock<Arc<UserInfo>>,
 }
 
 /// The outcome of verifying a chain, and the seconds since the epoch (`from` included,
@@ -211,17 +210,19 @@ impl PeerConnection {
 }
 
 impl PeerConnection {
-    /// Records that a request of this connection was authenticated as a user.
-    pub fn note_authenticated(&self) {
-        if !self.0.authenticated.load(Ordering::Relaxed) {
-            self.0.authenticated.store(true, Ordering::Relaxed);
+    /// Records that a request of this connection was authenticated as `user` (the first such
+    /// user is kept).
+    pub fn note_authenticated(&self, user: &Arc<UserInfo>) {
+        if self.0.authenticated.get().is_none() {
+            let _ = self.0.authenticated.set(Arc::clone(user));
         }
     }
 
-    /// Whether a request of this connection was authenticated as a user (not anonymous). The
-    /// listener keeps such connections open when it makes room for new ones at its bound.
-    pub fn authenticated(&self) -> bool {
-        self.0.authenticated.load(Ordering::Relaxed)
+    /// The user a request of this connection was first authenticated as (never anonymous);
+    /// `None` while none was. The listener makes room for new connections at its bound by
+    /// closing connections without one first, then those of the user holding the most.
+    pub fn authenticated_user(&self) -> Option<&Arc<UserInfo>> {
+        self.0.authenticated.get()
     }
 }
 
@@ -279,7 +280,7 @@ impl UnionAuthenticator {
                         add_authenticated_group(Arc::make_mut(&mut user));
                     }
                     if let Some(connection) = request.extensions.get::<PeerConnection>() {
-                        connection.note_authenticated();
+                        connection.note_authenticated(&user);
                     }
                     return Ok(user);
                 }

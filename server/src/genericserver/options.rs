@@ -55,7 +55,8 @@ pub struct ServerOptions {
     #[arg(long, hide = true, default_value = "1m30s", value_parser = parse_duration)]
     pub idle_connection_timeout: Duration,
     /// apiary-only: the most connections open at once (0: unbounded); at the bound a connection
-    /// without an authenticated user makes room, or new ones wait to be accepted.
+    /// without an authenticated user, or else one of the user holding the most, makes room, or
+    /// new ones wait to be accepted.
     #[arg(long, hide = true, default_value_t = super::serve::DEFAULT_MAX_OPEN_CONNECTIONS)]
     pub max_open_connections: usize,
     /// Whether requests without credentials are served as `system:anonymous`.

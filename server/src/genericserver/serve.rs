@@ -1,5 +1,5 @@
 //! The secure listener: accepts TCP connections (at most [`ServingOptions::max_open_connections`]
-//! at once; at the bound a connection whose client has not authenticated makes room, through
+//! at once; at the bound a connection without an authenticated user, or of the user holding most, makes room, through
 //! `eviction`), completes TLS, records the client's certificate chain on each request and serves
 //! HTTP/1.1 or h2 with hyper, with kube-apiserver's limits: a header read timeout, an idle
 //! timeout, 1 MiB of request headers (request-targets up to that too, through `long_target`
@@ -72,8 +72,9 @@ pub struct ServingOptions {
     /// How long a connection may stay without a request ([`DEFAULT_IDLE_TIMEOUT`]).
     pub idle_timeout: Duration,
     /// The most connections open at once (0: unbounded). At the bound the oldest connection on
-    /// which no request was authenticated as a user is closed for a new one; when there is
-    /// none, new connections wait in the listen backlog.
+    /// which no request was authenticated as a user is closed for a new one, else the oldest of
+    /// the user holding the most (see `eviction`); when there is none, new connections wait in
+    /// the listen backlog.
     pub max_open_connections: usize,
 }
 
@@ -250,7 +251,7 @@ pub async fn serve_tls(
                 if !evicted && !at_limit {
                     tracing::warn!(
                         max = opts.max_open_connections,
-                        "the open connection limit is reached by authenticated clients; new connections wait"
+                        "the open connection limit is reached by connections no other may displace; new connections wait"
                     );
                     at_limit = true;
                 }

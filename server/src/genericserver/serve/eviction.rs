@@ -1,17 +1,20 @@
-//! Room for a new connection at the open-connection bound. A connection whose client has not
-//! been authenticated as a user (still in its TLS handshake, or anonymous so far) may be closed,
-//! the oldest first, to let a new one in; a connection on which a request was authenticated
-//! stays. So a client that reopens anonymous connections can fill the bound only with its own
-//! connections, which the next newcomer displaces, and cannot keep authenticated clients out.
-//! Go's server has no bound (only the file descriptor limit), so it has no such rule.
+//! Room for a new connection at the open-connection bound. The oldest connection whose client
+//! has not been authenticated as a user (still in its TLS handshake, or anonymous so far) is
+//! closed to let a new one in; when every open connection has an authenticated user, the
+//! oldest connection of the user holding the most (at least two) is, so no one user can hold
+//! the bound against others. Connections of `system:masters` users are never closed. So a
+//! client reopening anonymous connections, or one user opening many, fills the bound only with
+//! connections the next newcomer displaces. Go's server has no bound (only the file descriptor
+//! limit) and kube-apiserver shares capacity between users by priority and fairness; this is
+//! the listener's share of that promise.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::authn::PeerConnection;
+use crate::authn::{MASTERS_GROUP, PeerConnection, UserInfo};
 
 /// The open connections that may be closed to make room, by age.
 #[derive(Default)]
@@ -22,8 +25,7 @@ pub(super) struct Evictable {
 #[derive(Default)]
 struct Ages {
     next: u64,
-    /// Connections by the order they were accepted in, oldest first. An entry whose client
-    /// authenticated is dropped when an eviction meets it.
+    /// Connections by the order they were accepted in, oldest first.
     open: BTreeMap<u64, Arc<Entry>>,
 }
 
@@ -58,19 +60,39 @@ impl Evictable {
         }
     }
 
-    /// Tells the oldest connection whose client has not authenticated to close; false when
-    /// there is none.
+    /// Tells one connection to close to make room: the oldest without an authenticated user,
+    /// else the oldest of the user (not in `system:masters`) holding the most connections, if
+    /// at least two. False when there is none.
     pub(super) fn evict_oldest(&self) -> bool {
         let mut ages = self.inner.lock();
-        while let Some((_, entry)) = ages.open.pop_first() {
-            if entry.peer.get().is_some_and(PeerConnection::authenticated) {
-                // It stays open, and is never a candidate again.
+        // Per user: how many connections, and the oldest.
+        let mut held: HashMap<&str, (usize, u64)> = HashMap::new();
+        let mut victim = None;
+        for (id, entry) in &ages.open {
+            let Some(user) = entry
+                .peer
+                .get()
+                .and_then(PeerConnection::authenticated_user)
+            else {
+                victim = Some(*id);
+                break;
+            };
+            if user.in_group(MASTERS_GROUP) {
                 continue;
             }
-            entry.close.notify_one();
-            return true;
+            held.entry(user.name.as_str()).or_insert((0, *id)).0 += 1;
         }
-        false
+        let victim = victim.or_else(|| {
+            held.values()
+                .filter(|(count, _)| *count >= 2)
+                .max_by_key(|(count, oldest)| (*count, std::cmp::Reverse(*oldest)))
+                .map(|(_, oldest)| *oldest)
+        });
+        let Some(entry) = victim.and_then(|id| ages.open.remove(&id)) else {
+            return false;
+        };
+        entry.close.notify_one();
+        true
     }
 }
 
@@ -104,30 +126,54 @@ mod tests {
             .is_ready()
     }
 
-    #[test]
-    fn the_oldest_connection_without_a_user_is_closed_first() {
-        let evictable = Arc::new(Evictable::default());
-        let oldest = evictable.register();
-        let authenticated = evictable.register();
-        let anonymous = evictable.register();
-        let handshaking = evictable.register();
+    fn user(name: &str, groups: &[&str]) -> PeerConnection {
         let peer = PeerConnection::default();
-        authenticated.handshaken(&peer);
-        peer.note_authenticated();
-        anonymous.handshaken(&PeerConnection::default());
+        peer.note_authenticated(&Arc::new(UserInfo {
+            name: name.to_string(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            ..UserInfo::default()
+        }));
+        peer
+    }
+
+    #[test]
+    fn connections_without_a_user_go_first_then_those_of_the_user_holding_most() {
+        let evictable = Arc::new(Evictable::default());
+        let connect = |peer: Option<PeerConnection>| {
+            let r = evictable.register();
+            if let Some(peer) = peer {
+                r.handshaken(&peer);
+            }
+            r
+        };
+        let oldest = connect(None);
+        let admin = [
+            connect(Some(user("admin", &[MASTERS_GROUP]))),
+            connect(Some(user("admin", &[MASTERS_GROUP]))),
+            connect(Some(user("admin", &[MASTERS_GROUP]))),
+        ];
+        let bob = connect(Some(user("bob", &[])));
+        let mallory = [
+            connect(Some(user("mallory", &[]))),
+            connect(Some(user("mallory", &[]))),
+        ];
+        let anonymous = connect(Some(PeerConnection::default()));
+        let handshaking = connect(None);
         drop(oldest);
 
+        // Without a user, oldest first.
         assert!(evictable.evict_oldest());
-        assert!(ready(&anonymous), "the oldest anonymous one goes first");
-        assert!(!ready(&authenticated) && !ready(&handshaking));
+        assert!(ready(&anonymous));
         assert!(evictable.evict_oldest());
         assert!(ready(&handshaking));
-        assert!(
-            !evictable.evict_oldest(),
-            "an authenticated connection stays"
-        );
-        assert!(!ready(&authenticated));
-        drop((anonymous, handshaking, authenticated));
+        // Then the oldest of the user holding the most, while that is two or more; never
+        // `system:masters`.
+        assert!(evictable.evict_oldest());
+        assert!(ready(&mallory[0]) && !ready(&mallory[1]) && !ready(&bob));
+        assert!(!evictable.evict_oldest(), "one connection each stays");
+        assert!(!ready(&mallory[1]) && !ready(&bob));
+        assert!(admin.iter().all(|a| !ready(a)));
+        drop((anonymous, handshaking, mallory, bob, admin));
         assert!(evictable.inner.lock().open.is_empty());
     }
 }
