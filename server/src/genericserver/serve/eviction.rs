@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::authn::{MASTERS_GROUP, PeerConnection, UserInfo};
+use crate::authn::{MASTERS_GROUP, PeerConnection};
 
 /// The open connections that may be closed to make room, by age.
 #[derive(Default)]
@@ -117,6 +117,7 @@ impl Drop for Registration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::authn::UserInfo;
 
     fn ready(r: &Registration) -> bool {
         use std::future::Future;
