@@ -113,7 +113,22 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
             }),
         read_header_timeout: opts.read_header_timeout,
         idle_timeout: opts.idle_connection_timeout,
-        max_open_connections: opts.max_open_connections,
+        max_open_connections: {
+            let soft = server::genericserver::open_files::raise_to_hard_limit();
+            let bound = server::genericserver::open_files::connection_bound(
+                opts.max_open_connections,
+                soft,
+            );
+            if bound != opts.max_open_connections {
+                tracing::warn!(
+                    requested = opts.max_open_connections,
+                    bound,
+                    open_files = soft,
+                    "the open connection bound is lowered to fit the open-file limit"
+                );
+            }
+            bound
+        },
     };
     let encryption = match &opts.encryption_provider_config {
         Some(path) => Some(Arc::new(

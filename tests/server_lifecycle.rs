@@ -166,3 +166,37 @@ fn the_store_and_the_keys_are_the_owners_only() {
     assert_eq!(mode(&old), 0o755);
     drop(server);
 }
+
+/// The server raises its soft open-file limit to the hard limit, as Go's runtime does for
+/// kube-apiserver: started with a soft limit of 1024 (which 10,000 connections would exhaust),
+/// it runs with the hard one.
+#[test]
+fn the_open_file_limit_is_raised_to_the_hard_limit() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let hard = limit
+        .maximum
+        .unwrap_or_else(|| panic!("no hard open-file limit"));
+    assert!(
+        hard > 1024,
+        "the hard open-file limit {hard} leaves nothing to raise"
+    );
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(1024),
+            maximum: Some(hard),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let server = Server::start(&[]);
+    setrlimit(Resource::Nofile, limit).unwrap_or_else(|e| panic!("{e}"));
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.pid()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap_or_else(|| panic!("{limits}"));
+    let values: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(values, [hard.to_string(), hard.to_string()], "{line}");
+}

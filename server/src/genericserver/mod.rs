@@ -12,6 +12,7 @@ pub mod health;
 pub mod hooks;
 pub mod lifecycle;
 pub mod metrics;
+pub mod open_files;
 pub mod openapi;
 pub mod options;
 pub mod runtime_config;
