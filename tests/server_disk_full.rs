@@ -232,3 +232,31 @@ async fn the_store_quota_refuses_growth_and_deletes_make_room() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
+
+/// An object larger than etcd accepts in one write (1.5 MiB) is refused by the embedded store
+/// too, as etcd's `request is too large`: here a ConfigMap within the 1 MiB of values
+/// validation allows, made large by 50,000 keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_larger_than_etcd_accepts_is_refused() {
+    let server = Server::start(&[]);
+    let client = server.admin();
+    let mut data = serde_json::Map::new();
+    data.insert("big".into(), Value::from("x".repeat(1_000_000)));
+    for i in 0..50_000 {
+        data.insert(format!("k{i:05}"), Value::from(""));
+    }
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "wide"}, "data": data});
+    let r = client
+        .post(server.url(CONFIGMAPS))
+        .json(&body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let code = r.status().as_u16();
+    let status: Value = r.json().await.unwrap_or(Value::Null);
+    assert_eq!(code, 500, "{status}");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(message.contains("request is too large"), "{message}");
+    let (code, _) = create(&server, &client, "small", 100).await;
+    assert_eq!(code, 201);
+}

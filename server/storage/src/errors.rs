@@ -126,6 +126,17 @@ pub enum StorageError {
         /// A human-readable explanation.
         message: String,
     },
+    /// A value larger than the store accepts in one write (etcd's `request is too large` past
+    /// its default `--max-request-bytes` of 1.5 MiB; 500, as kube-apiserver answers it).
+    #[error(
+        "request is too large: {size} bytes to store, more than the {limit} the store accepts in one write"
+    )]
+    TooLarge {
+        /// The bytes of the key and value.
+        size: usize,
+        /// The most the store accepts.
+        limit: usize,
+    },
     /// The operation did not finish in time (504).
     #[error("storage operation timed out: {message}")]
     Timeout {

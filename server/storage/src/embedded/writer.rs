@@ -298,15 +298,23 @@ impl<'a> Txn<'a> {
             .ok_or_else(|| StorageError::internal("expiry table not open"))
     }
 
-    /// The space quota's verdict on a write before it is applied: a put that would take the
-    /// stored rows past `quota` is refused (its new row and its history row, which carries the
-    /// value again; the previous value moves from the row to the history, so it counts once).
+    /// The verdict on a write before it is applied: a put of more than [`MAX_WRITE_BYTES`] is
+    /// refused, as etcd refuses it, and so is a put that would take the stored rows past
+    /// `quota` (its new row and its history row, which carries the value again; the previous
+    /// value moves from the row to the history, so it counts once).
     /// Deletes always pass, as etcd lets them through its space alarm: they are how space is
     /// freed once history is compacted.
     fn space_for(&self, key: &str, op: &WriteOp, quota: u64) -> Result<()> {
         let WriteOp::Put { value, .. } = op else {
             return Ok(());
         };
+        let size = key.len() + value.len();
+        if size > MAX_WRITE_BYTES {
+            return Err(StorageError::TooLarge {
+                size,
+                limit: MAX_WRITE_BYTES,
+            });
+        }
         let needed = 2 * (key.len() + value.len()) as u64 + KV_ROW_OVERHEAD + LOG_ROW_OVERHEAD;
         if quota == 0 || self.stored.saturating_add(needed) <= quota {
             return Ok(());
@@ -486,6 +494,10 @@ impl<'a> Txn<'a> {
         Ok(())
     }
 }
+
+/// The most bytes of key and value one put may store: etcd's default `--max-request-bytes`
+/// (1.5 MiB), so that an object the embedded store keeps would fit in etcd too.
+pub(crate) const MAX_WRITE_BYTES: usize = 1536 * 1024;
 
 /// The bytes of a `kv` row beside its value: the four counters of [`KvRecord`].
 const KV_ROW_OVERHEAD: u64 = 32;

@@ -180,6 +180,31 @@ fn the_stored_bytes_follow_every_commit() {
     );
 }
 
+/// A put of more than etcd's 1.5 MiB request limit is refused alone, whatever the quota.
+#[test]
+fn a_put_larger_than_etcd_accepts_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let shared = shared(dir.path());
+    let settings = WriterSettings {
+        sweep_interval: Duration::from_secs(1),
+        retained_revisions: 100,
+        quota_bytes: 0,
+    };
+    let (fits, fits_rx) = answered("/k", put(&vec![b'v'; MAX_WRITE_BYTES - 2]));
+    let (big, big_rx) = answered("/k2", put(&vec![b'v'; MAX_WRITE_BYTES - 2]));
+    commit_batch(&shared, vec![fits, big], false, &settings).expect("commit");
+    assert!(matches!(
+        fits_rx.blocking_recv(),
+        Ok(Ok(TxnOutcome::Committed { .. }))
+    ));
+    match big_rx.blocking_recv() {
+        Ok(Err(StorageError::TooLarge { size, limit })) => {
+            assert_eq!((size, limit), (MAX_WRITE_BYTES + 1, MAX_WRITE_BYTES));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// At the quota a put is refused alone (the batch's other writes commit) while deletes go
 /// on; compaction of the history they leave makes room again.
 #[test]
