@@ -474,3 +474,38 @@ async fn a_compressed_header_bomb_costs_no_memory() {
     );
     assert_ready(&s, &c).await;
 }
+
+/// Writers with ever new field managers do not grow `managedFields` without bound: past ten
+/// `Update` managers the oldest are merged into `ancient-changes`, as in Kubernetes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_managers_are_capped() {
+    let server = Server::start(&[]);
+    let client = server.admin();
+    let (code, body) = send(
+        client
+            .post(server.url(CONFIGMAPS))
+            .json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "many"}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let mut last = Value::Null;
+    for i in 0..30 {
+        let (code, body) = send(
+            client
+                .patch(server.url(&format!("{CONFIGMAPS}/many?fieldManager=m{i}")))
+                .header("content-type", "application/merge-patch+json")
+                .body(json!({"data": {format!("k{i}"): "v"}}).to_string()),
+        )
+        .await;
+        assert_eq!(code, 200, "{body}");
+        last = body;
+    }
+    let managers: Vec<&str> = last["metadata"]["managedFields"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["manager"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(managers.len(), 10, "{managers:?}");
+    assert!(managers.contains(&"ancient-changes"), "{managers:?}");
+    assert!(managers.contains(&"m29"), "{managers:?}");
+    assert_ready(&server, &client).await;
+}

@@ -289,7 +289,66 @@ pub fn updated_entries(
         list[idx].fields.0.extend(changed);
         list[idx].time = now_rfc3339();
     }
+    cap_update_managers(&mut list);
     list
+}
+
+/// The most `Update` entries an object keeps: Kubernetes' `DefaultMaxUpdateManagers`.
+const MAX_UPDATE_MANAGERS: usize = 10;
+/// The manager older updates are merged into past [`MAX_UPDATE_MANAGERS`].
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// Keeps at most [`MAX_UPDATE_MANAGERS`] `Update` entries, as Kubernetes' field manager does:
+/// the oldest updaters beyond the cap are merged, per apiVersion, into one `ancient-changes`
+/// entry of that apiVersion (created from the first such updater when missing), which takes
+/// the time of the newest one merged.
+fn cap_update_managers(list: &mut Vec<ManagedEntry>) {
+    let mut updaters: Vec<usize> = (0..list.len())
+        .filter(|&i| list[i].operation == "Update" && !list[i].fields.is_empty())
+        .collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort_by(|&a, &b| list[a].time.cmp(&list[b].time));
+    let mut remaining = updaters.len();
+    let mut first_of_version: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::new();
+    let mut merged = vec![false; list.len()];
+    for &i in &updaters {
+        if remaining <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = list[i].api_version.clone();
+        let Some(&first) = first_of_version.get(&version) else {
+            first_of_version.insert(version, i);
+            continue;
+        };
+        let bucket = (0..list.len()).find(|&b| {
+            !merged[b]
+                && list[b].is(ANCIENT_CHANGES, "Update", "")
+                && list[b].api_version == version
+        });
+        let bucket = match bucket {
+            Some(b) if b == i => continue,
+            Some(b) => b,
+            None => {
+                list[first].manager = ANCIENT_CHANGES.to_string();
+                list[first].subresource.clear();
+                first
+            }
+        };
+        let fields = std::mem::take(&mut list[i].fields);
+        let time = std::mem::take(&mut list[i].time);
+        list[bucket].fields.0.extend(fields.0);
+        list[bucket].time = time;
+        merged[i] = true;
+        remaining -= 1;
+    }
+    let mut index = 0;
+    list.retain(|_| {
+        index += 1;
+        !merged[index - 1]
+    });
 }
 
 /// The typed managedFields entries after a create by `manager` that sets `fields` (as
@@ -430,6 +489,7 @@ pub fn apply(
         Some(i) => list[i] = entry,
         None => list.push(entry),
     }
+    cap_update_managers(&mut list);
     store_entries(&mut merged, list);
     Ok(merged)
 }
@@ -563,6 +623,65 @@ mod tests {
         )
         .unwrap();
         assert_eq!(next["spec"], json!({"replicas": 2}));
+    }
+
+    /// Past ten `Update` managers the oldest are merged, per apiVersion, into
+    /// `ancient-changes`, which keeps their fields and the newest time merged.
+    #[test]
+    fn update_managers_are_capped_at_ten() {
+        let entry = |i: usize, version: &str| ManagedEntry {
+            manager: format!("m{i}"),
+            operation: "Update".into(),
+            api_version: version.into(),
+            time: format!("2026-01-01T00:00:{i:02}Z"),
+            subresource: String::new(),
+            fields: FieldSet::from_fields_v1(&json!({"f:data": {format!("f:k{i}"): {}}})),
+        };
+        let applier = ManagedEntry {
+            operation: "Apply".into(),
+            ..entry(99, "v1")
+        };
+        // m1 is of another version: it is kept, and the bucket of v1 starts from m0.
+        let mut list: Vec<ManagedEntry> = (0..12)
+            .map(|i| entry(i, if i == 1 { "v1beta1" } else { "v1" }))
+            .collect();
+        list.push(applier.clone());
+        cap_update_managers(&mut list);
+        let names: Vec<&str> = list.iter().map(|e| e.manager.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ancient-changes",
+                "m1",
+                "m4",
+                "m5",
+                "m6",
+                "m7",
+                "m8",
+                "m9",
+                "m10",
+                "m11",
+                "m99"
+            ]
+        );
+        let bucket = &list[0];
+        assert_eq!(
+            bucket.fields,
+            FieldSet::from_fields_v1(&json!({"f:data": {"f:k0": {}, "f:k2": {}, "f:k3": {}}}))
+        );
+        assert_eq!(bucket.time, "2026-01-01T00:00:03Z");
+        assert_eq!(
+            (bucket.api_version.as_str(), bucket.operation.as_str()),
+            ("v1", "Update")
+        );
+        // Ten updaters or fewer are left alone; a later overflow joins the existing bucket.
+        let before = list.clone();
+        cap_update_managers(&mut list);
+        assert_eq!(list, before);
+        list.push(entry(12, "v1"));
+        cap_update_managers(&mut list);
+        assert_eq!(list.len(), 11);
+        assert!(list[0].fields.0.len() == 4 && list[0].manager == "ancient-changes");
     }
 
     #[test]
