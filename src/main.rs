@@ -167,6 +167,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         },
         max_requests_inflight: opts.max_requests_inflight as usize,
         max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
+        list_memory: (opts.list_memory_per_user, opts.list_memory_total),
         authentication,
         authenticators: Vec::new(),
         authorizers: Vec::new(),

@@ -261,3 +261,108 @@ async fn a_response_the_client_does_not_read_holds_its_slot_only_until_its_deadl
     let resp = get(&bob).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(resp.status().as_u16(), 200);
 }
+
+/// Large list responses are bounded per user: while one of bob's large lists is held by a
+/// client that does not read it, his next large list gets 429 with `Retry-After`, while another
+/// user's and the admin's lists are served; once the first response is gone, bob's lists are
+/// served again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_lists_beyond_a_users_share_get_429() {
+    let server = Server::start(&["--list-memory-per-user=1048576"]);
+    let admin = server.admin();
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "listers-view"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "listers"}]});
+    let r = admin
+        .post(server.url("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"))
+        .json(&binding)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.status().as_u16(), 201);
+    let list = server.url("/api/v1/namespaces/default/configmaps");
+    for i in 0..3 {
+        let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("big-{i}")}, "data": {"v": "x".repeat(300_000)}});
+        let r = admin
+            .post(&list)
+            .json(&body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.status().as_u16(), 201);
+    }
+    let identity = |name: &str| {
+        let (cert, key) = server.user_cert(name, "listers");
+        reqwest::Identity::from_pem(format!("{cert}{key}").as_bytes())
+            .unwrap_or_else(|e| panic!("identity: {e}"))
+    };
+    // A client that reads nothing of the body: h2 flow control holds the response.
+    let stalled = server
+        .builder()
+        .identity(identity("bob"))
+        .http2_initial_stream_window_size(65_535)
+        .http2_initial_connection_window_size(65_535)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut held = None;
+    for _ in 0..100 {
+        let r = stalled
+            .get(&list)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if r.status().as_u16() == 200 {
+            held = Some(r);
+            break;
+        }
+        // The binding reaches the authorizer a moment after it is written.
+        assert_eq!(r.status().as_u16(), 403);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let held = held.unwrap_or_else(|| panic!("bob's list was never allowed"));
+    let (cert, key) = server.user_cert("bob", "listers");
+    let bob = server.with_identity(&cert, &key);
+    let r = bob
+        .get(&list)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.status().as_u16(), 429);
+    assert_eq!(
+        r.headers().get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"1"[..])
+    );
+    let (cert, key) = server.user_cert("eve", "listers");
+    let eve = server.with_identity(&cert, &key);
+    for client in [&eve, &admin] {
+        let r = client
+            .get(&list)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.status().as_u16(), 200);
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        assert_eq!(body["items"].as_array().map(Vec::len), Some(3));
+    }
+    drop(held);
+    let started = Instant::now();
+    loop {
+        let r = bob
+            .get(&list)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if r.status().as_u16() == 200 {
+            break;
+        }
+        assert_eq!(r.status().as_u16(), 429);
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "bob's share was not released"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -13,6 +13,7 @@ pub mod endpoints;
 pub mod fault;
 pub mod filters;
 pub mod genericserver;
+pub mod held_body;
 pub mod negotiate;
 pub mod patch;
 pub mod pki;

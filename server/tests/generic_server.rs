@@ -75,6 +75,10 @@ async fn hooks_delegation_and_shutdown_order() {
         admission: Default::default(),
         max_requests_inflight: 0,
         max_mutating_requests_inflight: 0,
+        list_memory: (
+            server::endpoints::list_budget::PER_USER_BYTES,
+            server::endpoints::list_budget::TOTAL_BYTES,
+        ),
         authentication: Default::default(),
         authenticators: Vec::new(),
         authorizers: Vec::new(),

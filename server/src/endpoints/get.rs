@@ -39,32 +39,35 @@ pub async fn get(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
 }
 
 /// `GET` of a collection.
-pub async fn list(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
+pub async fn list(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
     let params = list_params(&scope)?;
     let n = negotiate_output(scope.header("accept"), true, scope.protobuf())?;
-    if n.format == OutputFormat::Json
+    let mut result = scope
+        .store
+        .list_stored(scope.namespace(), params.storage_options())
+        .await?;
+    let stored = std::mem::take(&mut result.items);
+    // The response is built in memory: about twice the stored bytes (protobuf at rest is
+    // about half its JSON). A large one needs room in the list budget, or is 429.
+    let estimate = 2 * stored.iter().map(|o| o.data.len() as u64).sum::<u64>();
+    let reservation = ctx.list_budget.reserve(&scope.user, estimate)?;
+    let meta = list_meta(&result, params.filtered());
+    let resp = if n.format == OutputFormat::Json
         && n.transform == Transform::None
         && scope.is_storage_version()
     {
-        let mut result = scope
-            .store
-            .list_stored(scope.namespace(), params.storage_options())
-            .await?;
-        let stored = std::mem::take(&mut result.items);
         let items = scope.store.json_list_items(stored).await?;
-        let meta =
-            serde_json::to_value(list_meta(&result, params.filtered())).unwrap_or(Value::Null);
-        return response::raw_json_list(&scope, items, &meta);
-    }
-    let (items, result) = scope
-        .store
-        .list(scope.namespace(), params.storage_options())
-        .await?;
-    let items = items
-        .into_iter()
-        .map(|o| scope.to_request_version(o))
-        .collect::<Result<Vec<_>, _>>()?;
-    response::list(&scope, &items, &list_meta(&result, params.filtered()))
+        let meta = serde_json::to_value(meta).unwrap_or(Value::Null);
+        response::raw_json_list(&scope, items, &meta)?
+    } else {
+        let items = stored
+            .iter()
+            .map(|o| scope.to_request_version(scope.store.decode(o)?))
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(stored);
+        response::list(&scope, &items, &meta)?
+    };
+    Ok(crate::held_body::held_until_sent(resp, reservation))
 }
 
 /// The `ListMeta` of a list result: resourceVersion, and continue plus remainingItemCount

@@ -18,6 +18,7 @@ mod create;
 mod decode;
 mod delete;
 mod get;
+pub mod list_budget;
 mod params;
 mod patch;
 mod response;
@@ -63,6 +64,8 @@ pub struct ApiContext {
     watches_end: tokio::sync::watch::Sender<bool>,
     /// The RBAC rules users hold, for the escalation checks of the RBAC kinds' strategies.
     rule_resolver: Option<Arc<dyn RuleResolver>>,
+    /// The memory large list responses may hold at once.
+    list_budget: Arc<list_budget::ListBudget>,
 }
 
 /// The token services handlers hand to strategies (`TokenReview`, `serviceaccounts/token`).
@@ -86,6 +89,7 @@ pub struct ApiContextBuilder {
     plugins: Vec<apimachinery::admission::Plugin>,
     rule_resolver: Option<Arc<dyn RuleResolver>>,
     tokens: TokenServices,
+    list_memory: (u64, u64),
 }
 
 impl ApiContextBuilder {
@@ -105,6 +109,12 @@ impl ApiContextBuilder {
     /// The RBAC rules users hold, which escalation checks compare a write against.
     pub fn rule_resolver(mut self, resolver: Arc<dyn RuleResolver>) -> Self {
         self.rule_resolver = Some(resolver);
+        self
+    }
+
+    /// Sets the bytes large list responses may hold at once, per user and in all.
+    pub fn list_memory(mut self, per_user: u64, total: u64) -> Self {
+        self.list_memory = (per_user, total);
         self
     }
 
@@ -154,6 +164,10 @@ impl ApiContextBuilder {
             tokens: self.tokens,
             watches_end: tokio::sync::watch::Sender::new(false),
             rule_resolver: self.rule_resolver,
+            list_budget: Arc::new(list_budget::ListBudget::new(
+                self.list_memory.0,
+                self.list_memory.1,
+            )),
         })
     }
 }
@@ -176,6 +190,7 @@ impl ApiContext {
             plugins: Vec::new(),
             rule_resolver: None,
             tokens: TokenServices::default(),
+            list_memory: (list_budget::PER_USER_BYTES, list_budget::TOTAL_BYTES),
         }
     }
 

@@ -243,7 +243,9 @@ where
         Some(limit) => timeout::bounded(limit, handler).await,
         None => timeout::end_on_shutdown(config, handler.await),
     };
-    let resp = max_in_flight::held_until_sent(resp, permit);
+    // A request counts against the limit while its response is written, as in
+    // kube-apiserver, so clients that stop reading cannot each hold a response beyond it.
+    let resp = crate::held_body::held_until_sent(resp, permit);
     if let Some(record) = record.as_mut() {
         audit::record_request(record, copy);
     }

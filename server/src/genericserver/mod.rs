@@ -108,6 +108,9 @@ pub struct Config {
     pub max_requests_inflight: usize,
     /// `--max-mutating-requests-inflight` (0: unlimited).
     pub max_mutating_requests_inflight: usize,
+    /// The bytes large list responses may hold at once, per user and in all (see
+    /// [`crate::endpoints::list_budget`]).
+    pub list_memory: (u64, u64),
     /// The token file and service-account tokens (`AuthenticationConfig::default()`: neither).
     pub authentication: AuthenticationConfig,
     /// Extra authenticators, tried after x509 and bearer tokens.
@@ -202,6 +205,7 @@ impl CompletedConfig {
             c.storage_prefix.clone(),
         )
         .min_request_timeout(c.min_request_timeout)
+        .list_memory(c.list_memory.0, c.list_memory.1)
         .storage_media_type(c.storage_media_type)
         .admission(c.admission.clone())
         .rule_resolver(Arc::clone(&self.rbac) as Arc<dyn apimachinery::rbac::RuleResolver>)

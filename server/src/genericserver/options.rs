@@ -59,6 +59,12 @@ pub struct ServerOptions {
     /// new ones wait to be accepted.
     #[arg(long, hide = true, default_value_t = super::serve::DEFAULT_MAX_OPEN_CONNECTIONS)]
     pub max_open_connections: usize,
+    /// apiary-only: the bytes one user's large list responses may hold at once.
+    #[arg(long, hide = true, default_value_t = crate::endpoints::list_budget::PER_USER_BYTES)]
+    pub list_memory_per_user: u64,
+    /// apiary-only: the bytes all large list responses may hold at once.
+    #[arg(long, hide = true, default_value_t = crate::endpoints::list_budget::TOTAL_BYTES)]
+    pub list_memory_total: u64,
     /// Whether requests without credentials are served as `system:anonymous`.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub anonymous_auth: bool,
