@@ -423,8 +423,15 @@ pub fn raw_json_list(
 /// Lists up to this size are sent as one buffer.
 const JOIN_BELOW: usize = 64 * 1024;
 
-/// A response body sent as the buffers it was made of, in order, with its exact length (so
-/// it goes out with a `Content-Length`).
+/// The largest frame [`Chunks`] yields. The server takes a frame only once the connection has
+/// room for more, so a body handed over in frames of this size stays (with what it holds, such
+/// as its list memory reservation) until nearly all of it has been sent; a whole buffer
+/// would be taken at once into the connection's send queue.
+const FRAME_BYTES: usize = 64 * 1024;
+
+/// A response body sent as the buffers it was made of, in order, in frames of at most
+/// [`FRAME_BYTES`] (slices of the buffers, not copies), with its exact length (so it goes out
+/// with a `Content-Length`).
 struct Chunks {
     chunks: std::collections::VecDeque<Bytes>,
     remaining: u64,
@@ -448,7 +455,10 @@ impl http_body::Body for Chunks {
         mut self: std::pin::Pin<&mut Self>,
         _cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        let next = self.chunks.pop_front();
+        let next = match self.chunks.front_mut() {
+            Some(front) if front.len() > FRAME_BYTES => Some(front.split_to(FRAME_BYTES)),
+            _ => self.chunks.pop_front(),
+        };
         if let Some(chunk) = &next {
             self.remaining -= chunk.len() as u64;
         }
@@ -516,6 +526,14 @@ mod tests {
         assert_eq!(body.size_hint().exact(), Some(7));
         let rest = body.collect().await.map(|c| c.to_bytes());
         assert_eq!(rest.ok().as_deref(), Some(&b"1,2,3]}"[..]));
+        // A large buffer goes out in frames of at most `FRAME_BYTES`.
+        let big = Bytes::from(vec![b'x'; 2 * FRAME_BYTES + 1]);
+        let mut body = std::pin::pin!(Chunks::new(vec![big]));
+        let mut frames = Vec::new();
+        while let Some(Ok(frame)) = body.frame().await {
+            frames.push(frame.into_data().map(|d| d.len()).unwrap_or_default());
+        }
+        assert_eq!(frames, [FRAME_BYTES, FRAME_BYTES, 1]);
     }
 
     #[test]
