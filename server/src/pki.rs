@@ -262,7 +262,10 @@ mod tests {
             .and_then(Result::ok)
             .map(|c| c.to_vec())
             .unwrap_or_default();
-        let user = crate::authn::x509::user_from_certificate(&der).unwrap_or_default();
+        let user = crate::authn::x509::user_from_certificate(&der)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         assert_eq!(user.name, "admin");
         assert_eq!(user.groups, vec!["system:masters".to_string()]);
         let kc = fs::read_to_string(&second.kubeconfig).unwrap_or_default();

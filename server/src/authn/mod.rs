@@ -58,7 +58,7 @@ struct ConnectionState {
     verdict: RwLock<ChainVerdict>,
     /// What x509 authentication read from the leaf, remembered for the connection's later
     /// requests.
-    x509_user: OnceLock<Result<Arc<UserInfo>, String>>,
+    x509_user: OnceLock<Result<Option<Arc<UserInfo>>, String>>,
     /// The header of the last bearer token authenticated on the connection.
     bearer: Mutex<Option<RememberedToken>>,
     /// The user the connection's first request authenticated as (not anonymous).
@@ -150,12 +150,13 @@ impl PeerConnection {
     /// The user x509 authentication reads from the leaf at `now`: a chain that does not verify
     /// then gives its verification error; otherwise the user `read` finds in the leaf, computed
     /// on the connection's first request and then remembered (every request of a connection
-    /// has the same chain). `None` when the client presented no certificate.
+    /// has the same chain; `Ok(None)` when the leaf names no user). `None` when the client
+    /// presented no certificate.
     pub fn x509_user_at(
         &self,
         now: rustls_pki_types::UnixTime,
-        read: impl FnOnce(&[u8]) -> Result<Arc<UserInfo>, String>,
-    ) -> Option<Result<&Arc<UserInfo>, String>> {
+        read: impl FnOnce(&[u8]) -> Result<Option<Arc<UserInfo>>, String>,
+    ) -> Option<Result<Option<&Arc<UserInfo>>, String>> {
         let leaf = self.0.chain.first()?;
         if let Err(reason) = self.chain_verdict(now) {
             return Some(Err(reason));
@@ -165,6 +166,7 @@ impl PeerConnection {
                 .x509_user
                 .get_or_init(|| read(leaf.as_ref()))
                 .as_ref()
+                .map(Option::as_ref)
                 .map_err(Clone::clone),
         )
     }

@@ -130,8 +130,8 @@ pub fn unchanged_window(chain: &[CertificateDer<'_>], now: u64) -> (u64, u64) {
 const CACHE_CAPACITY: usize = 256;
 
 /// The outcome of reading a certificate: its user (already in `system:authenticated`, so that
-/// requests share it unchanged), or why it has none.
-type CertificateUser = Result<Arc<UserInfo>, String>;
+/// requests share it unchanged), none when it has no Common Name, or why it cannot be read.
+type CertificateUser = Result<Option<Arc<UserInfo>>, String>;
 
 /// Authenticates requests whose TLS connection presented a verified client certificate.
 ///
@@ -149,9 +149,11 @@ impl X509Authenticator {
         if let Some(known) = self.users.lock().get(der) {
             return known.clone();
         }
-        let user = user_from_certificate(der).map(|mut user| {
-            add_authenticated_group(&mut user);
-            Arc::new(user)
+        let user = user_from_certificate(der).map(|user| {
+            user.map(|mut user| {
+                add_authenticated_group(&mut user);
+                Arc::new(user)
+            })
         });
         let mut users = self.users.lock();
         if users.len() >= CACHE_CAPACITY {
@@ -163,8 +165,10 @@ impl X509Authenticator {
 }
 
 /// Reads the user from a DER certificate: CN → name, O → groups. Of several Common Names the
-/// last is the user, as Go's `pkix.Name` keeps the last one it reads.
-pub fn user_from_certificate(der: &[u8]) -> Result<UserInfo, String> {
+/// last is the user, as Go's `pkix.Name` keeps the last one it reads; without one the
+/// certificate names no user (`None`), and the request goes on to the other authenticators
+/// (then anonymous), as kube-apiserver's `CommonNameUserConversion` answers.
+pub fn user_from_certificate(der: &[u8]) -> Result<Option<UserInfo>, String> {
     let (_, cert) =
         X509Certificate::from_der(der).map_err(|e| format!("invalid client certificate: {e}"))?;
     let subject = cert.subject();
@@ -175,18 +179,18 @@ pub fn user_from_certificate(der: &[u8]) -> Result<UserInfo, String> {
         .unwrap_or("")
         .to_string();
     if name.is_empty() {
-        return Err("client certificate has no common name".to_string());
+        return Ok(None);
     }
     let groups = subject
         .iter_organization()
         .filter_map(|o| o.as_str().ok())
         .map(str::to_string)
         .collect();
-    Ok(UserInfo {
+    Ok(Some(UserInfo {
         name,
         groups,
         ..UserInfo::default()
-    })
+    }))
 }
 
 #[async_trait::async_trait]
@@ -200,7 +204,8 @@ impl Authenticator for X509Authenticator {
             return AuthnOutcome::NoCredentials;
         };
         match user {
-            Ok(user) => AuthnOutcome::Authenticated(Arc::clone(user)),
+            Ok(Some(user)) => AuthnOutcome::Authenticated(Arc::clone(user)),
+            Ok(None) => AuthnOutcome::NoCredentials,
             Err(reason) => AuthnOutcome::Failed(reason),
         }
     }
@@ -235,9 +240,27 @@ mod tests {
             .rposition(|w| w == organization)
             .unwrap_or_else(|| panic!("no Organization attribute"));
         der[at + 4] = 0x03;
-        let user = user_from_certificate(&der).unwrap_or_else(|e| panic!("{e}"));
+        let user = user_from_certificate(&der)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("no user"));
         assert_eq!(user.name, "admin");
         assert!(user.groups.is_empty(), "{:?}", user.groups);
+    }
+
+    /// A verified certificate without a Common Name names no user: the request is not
+    /// authenticated by it (and goes on to anonymous), as in kube-apiserver, rather than 401.
+    #[tokio::test]
+    async fn a_certificate_without_a_common_name_names_no_user() {
+        let authn = X509Authenticator::default();
+        let der = certificate("", "dev");
+        assert!(matches!(authn.user(&der), Ok(None)));
+        let connection = PeerConnection::new(vec![der.into()]);
+        let (mut parts, ()) = http::Request::new(()).into_parts();
+        parts.extensions.insert(connection);
+        assert_eq!(
+            authn.authenticate(&parts).await,
+            AuthnOutcome::NoCredentials
+        );
     }
 
     #[test]
@@ -247,13 +270,21 @@ mod tests {
         let alice = certificate("alice", "dev");
         // Remembered in `system:authenticated` already, so requests share it as it is.
         for _ in 0..2 {
-            let user = authn.user(&admin).unwrap_or_else(|e| panic!("{e}"));
+            let user = authn
+                .user(&admin)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| panic!("admin"));
             assert_eq!(user.name, "admin");
             assert_eq!(
                 user.groups,
                 ["system:masters", crate::authn::AUTHENTICATED_GROUP]
             );
-            let user = authn.user(&alice).unwrap_or_else(|e| panic!("{e}"));
+            let user = authn
+                .user(&alice)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| panic!("alice"));
             assert_eq!(user.name, "alice");
             assert_eq!(user.groups, ["dev", crate::authn::AUTHENTICATED_GROUP]);
         }
@@ -417,7 +448,7 @@ mod tests {
         let user_at = |secs: u64| {
             connection
                 .x509_user_at(at(secs), |der| authn.user(der))
-                .map(|r| r.map(|u| u.name.clone()))
+                .map(|r| r.map(|u| u.map_or_else(String::new, |u| u.name.clone())))
         };
         assert_eq!(user_at(new_year(2025)), Some(Ok("jane".to_string())));
         let not_after = new_year(2030);
