@@ -24,8 +24,14 @@ async fn create(
     name: &str,
     size: usize,
 ) -> (u16, Value) {
+    let data = json!({"fill": "x".repeat(size)});
+    post(server, client, name, data).await
+}
+
+/// POSTs a ConfigMap named `name` with `data`; returns the status code and the answer.
+async fn post(server: &Server, client: &reqwest::Client, name: &str, data: Value) -> (u16, Value) {
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
-                      "data": {"fill": "x".repeat(size)}});
+                      "data": data});
     let r = client
         .post(server.url(CONFIGMAPS))
         .json(&body)
@@ -245,15 +251,7 @@ async fn an_object_larger_than_etcd_accepts_is_refused() {
     for i in 0..50_000 {
         data.insert(format!("k{i:05}"), Value::from(""));
     }
-    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "wide"}, "data": data});
-    let r = client
-        .post(server.url(CONFIGMAPS))
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let code = r.status().as_u16();
-    let status: Value = r.json().await.unwrap_or(Value::Null);
+    let (code, status) = post(&server, &client, "wide", Value::Object(data)).await;
     assert_eq!(code, 500, "{status}");
     let message = status["message"].as_str().unwrap_or_default();
     assert!(message.contains("request is too large"), "{message}");
