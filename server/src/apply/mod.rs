@@ -2,6 +2,7 @@
 //! `metadata.managedFields`, structured merge by `x-kubernetes-list-type` /
 //! `x-kubernetes-map-type`, conflicts, and `Update` entries for every other write.
 
+mod apply_request;
 mod created;
 pub mod fieldset;
 pub mod managed;
