@@ -2,6 +2,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use async_trait::async_trait;
+
 use super::*;
 use crate::registry::Registry;
 use generated::core::v1::ConfigMap;
