@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use apimachinery::Scheme;
+use server::genericserver::groups::{ApiGroups, authorization_modes_of, scheme_of};
 use server::genericserver::options::ServerOptions;
 use server::genericserver::runtime_config::RuntimeConfig;
 use server::genericserver::serve::ServingOptions;
@@ -29,6 +31,24 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(flatten)]
     options: ServerOptions,
+}
+
+/// The example group (`example.dev` Widgets) the binary serves beside the Kubernetes groups.
+struct ExampleApis;
+
+impl ApiGroups for ExampleApis {
+    fn register(&self, scheme: &mut Scheme) {
+        generated::example_dev::register(scheme);
+    }
+}
+
+/// The bundles of API groups the binary serves: the Kubernetes control plane, then the example
+/// group.
+fn api_groups() -> Vec<Arc<dyn ApiGroups>> {
+    vec![
+        Arc::new(controlplane::KubernetesApis::default()),
+        Arc::new(ExampleApis),
+    ]
 }
 
 fn version_info() -> VersionInfo {
@@ -75,7 +95,7 @@ async fn open_backend(opts: &ServerOptions) -> anyhow::Result<Arc<dyn storage::b
     }
 }
 
-async fn run(opts: ServerOptions) -> anyhow::Result<()> {
+async fn run(opts: ServerOptions, groups: Vec<Arc<dyn ApiGroups>>) -> anyhow::Result<()> {
     // A new data directory is the owner's only, as etcd keeps its own (0700); one that
     // exists is left as its owner set it (the store and key directories inside are 0700).
     storage::private_files::create_dir(&opts.data_dir)
@@ -146,7 +166,8 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
     .context("loading the authentication configuration")??;
     let backend = open_backend(&opts).await?;
     let config = Config {
-        scheme: Arc::new(generated::scheme()),
+        scheme: Arc::new(scheme_of(&groups)),
+        groups,
         backend,
         storage_prefix: opts.etcd_prefix.clone(),
         compaction_interval: opts.etcd_compaction_interval,
@@ -172,10 +193,9 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         authenticators: Vec::new(),
         authorizers: Vec::new(),
         audit: opts.audit()?,
-        authorization_modes: server::authz::AuthorizationMode::parse_list(&opts.authorization_mode)
-            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?,
+        authorization_modes: opts.authorization_mode.clone(),
     };
-    let prepared = config.complete().new_server()?.prepare_run().await?;
+    let prepared = config.complete()?.new_server()?.prepare_run().await?;
     let port = prepared.local_addr().port();
     if opts.client_ca_file.is_some() {
         tracing::warn!(
@@ -208,7 +228,8 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
-    let errors = cli.options.validate();
+    let groups = api_groups();
+    let errors = cli.options.validate(&authorization_modes_of(&groups));
     if !errors.is_empty() {
         for e in &errors {
             eprintln!("error: {e}");
@@ -225,7 +246,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.options)) {
+    match runtime.block_on(run(cli.options, groups)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

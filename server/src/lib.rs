@@ -1,14 +1,15 @@
 //! The apiary runtime: the generic API server (options, lifecycle, TLS, the filter chain,
 //! discovery, OpenAPI, health and metrics), authentication and authorization, the REST
-//! endpoints, the admission chain, the registry that serves every kind of the scheme, and the
-//! in-process controllers.
+//! endpoints, the admission chain and the registry that serves every kind of the scheme. It
+//! knows no kind: the API groups installed into it bring their kinds, admission plugins,
+//! authorizers, controllers and bootstrap (`genericserver::groups::ApiGroups`; the Kubernetes
+//! control plane is the `controlplane` crate).
 
 pub mod admission;
 pub mod apply;
 pub mod audit;
 pub mod authn;
 pub mod authz;
-pub mod controllers;
 pub mod endpoints;
 pub mod fault;
 pub mod filters;

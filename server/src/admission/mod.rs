@@ -5,16 +5,13 @@
 //! Forbidden, 422 Invalid, 404 for a missing namespace, ...); warnings reach the client as
 //! `Warning` headers.
 //!
-//! Plugins are the server's built-in ones ([`namespace_lifecycle`], [`resource_quota`]) and
-//! those the definitions ship beside their kinds (`admission.rs`), chosen with
-//! `--enable-admission-plugins` / `--disable-admission-plugins` by kube-apiserver's names and
-//! run in a fixed order whatever the flags' order.
-
-pub mod namespace_lifecycle;
-pub mod policy;
-pub mod resource_quota;
-pub mod review;
-pub mod webhook;
+//! The generic server has no plugin of its own. Plugins are those the installed API groups
+//! bring ([`ApiGroups::admission_plugins`](crate::genericserver::groups::ApiGroups::admission_plugins):
+//! the control plane's NamespaceLifecycle, webhooks, policies and ResourceQuota), those the
+//! definitions ship beside their kinds (`admission.rs`) and an embedder's own
+//! ([`ApiContextBuilder::plugin`](crate::endpoints::ApiContextBuilder::plugin)), chosen with
+//! `--enable-admission-plugins` / `--disable-admission-plugins` by name and run in the
+//! [`AdmissionOrder`] the groups declare whatever the flags' order.
 
 use std::sync::Arc;
 
@@ -27,23 +24,56 @@ use apimachinery::rbac::RuleResolver;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use apimachinery::user::UserInfo;
-use apimachinery::{ResourceInfo, Scheme};
+use apimachinery::ResourceInfo;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 
-use crate::registry::{Registry, ValidateObject};
+use crate::registry::ValidateObject;
 
-/// The plugins in the order they run, before and after those the definitions ship: as
-/// kube-apiserver orders them, NamespaceLifecycle first, then the webhooks, ResourceQuota
-/// last.
-const FIRST: &[&str] = &["NamespaceLifecycle"];
-const LAST: &[&str] = &[
-    policy::mutating::NAME,
-    webhook::MUTATING_NAME,
-    policy::validating::NAME,
-    webhook::VALIDATING_NAME,
-    "ResourceQuota",
-];
+/// The order plugins run in, whatever the order of the flags (kube-apiserver's
+/// `AllOrderedPlugins`): the plugins named in [`first`](Self::first) run first, in that order;
+/// those named in [`last`](Self::last) run last, in that order; every other plugin (those the
+/// definitions ship, an embedder's own) runs in between, in registration order. The installed
+/// API groups declare theirs
+/// ([`ApiGroups::admission_order`](crate::genericserver::groups::ApiGroups::admission_order));
+/// the orders of several groups are joined in installation order.
+///
+/// ```
+/// use server::admission::AdmissionOrder;
+///
+/// let mut order = AdmissionOrder {
+///     first: vec!["NamespaceLifecycle"],
+///     last: vec!["ResourceQuota"],
+/// };
+/// order.extend(AdmissionOrder { first: vec![], last: vec!["MyAudit"] });
+/// assert_eq!(order.last, ["ResourceQuota", "MyAudit"]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AdmissionOrder {
+    /// The plugins that run before all others, in order.
+    pub first: Vec<&'static str>,
+    /// The plugins that run after all others, in order.
+    pub last: Vec<&'static str>,
+}
+
+impl AdmissionOrder {
+    /// Appends `other`'s names after this order's, in each half.
+    pub fn extend(&mut self, other: AdmissionOrder) {
+        self.first.extend(other.first);
+        self.last.extend(other.last);
+    }
+
+    /// Where a plugin sorts: the first ones, then the unlisted ones, then the last ones.
+    fn rank(&self, name: &str) -> (u8, usize) {
+        if let Some(i) = self.first.iter().position(|n| *n == name) {
+            (0, i)
+        } else if let Some(i) = self.last.iter().position(|n| *n == name) {
+            (2, i)
+        } else {
+            (1, 0)
+        }
+    }
+}
 
 /// `--enable-admission-plugins` and `--disable-admission-plugins`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,27 +113,18 @@ impl std::fmt::Debug for Chain {
     }
 }
 
-/// The server's built-in plugins, over the registry they read.
-pub fn builtin_plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin> {
-    namespace_lifecycle::plugin(registry, scheme)
-        .into_iter()
-        .chain(webhook::plugins(registry, scheme))
-        .chain(policy::mutating::plugin(registry, scheme))
-        .chain(policy::validating::plugin(registry, scheme))
-        .chain(resource_quota::plugin(registry, scheme))
-        .collect()
-}
-
 impl Chain {
     /// A chain of no plugins.
     pub fn empty() -> Self {
         Self::default()
     }
 
-    /// The chain the flags select from `available` (built-in and definition plugins).
+    /// The chain the flags select from `available` (the groups', the definitions' and an
+    /// embedder's plugins), sorted by `order`.
     pub fn build(
         available: Vec<Plugin>,
         options: &AdmissionOptions,
+        order: &AdmissionOrder,
     ) -> Result<Self, AdmissionConfigError> {
         let known: Vec<&'static str> = available.iter().map(|p| p.name).collect();
         for name in options.enable.iter().chain(&options.disable) {
@@ -118,18 +139,9 @@ impl Chain {
             !options.disable.iter().any(|d| d == p.name)
                 && (p.default_enabled || options.enable.iter().any(|e| e == p.name))
         };
-        let rank = |p: &Plugin| {
-            if let Some(i) = FIRST.iter().position(|n| *n == p.name) {
-                (0, i)
-            } else if let Some(i) = LAST.iter().position(|n| *n == p.name) {
-                (2, i)
-            } else {
-                (1, 0)
-            }
-        };
         let mut plugins: Vec<Plugin> = available.into_iter().filter(on).collect();
-        // Stable: the definitions' plugins keep their registration order.
-        plugins.sort_by_key(rank);
+        // Stable: the unlisted plugins keep their registration order.
+        plugins.sort_by_key(|p| order.rank(p.name));
         Ok(Self {
             plugins,
             objects: None,

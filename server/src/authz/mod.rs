@@ -5,8 +5,6 @@
 //! unless some authorizer allows. The active authorizer is also stored on every request as an
 //! [`AuthorizerRef`] extension, so handlers such as `SelfSubjectAccessReview` can ask it.
 
-pub mod rbac;
-
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -88,17 +86,6 @@ impl Authorizer for AlwaysDenyAuthorizer {
     }
 }
 
-/// One entry of `--authorization-mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthorizationMode {
-    /// `AlwaysAllow`.
-    AlwaysAllow,
-    /// `AlwaysDeny`.
-    AlwaysDeny,
-    /// `RBAC`.
-    Rbac,
-}
-
 /// Why `--authorization-mode` is refused, worded as kube-apiserver words it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AuthorizationModeError {
@@ -113,9 +100,59 @@ pub enum AuthorizationModeError {
     Repeated(Vec<String>),
 }
 
-impl AuthorizationMode {
-    /// The modes of `--authorization-mode`, in order; every problem is returned.
-    pub fn parse_list(modes: &[String]) -> Result<Vec<Self>, Vec<AuthorizationModeError>> {
+/// The authorizers `--authorization-mode` can name, by name (kube-apiserver's
+/// `authorizer/modes`). The generic server knows `AlwaysAllow` and `AlwaysDeny`; the API groups
+/// installed add theirs (the control plane adds `RBAC`) through
+/// [`ApiGroups::authorization_modes`](crate::genericserver::groups::ApiGroups::authorization_modes).
+///
+/// ```
+/// use std::sync::Arc;
+/// use server::authz::{AlwaysAllowAuthorizer, AuthorizationModes};
+///
+/// let mut modes = AuthorizationModes::builtin();
+/// modes.add("Mine", Arc::new(AlwaysAllowAuthorizer));
+/// assert_eq!(modes.names(), ["AlwaysAllow", "AlwaysDeny", "Mine"]);
+/// let chosen = modes.parse(&["Mine".to_string(), "AlwaysDeny".to_string()]);
+/// assert_eq!(chosen.map(|c| c.len()), Ok(2));
+/// ```
+#[derive(Clone)]
+pub struct AuthorizationModes {
+    modes: Vec<(String, Arc<dyn Authorizer>)>,
+}
+
+impl std::fmt::Debug for AuthorizationModes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl AuthorizationModes {
+    /// The generic server's modes: `AlwaysAllow` and `AlwaysDeny`.
+    pub fn builtin() -> Self {
+        let mut modes = Self { modes: Vec::new() };
+        modes.add("AlwaysAllow", Arc::new(AlwaysAllowAuthorizer));
+        modes.add("AlwaysDeny", Arc::new(AlwaysDenyAuthorizer));
+        modes
+    }
+
+    /// Adds the mode `name`, answered by `authorizer`; a mode of the same name is replaced.
+    pub fn add(&mut self, name: &str, authorizer: Arc<dyn Authorizer>) {
+        match self.modes.iter_mut().find(|(n, _)| n == name) {
+            Some(entry) => entry.1 = authorizer,
+            None => self.modes.push((name.to_string(), authorizer)),
+        }
+    }
+
+    /// The names of the modes, in the order they were added.
+    pub fn names(&self) -> Vec<&str> {
+        self.modes.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// The authorizers of `--authorization-mode`, in its order; every problem is returned.
+    pub fn parse(
+        &self,
+        modes: &[String],
+    ) -> Result<Vec<Arc<dyn Authorizer>>, Vec<AuthorizationModeError>> {
         // `--authorization-mode=` is an empty list, as pflag reads it.
         let modes = if modes.len() == 1 && modes[0].is_empty() {
             &[]
@@ -128,11 +165,9 @@ impl AuthorizationMode {
         }
         let mut out = Vec::new();
         for mode in modes {
-            match mode.as_str() {
-                "AlwaysAllow" => out.push(Self::AlwaysAllow),
-                "AlwaysDeny" => out.push(Self::AlwaysDeny),
-                "RBAC" => out.push(Self::Rbac),
-                other => errors.push(AuthorizationModeError::Invalid(other.to_string())),
+            match self.modes.iter().find(|(n, _)| n == mode) {
+                Some((_, authorizer)) => out.push(Arc::clone(authorizer)),
+                None => errors.push(AuthorizationModeError::Invalid(mode.clone())),
             }
         }
         let mut distinct = modes.to_vec();
@@ -149,17 +184,10 @@ impl AuthorizationMode {
     }
 }
 
-/// kube-apiserver's authorizer: `system:masters` first, then each mode in order. RBAC's
-/// authorizer is shared (it is also the rule resolver of escalation checks).
-pub fn build(modes: &[AuthorizationMode], rbac: &Arc<rbac::RbacAuthorizer>) -> UnionAuthorizer {
+/// kube-apiserver's authorizer: `system:masters` first, then each mode's authorizer in order.
+pub fn build(modes: Vec<Arc<dyn Authorizer>>) -> UnionAuthorizer {
     let mut authorizers: Vec<Arc<dyn Authorizer>> = vec![Arc::new(SystemMastersAuthorizer)];
-    for mode in modes {
-        authorizers.push(match mode {
-            AuthorizationMode::AlwaysAllow => Arc::new(AlwaysAllowAuthorizer),
-            AuthorizationMode::AlwaysDeny => Arc::new(AlwaysDenyAuthorizer),
-            AuthorizationMode::Rbac => Arc::clone(rbac) as Arc<dyn Authorizer>,
-        });
-    }
+    authorizers.extend(modes);
     UnionAuthorizer(authorizers)
 }
 
@@ -232,14 +260,24 @@ mod tests {
         );
     }
 
+    /// A stand-in for a mode an installed group adds.
+    fn modes() -> AuthorizationModes {
+        let mut modes = AuthorizationModes::builtin();
+        modes.add("RBAC", Arc::new(AlwaysDenyAuthorizer));
+        modes
+    }
+
     #[test]
     fn modes_parse_with_kube_apiserver_errors() {
         let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            AuthorizationMode::parse_list(&list(&["RBAC", "AlwaysDeny"])),
-            Ok(vec![AuthorizationMode::Rbac, AuthorizationMode::AlwaysDeny])
+            modes().parse(&list(&["RBAC", "AlwaysDeny"])).map(|m| m.len()),
+            Ok(2)
         );
-        let errs = AuthorizationMode::parse_list(&list(&["RBAC", "Foo", "RBAC"])).unwrap_err();
+        let errs = modes()
+            .parse(&list(&["RBAC", "Foo", "RBAC"]))
+            .err()
+            .unwrap_or_default();
         let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
         assert_eq!(
             text,
@@ -250,62 +288,38 @@ mod tests {
         );
         for empty in [list(&[]), list(&[""])] {
             assert_eq!(
-                AuthorizationMode::parse_list(&empty).unwrap_err()[0].to_string(),
+                modes().parse(&empty).err().unwrap_or_default()[0].to_string(),
                 "at least one authorization-mode must be passed"
             );
         }
+        assert_eq!(
+            AuthorizationModes::builtin()
+                .parse(&list(&["RBAC"]))
+                .err()
+                .unwrap_or_default(),
+            vec![AuthorizationModeError::Invalid("RBAC".to_string())]
+        );
     }
 
     #[test]
     fn masters_then_modes() {
-        let rbac = rbac::RbacAuthorizer::new();
-        rbac.publish(rbac::Snapshot::build(&rbac::bootstrap::sources()));
         let anon = UserInfo::anonymous();
-        let with_anon_groups = UserInfo {
-            groups: vec![apimachinery::user::UNAUTHENTICATED_GROUP.into()],
-            ..anon.clone()
-        };
-        let union = build(&[AuthorizationMode::Rbac], &rbac);
-        for p in ["/healthz", "/readyz", "/version", "/livez"] {
-            let verdict = union.authorize(&attrs(with_anon_groups.clone(), p, http::Method::GET));
-            assert_eq!(verdict.decision, Decision::Allow, "{p}");
-            assert_eq!(
-                verdict.reason,
-                "RBAC: allowed by ClusterRoleBinding \"system:public-info-viewer\" of ClusterRole \"system:public-info-viewer\" to Group \"system:unauthenticated\""
-            );
-        }
-        for p in ["/api", "/versionx", "/metrics", "/readyz/ping"] {
-            assert_eq!(
-                union
-                    .authorize(&attrs(anon.clone(), p, http::Method::GET))
-                    .decision,
-                Decision::NoOpinion,
-                "{p}"
-            );
-        }
         let admin = UserInfo {
             name: "admin".into(),
             groups: vec![MASTERS_GROUP.into()],
             ..UserInfo::default()
         };
-        let verdict = union.authorize(&attrs(admin.clone(), "/api", http::Method::GET));
+        let pick = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            build(AuthorizationModes::builtin().parse(&names).unwrap_or_default())
+        };
+        let verdict = pick(&["AlwaysDeny"]).authorize(&attrs(admin.clone(), "/api", http::Method::GET));
         assert_eq!(verdict, Authorization::allow(""));
-        let deny = build(&[AuthorizationMode::AlwaysDeny], &rbac);
+        let deny = pick(&["AlwaysDeny"]);
         let verdict = deny.authorize(&attrs(anon.clone(), "/healthz", http::Method::GET));
         assert_eq!(verdict.decision, Decision::NoOpinion);
         assert_eq!(verdict.reason, "Everything is forbidden.");
-        assert_eq!(
-            deny.authorize(&attrs(admin, "/api", http::Method::GET))
-                .decision,
-            Decision::Allow
-        );
-        let allow = build(
-            &[
-                AuthorizationMode::AlwaysDeny,
-                AuthorizationMode::AlwaysAllow,
-            ],
-            &rbac,
-        );
+        let allow = pick(&["AlwaysDeny", "AlwaysAllow"]);
         assert_eq!(
             allow
                 .authorize(&attrs(anon, "/api", http::Method::GET))

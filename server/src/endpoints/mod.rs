@@ -1,8 +1,9 @@
 //! REST endpoints: the handlers for every installed group, version, resource and subresource.
 //!
 //! Interface with the generic server (which owns the filter chain, TLS, discovery, OpenAPI and
-//! health): the server builds one [`ApiContext`] at start-up, runs [`ApiContext::bootstrap`]
-//! and starts [`ApiContext::controllers`] as post-start hooks, and hands every request whose
+//! health): the server builds one [`ApiContext`] at start-up (with the admission plugins of the
+//! installed API groups; their post-start hooks then bootstrap objects and start controllers
+//! over it), and hands every request whose
 //! `RequestInfo` extension has `is_resource_request == true` to [`serve`]. Requests arrive
 //! authenticated and authorized: the extensions `crate::request_info::RequestInfo`,
 //! `crate::authn::UserInfo` and `crate::authz::AuthorizerRef` are present (missing ones are
@@ -38,7 +39,8 @@ use apimachinery::runtime::Kind;
 use apimachinery::status::ApiError;
 use axum::body::Body;
 
-use crate::admission::{AdmissionConfigError, AdmissionOptions, Chain, builtin_plugins};
+use crate::admission::{AdmissionConfigError, AdmissionOptions, AdmissionOrder, Chain};
+use crate::genericserver::groups::ApiGroups;
 use crate::registry::encoding::StorageMediaType;
 use crate::registry::{Registry, Store};
 pub use scope::RequestScope;
@@ -87,6 +89,7 @@ pub struct ApiContextBuilder {
     media_type: StorageMediaType,
     admission: AdmissionOptions,
     plugins: Vec<apimachinery::admission::Plugin>,
+    groups: Vec<Arc<dyn ApiGroups>>,
     rule_resolver: Option<Arc<dyn RuleResolver>>,
     tokens: TokenServices,
     list_memory: (u64, u64),
@@ -99,14 +102,23 @@ impl ApiContextBuilder {
         self
     }
 
-    /// Adds an admission plugin beyond the built-in ones and those the definitions ship (an
-    /// embedder's own, or a test's); it runs, when enabled, after those the definitions ship.
+    /// Adds the admission plugins and their order, and the rule resolver, of a bundle of API
+    /// groups (see [`ApiGroups`]); bundles are consulted in the order they are added.
+    pub fn groups(mut self, groups: Arc<dyn ApiGroups>) -> Self {
+        self.groups.push(groups);
+        self
+    }
+
+    /// Adds an admission plugin beyond those of the groups and those the definitions ship (an
+    /// embedder's own, or a test's); unless the groups' order names it, it runs, when enabled,
+    /// after those the definitions ship.
     pub fn plugin(mut self, plugin: apimachinery::admission::Plugin) -> Self {
         self.plugins.push(plugin);
         self
     }
 
-    /// The RBAC rules users hold, which escalation checks compare a write against.
+    /// The RBAC rules users hold, which escalation checks compare a write against (wins over
+    /// the groups' resolver).
     pub fn rule_resolver(mut self, resolver: Arc<dyn RuleResolver>) -> Self {
         self.rule_resolver = Some(resolver);
         self
@@ -150,12 +162,21 @@ impl ApiContextBuilder {
             registry = registry.with_encryption(encryption);
         }
         let registry = Arc::new(registry);
-        let mut plugins = builtin_plugins(&registry, &self.scheme);
+        let mut order = AdmissionOrder::default();
+        let mut plugins = Vec::new();
+        for groups in &self.groups {
+            order.extend(groups.admission_order());
+            plugins.extend(groups.admission_plugins(&registry, &self.scheme));
+        }
         plugins.extend(self.scheme.admission_plugins().iter().cloned());
         plugins.extend(self.plugins);
         let objects = crate::registry::CachedObjects::new(registry.clone(), self.scheme.clone());
-        let admission =
-            Arc::new(Chain::build(plugins, &self.admission)?.with_objects(Arc::new(objects)));
+        let admission = Arc::new(
+            Chain::build(plugins, &self.admission, &order)?.with_objects(Arc::new(objects)),
+        );
+        let rule_resolver = self
+            .rule_resolver
+            .or_else(|| self.groups.iter().find_map(|g| g.rule_resolver()));
         Ok(ApiContext {
             scheme: self.scheme,
             registry,
@@ -163,7 +184,7 @@ impl ApiContextBuilder {
             min_request_timeout: self.min_request_timeout,
             tokens: self.tokens,
             watches_end: tokio::sync::watch::Sender::new(false),
-            rule_resolver: self.rule_resolver,
+            rule_resolver,
             list_budget: Arc::new(list_budget::ListBudget::new(
                 self.list_memory.0,
                 self.list_memory.1,
@@ -188,13 +209,15 @@ impl ApiContext {
             media_type: StorageMediaType::default(),
             admission: AdmissionOptions::default(),
             plugins: Vec::new(),
+            groups: Vec::new(),
             rule_resolver: None,
             tokens: TokenServices::default(),
             list_memory: (list_budget::PER_USER_BYTES, list_budget::TOTAL_BYTES),
         }
     }
 
-    /// The context with every default (the default admission plugins).
+    /// The context with every default (no groups' admission plugins: those the definitions
+    /// ship only).
     pub fn new(
         scheme: Arc<Scheme>,
         backend: Arc<dyn storage::backend::Backend>,
@@ -258,57 +281,6 @@ impl ApiContext {
                     store.resource()
                 ));
             }
-        }
-        Ok(())
-    }
-
-    /// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`) if
-    /// they are missing. Idempotent; run as a post-start hook.
-    pub async fn bootstrap(&self) -> Result<(), ApiError> {
-        if self.scheme.by_kind("", "Namespace").is_none() {
-            return Ok(());
-        }
-        let namespaces = self.store(&generated::core::NAMESPACE_KIND)?;
-        crate::controllers::system_namespaces::ensure(&namespaces).await
-    }
-
-    /// Starts the in-process controllers (namespaces, resource quotas) in the background.
-    pub fn controllers(&self) -> Result<(), ApiError> {
-        if self.scheme.by_kind("", "Namespace").is_some() {
-            let controller = crate::controllers::namespace::NamespaceController::new(
-                self.registry.clone(),
-                self.scheme.clone(),
-            )?;
-            tokio::spawn(controller.run());
-        }
-        if self
-            .scheme
-            .by_kind("rbac.authorization.k8s.io", "ClusterRole")
-            .is_some()
-        {
-            let controller =
-                crate::controllers::cluster_role_aggregation::AggregationController::new(
-                    &self.registry,
-                )?;
-            tokio::spawn(controller.run());
-        }
-        if self
-            .scheme
-            .by_kind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
-            .is_some()
-        {
-            let controller = crate::controllers::policy_type_checking::TypeCheckingController::new(
-                &self.registry,
-                self.scheme.clone(),
-            )?;
-            tokio::spawn(controller.run());
-        }
-        if self.scheme.by_kind("", "ResourceQuota").is_some() {
-            let controller = crate::controllers::resource_quota::QuotaController::new(
-                self.registry.clone(),
-                self.scheme.clone(),
-            )?;
-            tokio::spawn(controller.run());
         }
         Ok(())
     }

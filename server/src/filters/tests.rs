@@ -12,7 +12,6 @@ use tower::ServiceExt;
 
 use super::{ChainConfig, build};
 use crate::authn::{Authenticator, AuthnOutcome, MASTERS_GROUP, UnionAuthenticator, UserInfo};
-use crate::authz::rbac::{RbacAuthorizer, Snapshot, bootstrap};
 use crate::authz::{SystemMastersAuthorizer, UnionAuthorizer};
 use crate::genericserver::lifecycle::LifecycleSignals;
 use crate::genericserver::metrics::Metrics;
@@ -59,14 +58,29 @@ async fn boom() -> &'static str {
     panic!("boom")
 }
 
-/// RBAC over the bootstrap policy, built once for every test.
-fn bootstrap_rbac() -> Arc<RbacAuthorizer> {
-    static RBAC: std::sync::OnceLock<Arc<RbacAuthorizer>> = std::sync::OnceLock::new();
-    Arc::clone(RBAC.get_or_init(|| {
-        let rbac = RbacAuthorizer::new();
-        rbac.publish(Snapshot::build(&bootstrap::sources()));
-        rbac
-    }))
+/// Allows every user (authenticated or not) to read the public information paths, as the
+/// control plane's `system:public-info-viewer` binding does.
+struct PublicInfo;
+
+impl crate::authz::Authorizer for PublicInfo {
+    fn authorize(&self, attributes: &crate::authz::Attributes<'_>) -> crate::authz::Authorization {
+        const PATHS: &[&str] = &["/healthz", "/livez", "/readyz", "/version", "/version/"];
+        let everyone = [
+            apimachinery::user::AUTHENTICATED_GROUP,
+            apimachinery::user::UNAUTHENTICATED_GROUP,
+        ]
+        .iter()
+        .any(|g| attributes.user.in_group(g));
+        if everyone
+            && !attributes.is_resource_request
+            && attributes.verb == "get"
+            && PATHS.contains(&attributes.path.as_ref())
+        {
+            crate::authz::Authorization::allow("")
+        } else {
+            crate::authz::Authorization::no_opinion()
+        }
+    }
 }
 
 pub(super) fn app(anonymous: bool) -> super::FilterChain<Router> {
@@ -148,7 +162,7 @@ pub(super) fn app_with(
         authorizer: Arc::new(UnionAuthorizer(vec![
             Arc::new(AllowUser("jane")),
             Arc::new(SystemMastersAuthorizer),
-            bootstrap_rbac(),
+            Arc::new(PublicInfo),
         ])),
         request_timeout: Duration::from_millis(200),
         min_request_timeout: Duration::from_secs(1800),

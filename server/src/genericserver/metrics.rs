@@ -25,6 +25,10 @@ use crate::request_info::RequestInfo;
 
 type Labels = Vec<(&'static str, String)>;
 
+/// Registers an installed group's metrics (see
+/// [`GenericServer::add_metrics`](super::GenericServer::add_metrics)).
+pub type MetricsFn = std::sync::Arc<dyn Fn(&mut Registry) + Send + Sync>;
+
 fn new_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.005, 2.0, 14))
 }
@@ -89,6 +93,15 @@ pub struct Metrics {
 impl Metrics {
     /// Creates the metrics; `known` lists (group, version, resource) triples served.
     pub fn new(known: impl IntoIterator<Item = (String, String, String)>) -> Self {
+        Self::with_extra(known, &[])
+    }
+
+    /// Creates the metrics with those the installed groups register (`extra`, after the
+    /// request and audit metrics).
+    pub fn with_extra(
+        known: impl IntoIterator<Item = (String, String, String)>,
+        extra: &[MetricsFn],
+    ) -> Self {
         let mut registry = Registry::default();
         let requests = Family::<Labels, Counter>::default();
         let durations =
@@ -121,7 +134,9 @@ impl Metrics {
                 .clone(),
             ..audit
         };
-        crate::admission::webhook::metrics::METRICS.register(&mut registry);
+        for register in extra {
+            register(&mut registry);
+        }
         let watchers = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_registered_watchers",

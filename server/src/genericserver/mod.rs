@@ -8,6 +8,7 @@ pub mod director;
 pub mod discovery;
 pub mod duration;
 pub mod gnostic;
+pub mod groups;
 pub mod health;
 pub mod hooks;
 pub mod lifecycle;
@@ -29,6 +30,7 @@ use std::time::Duration;
 use apimachinery::Scheme;
 
 use self::director::{Delegate, Director, DirectorService, HealthChecks};
+use self::groups::ApiGroups;
 use self::health::HealthCheck;
 use self::hooks::{HookFn, PostStartHook, PreShutdownHook};
 use self::lifecycle::LifecycleSignals;
@@ -40,8 +42,7 @@ use crate::authn::config::AuthenticationConfig;
 use crate::authn::serviceaccount::{ServiceAccountStore, ServiceAccountTokens, oidc};
 use crate::authn::x509::X509Authenticator;
 use crate::authn::{Authenticator, BearerTokenAuthenticator, TokenUnion, UnionAuthenticator};
-use crate::authz::rbac::RbacAuthorizer;
-use crate::authz::{AuthorizationMode, Authorizer};
+use crate::authz::{AuthorizationModeError, Authorizer};
 use crate::endpoints::ApiContext;
 use crate::filters::{self, ChainConfig};
 use apimachinery::authentication::TokenAuthenticator;
@@ -60,6 +61,12 @@ pub enum ServerError {
         /// The cause.
         source: std::io::Error,
     },
+    /// `--authorization-mode` names a mode no installed group provides (or none, or one twice).
+    #[error(transparent)]
+    AuthorizationMode(#[from] AuthorizationModeError),
+    /// The admission flags name plugins no installed group provides.
+    #[error(transparent)]
+    Admission(#[from] crate::admission::AdmissionConfigError),
     /// The listener could not be bound.
     #[error("listen on {addr}: {source}")]
     Bind {
@@ -72,8 +79,11 @@ pub enum ServerError {
 
 /// The server's configuration, as assembled by the binary.
 pub struct Config {
-    /// Every kind served.
+    /// Every kind served (usually [`groups::scheme_of`] the [`groups`](Self::groups)).
     pub scheme: Arc<Scheme>,
+    /// The bundles of API groups installed, in order: their admission plugins, authorization
+    /// modes, authenticators, rule resolver, hooks and checks (see [`ApiGroups`]).
+    pub groups: Vec<Arc<dyn ApiGroups>>,
     /// The storage backend.
     pub backend: Arc<dyn storage::backend::Backend>,
     /// The key prefix (`--etcd-prefix`).
@@ -119,8 +129,9 @@ pub struct Config {
     pub authorizers: Vec<Arc<dyn Authorizer>>,
     /// `--audit-policy-file` and `--audit-log-*`: `None` records nothing.
     pub audit: Option<crate::audit::AuditOptions>,
-    /// `--authorization-mode`, in order.
-    pub authorization_modes: Vec<AuthorizationMode>,
+    /// `--authorization-mode`, in order: names of the generic server's modes
+    /// ([`AuthorizationModes::builtin`]) or of those the [`groups`](Self::groups) add.
+    pub authorization_modes: Vec<String>,
 }
 
 /// A configuration with every default filled in.
@@ -128,7 +139,6 @@ pub struct CompletedConfig {
     config: Config,
     authenticator: Arc<UnionAuthenticator>,
     authorizer: Arc<dyn Authorizer>,
-    rbac: Arc<RbacAuthorizer>,
     tokens: Arc<TokenUnion>,
     service_accounts: Option<Arc<ServiceAccountTokens>>,
     service_account_store: ServiceAccountStore,
@@ -136,10 +146,11 @@ pub struct CompletedConfig {
 
 impl Config {
     /// Fills in defaults: the authenticator union (x509, bearer tokens of the token file and
-    /// service accounts, then the extra ones, then anonymous) and the authorizer union
-    /// (`system:masters`, the extra ones, then the `--authorization-mode` ones in order). The
-    /// RBAC index exists whatever the modes: the RBAC kinds' escalation checks read it.
-    pub fn complete(mut self) -> CompletedConfig {
+    /// service accounts, then the extra ones, then the groups' ones, then anonymous) and the
+    /// authorizer union (`system:masters`, the extra ones, then the `--authorization-mode` ones
+    /// in order, looked up among the generic server's modes and those the groups add). Fails
+    /// when `--authorization-mode` names an unknown mode, none, or one twice.
+    pub fn complete(mut self) -> Result<CompletedConfig, ServerError> {
         let service_account_store = ServiceAccountStore::default();
         let service_accounts = self.authentication.service_accounts.take().map(|c| {
             Arc::new(ServiceAccountTokens::new(
@@ -161,21 +172,26 @@ impl Config {
             authenticators.push(Box::new(BearerTokenAuthenticator::new(Arc::clone(&tokens))));
         }
         authenticators.append(&mut self.authenticators);
+        for group in &self.groups {
+            authenticators.extend(group.authenticators());
+        }
+        let modes = groups::authorization_modes_of(&self.groups);
         let authenticator = Arc::new(UnionAuthenticator::new(authenticators, self.anonymous_auth));
-        let rbac = RbacAuthorizer::new();
-        let mut union = crate::authz::build(&self.authorization_modes, &rbac);
+        let chosen = modes
+            .parse(&self.authorization_modes)
+            .map_err(|mut errors| errors.swap_remove(0))?;
+        let mut union = crate::authz::build(chosen);
         let extra = std::mem::take(&mut self.authorizers);
         union.0.splice(1..1, extra);
         let authorizer: Arc<dyn Authorizer> = Arc::new(union);
-        CompletedConfig {
+        Ok(CompletedConfig {
             config: self,
             authenticator,
             authorizer,
-            rbac,
             tokens,
             service_accounts,
             service_account_store,
-        }
+        })
     }
 }
 
@@ -192,12 +208,14 @@ pub struct GenericServer {
     pre_shutdown: Vec<PreShutdownHook>,
     checks: Vec<HealthCheck>,
     delegates: Vec<Arc<dyn Delegate>>,
+    metrics: Vec<metrics::MetricsFn>,
 }
 
 impl CompletedConfig {
-    /// Creates the server with its built-in hooks (namespace bootstrap, controllers) and checks
-    /// (ping, log, etcd). Fails when the admission flags name unknown plugins.
-    pub fn new_server(self) -> Result<GenericServer, crate::admission::AdmissionConfigError> {
+    /// Creates the server with its own hook (the watch caches) and checks (ping, log, etcd),
+    /// then lets every installed group [install](ApiGroups::install) its hooks and checks.
+    /// Fails when the admission flags name unknown plugins.
+    pub fn new_server(self) -> Result<GenericServer, ServerError> {
         let c = &self.config;
         let mut api = ApiContext::builder(
             Arc::clone(&c.scheme),
@@ -208,7 +226,6 @@ impl CompletedConfig {
         .list_memory(c.list_memory.0, c.list_memory.1)
         .storage_media_type(c.storage_media_type)
         .admission(c.admission.clone())
-        .rule_resolver(Arc::clone(&self.rbac) as Arc<dyn apimachinery::rbac::RuleResolver>)
         .tokens(crate::endpoints::TokenServices {
             authenticator: Some(Arc::clone(&self.tokens) as Arc<dyn TokenAuthenticator>),
             issuer: self
@@ -216,22 +233,13 @@ impl CompletedConfig {
                 .as_ref()
                 .map(|sa| Arc::clone(sa) as Arc<dyn apimachinery::authentication::TokenIssuer>),
         });
+        for groups in &c.groups {
+            api = api.groups(Arc::clone(groups));
+        }
         if let Some(encryption) = &c.encryption {
             api = api.encryption(Arc::clone(encryption));
         }
         let api = Arc::new(api.build()?);
-        // Service-account tokens are checked against the ServiceAccounts (and the Secrets
-        // they may be bound to) of the registry.
-        for (kind, slot) in [
-            ("ServiceAccount", &self.service_account_store.accounts),
-            ("Secret", &self.service_account_store.secrets),
-        ] {
-            if let Some(kind) = c.scheme.by_kind("", kind)
-                && let Ok(store) = api.store(kind)
-            {
-                let _ = slot.set(store);
-            }
-        }
         let backend = Arc::clone(&c.backend);
         let etcd = HealthCheck::new("etcd", move || {
             let backend = Arc::clone(&backend);
@@ -252,6 +260,7 @@ impl CompletedConfig {
             pre_shutdown: Vec::new(),
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
+            metrics: Vec::new(),
         };
         // Every served kind's store and watch cache starts now; readiness waits for the caches.
         let runtime = &server.config.config.runtime_config;
@@ -272,38 +281,10 @@ impl CompletedConfig {
                 })
             }),
         );
-        let bootstrap_api = Arc::clone(&api);
-        server.add_post_start_hook(
-            "apiary-bootstrap-namespaces",
-            Arc::new(move || {
-                let api = Arc::clone(&bootstrap_api);
-                Box::pin(async move { api.bootstrap().await.map_err(|e| e.to_string()) })
-            }),
-        );
-        let rbac_api = Arc::clone(&api);
-        let rbac = Arc::clone(&server.config.rbac);
-        let informer_started = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        server.add_post_start_hook(
-            "rbac/bootstrap-roles",
-            Arc::new(move || {
-                let api = Arc::clone(&rbac_api);
-                let rbac = Arc::clone(&rbac);
-                let started = Arc::clone(&informer_started);
-                Box::pin(async move {
-                    crate::authz::rbac::bootstrap::start(&api, &rbac, &started)
-                        .await
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        );
-        let controllers_api = Arc::clone(&api);
-        server.add_post_start_hook(
-            "apiary-controllers",
-            Arc::new(move || {
-                let api = Arc::clone(&controllers_api);
-                Box::pin(async move { api.controllers().map_err(|e| e.to_string()) })
-            }),
-        );
+        let groups = server.config.config.groups.clone();
+        for group in &groups {
+            group.install(&mut server);
+        }
         Ok(server)
     }
 }
@@ -337,6 +318,32 @@ impl GenericServer {
         self.checks.push(check);
     }
 
+    /// Registers metrics of the installed groups with the `/metrics` registry when the server
+    /// is prepared (after the request and audit metrics).
+    ///
+    /// ```
+    /// # fn example(server: &mut server::genericserver::GenericServer) {
+    /// use prometheus_client::metrics::counter::Counter;
+    ///
+    /// let reconciled = Counter::<u64>::default();
+    /// server.add_metrics(move |registry| {
+    ///     registry.register("my_reconciles", "Reconciles done", reconciled.clone());
+    /// });
+    /// # }
+    /// ```
+    pub fn add_metrics(
+        &mut self,
+        register: impl Fn(&mut prometheus_client::registry::Registry) + Send + Sync + 'static,
+    ) {
+        self.metrics.push(Arc::new(register));
+    }
+
+    /// The ServiceAccounts and Secrets that service-account tokens are checked against: the
+    /// group that serves those kinds sets their stores when it installs itself.
+    pub fn service_account_lookup(&self) -> &ServiceAccountStore {
+        &self.config.service_account_store
+    }
+
     /// Appends a server to the delegation chain.
     pub fn add_delegate(&mut self, delegate: Arc<dyn Delegate>) {
         self.delegates.push(delegate);
@@ -367,7 +374,7 @@ impl GenericServer {
                 ));
             }
         }
-        let metrics = Arc::new(Metrics::new(known));
+        let metrics = Arc::new(Metrics::with_extra(known, &self.metrics));
         let audit = match &c.audit {
             Some(options) => Some(Arc::new(
                 crate::audit::Auditor::start(options.clone(), metrics.audit.clone()).map_err(

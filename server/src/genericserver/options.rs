@@ -228,8 +228,9 @@ pub enum OptionsError {
 }
 
 impl ServerOptions {
-    /// Checks the options; every problem found is returned.
-    pub fn validate(&self) -> Vec<OptionsError> {
+    /// Checks the options; every problem found is returned. `modes` are the authorization
+    /// modes `--authorization-mode` may name (the generic server's and the installed groups').
+    pub fn validate(&self, modes: &crate::authz::AuthorizationModes) -> Vec<OptionsError> {
         let mut errs = Vec::new();
         if self.tls_cert_file.is_some() != self.tls_private_key_file.is_some() {
             errs.push(OptionsError::TlsPair);
@@ -325,7 +326,7 @@ impl ServerOptions {
                 errs.push(OptionsError::RuntimeConfig(entry.clone()));
             }
         }
-        if let Err(modes) = crate::authz::AuthorizationMode::parse_list(&self.authorization_mode) {
+        if let Err(modes) = modes.parse(&self.authorization_mode) {
             errs.extend(modes.into_iter().map(OptionsError::AuthorizationMode));
         }
         errs
@@ -385,6 +386,14 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    /// The modes of the binary: the generic server's and a stand-in for the control plane's
+    /// `RBAC`.
+    fn modes() -> crate::authz::AuthorizationModes {
+        let mut modes = crate::authz::AuthorizationModes::builtin();
+        modes.add("RBAC", std::sync::Arc::new(crate::authz::AlwaysDenyAuthorizer));
+        modes
+    }
+
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
@@ -397,7 +406,7 @@ mod tests {
         let opts = cli.map(|c| c.opts).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(opts.secure_port, 6443);
         assert_eq!(opts.request_timeout, Duration::from_secs(60));
-        assert!(opts.validate().is_empty());
+        assert!(opts.validate(&modes()).is_empty());
 
         let cli = Cli::try_parse_from([
             "apiary",
@@ -407,7 +416,7 @@ mod tests {
             "--runtime-config=example.dev/v1=maybe",
         ]);
         let opts = cli.map(|c| c.opts).unwrap_or_else(|e| panic!("{e}"));
-        let errs = opts.validate();
+        let errs = opts.validate(&modes());
         assert!(errs.contains(&OptionsError::TlsPair));
         assert!(errs.contains(&OptionsError::EtcdUrl("localhost:2379".into())));
         assert!(errs.contains(&OptionsError::EtcdPrefix("registry".into())));
@@ -439,7 +448,7 @@ mod tests {
         let opts = cli.map(|c| c.opts).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(opts.tls_sni_cert_key.len(), 2);
         assert_eq!(opts.tls_sni_cert_key[0].names, vec!["a.example"]);
-        let errs = opts.validate();
+        let errs = opts.validate(&modes());
         assert_eq!(errs.len(), 6, "{errs:?}");
         assert!(
             errs.contains(&OptionsError::Tls(TlsFlagError::InsecureVersion(
@@ -474,7 +483,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"))
         };
         let opts = parse(&["apiary", &policy_flag]);
-        assert!(opts.validate().is_empty());
+        assert!(opts.validate(&modes()).is_empty());
         assert!(matches!(opts.audit(), Ok(None)), "no log path: no audit");
         let opts = parse(&[
             "apiary",
@@ -500,7 +509,7 @@ mod tests {
         std::fs::write(&policy, "kind: Policy\n").unwrap_or_else(|e| panic!("{e}"));
         let opts = parse(&["apiary", &policy_flag, "--audit-log-path=-"]);
         assert!(matches!(
-            opts.validate().as_slice(),
+            opts.validate(&modes()).as_slice(),
             [OptionsError::AuditPolicy(_)]
         ));
     }
@@ -540,15 +549,15 @@ mod tests {
         assert_eq!(opts.api_audiences, vec!["x", "y"]);
         assert!(
             parse(&["apiary", "--service-account-max-token-expiration=30m"])
-                .validate()
+                .validate(&modes())
                 .contains(&OptionsError::MaxTokenExpiration)
         );
         assert!(
             parse(&["apiary", "--service-account-max-token-expiration=48h"])
-                .validate()
+                .validate(&modes())
                 .is_empty()
         );
-        let errs = opts.validate();
+        let errs = opts.validate(&modes());
         assert_eq!(errs.len(), 4, "{errs:?}");
         assert!(errs.contains(&OptionsError::MissingFile {
             flag: "--token-auth-file",

@@ -6,7 +6,7 @@ use apimachinery::status::ApiError;
 use generated::core::strategy::SYSTEM_NAMESPACES;
 use generated::core::v1::Namespace;
 
-use crate::registry::{NoAdmission, Store};
+use server::registry::{NoAdmission, Store};
 
 /// Creates the system namespaces that are missing. Idempotent.
 pub async fn ensure(namespaces: &Store) -> Result<(), ApiError> {
@@ -23,7 +23,7 @@ pub async fn ensure(namespaces: &Store) -> Result<(), ApiError> {
         };
         apimachinery::runtime::TypedObject::run_default_hooks(&mut namespace);
         let mut object: Box<dyn apimachinery::runtime::Object> = Box::new(namespace);
-        crate::apply::update_managed_fields(None, &mut *object, "apiary", "")?;
+        server::apply::update_managed_fields(None, &mut *object, "apiary", "")?;
         match namespaces.create(object, &NoAdmission, false).await {
             Ok(_) => {}
             // Another replica created it first.

@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use generated::core::RESOURCE_QUOTA_KIND;
 use generated::core::v1::ResourceQuota;
 
-use crate::registry::{NoAdmission, Registry, Store, UpdateOptions, UpdatedObjectInfo};
+use server::registry::{NoAdmission, Registry, Store, UpdateOptions, UpdatedObjectInfo};
 
 /// The plugin's name, as the admission flags spell it.
 pub const NAME: &str = "ResourceQuota";

@@ -18,7 +18,7 @@ use storage::interface::{ListOptions, WatchEvent};
 
 use super::RbacAuthorizer;
 use super::snapshot::{Binding, Dirty, Snapshot, Sources, Subject};
-use crate::registry::{Registry, Store};
+use server::registry::{Registry, Store};
 
 /// How long to wait before watching again after a watch failed or ended.
 const RETRY: Duration = Duration::from_secs(1);

@@ -16,7 +16,7 @@ use generated::rbac_authorization_k8s_io::v1::{AggregationRule, ClusterRole, Pol
 use storage::interface::ListOptions;
 
 use super::Replace;
-use crate::registry::{NoAdmission, Registry, Store, UpdateOptions};
+use server::registry::{NoAdmission, Registry, Store, UpdateOptions};
 
 /// The field manager of the controller's writes.
 const MANAGER: &str = "clusterrole-aggregation-controller";
@@ -131,7 +131,7 @@ impl AggregationController {
         let mut updated = role.clone();
         updated.rules = rules;
         let mut object: Box<dyn Object> = Box::new(updated);
-        crate::apply::update_managed_fields(Some(role), &mut *object, MANAGER, "")?;
+        server::apply::update_managed_fields(Some(role), &mut *object, MANAGER, "")?;
         match self
             .roles
             .update(

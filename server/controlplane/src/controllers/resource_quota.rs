@@ -26,7 +26,7 @@ use parking_lot::Mutex;
 use storage::interface::ListOptions;
 
 use crate::admission::resource_quota::counts_objects;
-use crate::registry::{NoAdmission, Registry, Store, UpdateOptions, UpdatedObjectInfo};
+use server::registry::{NoAdmission, Registry, Store, UpdateOptions, UpdatedObjectInfo};
 
 /// How often every quota is looked at, besides on change.
 const RESYNC: Duration = Duration::from_secs(10);

@@ -283,6 +283,7 @@ async fn plugins_are_chosen_by_the_flags() {
         Arc::new(backend),
         "/registry".into(),
     )
+    .groups(Arc::new(controlplane::KubernetesApis::default()))
     .admission(AdmissionOptions {
         enable: vec!["NoSuchPlugin".into()],
         disable: Vec::new(),

@@ -54,6 +54,7 @@ async fn hooks_delegation_and_shutdown_order() {
     .unwrap_or_else(|e| panic!("{e}"));
     let config = Config {
         scheme: Arc::new(generated::scheme()),
+        groups: vec![Arc::new(controlplane::KubernetesApis::default())],
         backend: Arc::new(backend),
         storage_prefix: "/registry".into(),
         compaction_interval: storage::compactor::DEFAULT_COMPACTION_INTERVAL,
@@ -83,11 +84,11 @@ async fn hooks_delegation_and_shutdown_order() {
         authenticators: Vec::new(),
         authorizers: Vec::new(),
         audit: None,
-        authorization_modes: vec![server::authz::AuthorizationMode::Rbac],
+        authorization_modes: vec![controlplane::RBAC_MODE.to_string()],
     };
     let mut server = config
         .complete()
-        .new_server()
+        .and_then(|c| c.new_server())
         .unwrap_or_else(|e| panic!("{e}"));
     let release = Arc::new(tokio::sync::Notify::new());
     let gate = Arc::clone(&release);

@@ -20,7 +20,7 @@ use generated::rbac_authorization_k8s_io::{CLUSTER_ROLE_BINDING_KIND, CLUSTER_RO
 use super::informer;
 use super::snapshot::Sources;
 use crate::controllers::Replace;
-use crate::registry::{NoAdmission, Registry, Store, UpdateOptions};
+use server::registry::{NoAdmission, Registry, Store, UpdateOptions};
 
 /// The label of every bootstrap object.
 pub const BOOTSTRAPPING_LABEL: &str = "kubernetes.io/bootstrapping";
@@ -562,7 +562,7 @@ pub fn reconcile_binding(
 
 async fn create(store: &Store, mut object: Box<dyn Object>) -> Result<(), ApiError> {
     object.run_default_hooks();
-    crate::apply::update_managed_fields(None, &mut *object, "apiary", "")?;
+    server::apply::update_managed_fields(None, &mut *object, "apiary", "")?;
     match store.create(object, &NoAdmission, false).await {
         Ok(_) => Ok(()),
         // Another replica created it first.
@@ -623,7 +623,7 @@ pub async fn reconcile(registry: &Registry) -> Result<(), ApiError> {
                         "",
                         &name,
                         &NoAdmission,
-                        &crate::registry::DeleteOptions::default(),
+                        &server::registry::DeleteOptions::default(),
                     )
                     .await?;
                 b.metadata.resource_version = None;
@@ -656,7 +656,7 @@ pub fn names() -> (Vec<String>, Vec<String>) {
 /// reconciles the bootstrap policy, and finishes once the index holds every bootstrap role and
 /// binding, so that a ready server already authorizes by them.
 pub async fn start(
-    api: &crate::endpoints::ApiContext,
+    api: &server::endpoints::ApiContext,
     rbac: &Arc<super::RbacAuthorizer>,
     started: &std::sync::atomic::AtomicBool,
 ) -> Result<(), ApiError> {

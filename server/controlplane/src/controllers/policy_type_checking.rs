@@ -18,7 +18,7 @@ use storage::interface::ListOptions;
 
 use super::Replace;
 use crate::admission::policy::type_check;
-use crate::registry::{NoAdmission, Registry, Store, UpdateOptions};
+use server::registry::{NoAdmission, Registry, Store, UpdateOptions};
 
 /// The field manager of the controller's writes.
 const MANAGER: &str = "validatingadmissionpolicy-status-controller";
@@ -114,7 +114,7 @@ impl TypeCheckingController {
         });
         let name = policy.metadata.name.clone().unwrap_or_default();
         let mut object: Box<dyn Object> = Box::new(updated);
-        crate::apply::update_managed_fields(Some(policy), &mut *object, MANAGER, "status")?;
+        server::apply::update_managed_fields(Some(policy), &mut *object, MANAGER, "status")?;
         match self
             .policies
             .update(

@@ -49,7 +49,7 @@ use storage::interface::ListOptions;
 
 use self::call::{Answer, CallError, Clients};
 use crate::admission::review;
-use crate::registry::Registry;
+use server::registry::Registry;
 
 /// The mutating plugin's name, as the admission flags spell it.
 pub const MUTATING_NAME: &str = "MutatingAdmissionWebhook";

@@ -11,7 +11,7 @@ use generated::core::NAMESPACE_KIND;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::registry::Registry;
+use server::registry::Registry;
 
 /// The namespace of a namespaced request, from the watch cache; `None` for a cluster-scoped
 /// request, a Namespace request or a namespace that does not exist.

@@ -555,3 +555,56 @@ fn a_changed_role_reaches_the_bindings_that_name_it() {
     assert_eq!(decide(&third, "erin").0, Decision::NoOpinion);
     assert_eq!(decide(&third, "dave").0, Decision::Allow);
 }
+
+/// The `RBAC` mode the control plane adds, after `system:masters` and beside the generic
+/// server's modes, over the bootstrap policy.
+#[test]
+fn masters_then_modes() {
+    use server::genericserver::groups::{ApiGroups, authorization_modes_of};
+    let apis = crate::KubernetesApis::default();
+    apis.rbac()
+        .publish(Snapshot::build(&bootstrap::sources()));
+    let groups: Vec<Arc<dyn ApiGroups>> = vec![Arc::new(apis)];
+    let modes = authorization_modes_of(&groups);
+    let pick = |names: &[&str]| {
+        let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        server::authz::build(modes.parse(&names).unwrap_or_default())
+    };
+    let anon = UserInfo::anonymous();
+    let with_anon_groups = UserInfo {
+        groups: vec![apimachinery::user::UNAUTHENTICATED_GROUP.into()],
+        ..anon.clone()
+    };
+    let union = pick(&["RBAC"]);
+    for p in ["/healthz", "/readyz", "/version", "/livez"] {
+        let verdict = union.authorize(&url(&with_anon_groups, "get", p));
+        assert_eq!(verdict.decision, Decision::Allow, "{p}");
+        assert_eq!(
+            verdict.reason,
+            "RBAC: allowed by ClusterRoleBinding \"system:public-info-viewer\" of ClusterRole \"system:public-info-viewer\" to Group \"system:unauthenticated\""
+        );
+    }
+    for p in ["/api", "/versionx", "/metrics", "/readyz/ping"] {
+        assert_eq!(
+            union.authorize(&url(&anon, "get", p)).decision,
+            Decision::NoOpinion,
+            "{p}"
+        );
+    }
+    let admin = user("admin", &[apimachinery::user::MASTERS_GROUP]);
+    let verdict = union.authorize(&url(&admin, "get", "/api"));
+    assert_eq!(verdict, Authorization::allow(""));
+    let deny = pick(&["AlwaysDeny"]);
+    let verdict = deny.authorize(&url(&anon, "get", "/healthz"));
+    assert_eq!(verdict.decision, Decision::NoOpinion);
+    assert_eq!(verdict.reason, "Everything is forbidden.");
+    assert_eq!(
+        deny.authorize(&url(&admin, "get", "/api")).decision,
+        Decision::Allow
+    );
+    let allow = pick(&["AlwaysDeny", "AlwaysAllow"]);
+    assert_eq!(
+        allow.authorize(&url(&anon, "get", "/api")).decision,
+        Decision::Allow
+    );
+}

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use generated::core::v1::Namespace;
 use generated::core::{NAMESPACE_KIND, strategy::SYSTEM_NAMESPACES};
 
-use crate::registry::{Registry, Store};
+use server::registry::{Registry, Store};
 
 /// The plugin's name, as the admission flags spell it.
 pub const NAME: &str = "NamespaceLifecycle";

@@ -42,7 +42,7 @@ use storage::interface::ListOptions;
 
 use crate::admission::review;
 use crate::admission::webhook::rules::{self, CompiledRule, Target};
-use crate::registry::Registry;
+use server::registry::Registry;
 
 /// A compiled expression, or why it does not compile.
 type Compiled = Result<CelExpression, String>;

@@ -45,9 +45,9 @@ use super::{
 };
 use crate::admission::review;
 use crate::admission::webhook::rules;
-use crate::apply::merge::merge;
-use crate::patch::SchemaNode;
-use crate::registry::Registry;
+use server::apply::merge::merge;
+use server::patch::SchemaNode;
+use server::registry::Registry;
 
 /// The plugin's name, as the admission flags spell it.
 pub const NAME: &str = "MutatingAdmissionPolicy";

@@ -77,10 +77,13 @@ impl Harness {
             Arc::new(generated::scheme()),
             Arc::new(backend),
             "/registry".into(),
-        );
+        )
+        .groups(Arc::new(controlplane::KubernetesApis::default()));
         let ctx = Arc::new(adjust(builder).build().expect("admission configuration"));
-        ctx.bootstrap().await.expect("bootstrap");
-        ctx.controllers().expect("controllers");
+        controlplane::controllers::bootstrap(&ctx)
+            .await
+            .expect("bootstrap");
+        controlplane::controllers::start(&ctx).expect("controllers");
         Self { ctx, _dir: dir }
     }
 

@@ -32,7 +32,7 @@ use super::{
     compile, conditions_hold, param_kind_of,
 };
 use crate::admission::webhook::rules;
-use crate::registry::Registry;
+use server::registry::Registry;
 
 /// The plugin's name, as the admission flags spell it.
 pub const NAME: &str = "ValidatingAdmissionPolicy";

@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use storage::interface::ListOptions;
 
 use crate::admission::namespace_lifecycle::is_terminating;
-use crate::registry::{
+use server::registry::{
     DeleteOptions, NoAdmission, Registry, Store, UpdateOptions, UpdatedObjectInfo,
 };
 

@@ -1,0 +1,70 @@
+//! Controllers the control plane runs in-process, through the same stores (and strategies) as
+//! every request: the system namespaces every cluster has ([`bootstrap`]), and ([`start`]) the
+//! namespace controller that empties a terminating namespace and then lets it go, the quota
+//! controller that keeps every ResourceQuota's status counted, the cluster role aggregation
+//! controller, and the ValidatingAdmissionPolicy type-checking controller. Both run as
+//! post-start hooks of the generic server ([`crate::KubernetesApis`] installs them).
+
+pub mod cluster_role_aggregation;
+pub mod namespace;
+pub mod policy_type_checking;
+pub mod resource_quota;
+pub mod system_namespaces;
+
+use apimachinery::runtime::Object;
+use apimachinery::status::ApiError;
+use async_trait::async_trait;
+use server::endpoints::ApiContext;
+
+/// Creates the namespaces every cluster has (`default`, `kube-system`, `kube-public`) if they
+/// are missing, when the scheme serves namespaces. Idempotent; run as a post-start hook.
+pub async fn bootstrap(api: &ApiContext) -> Result<(), ApiError> {
+    if api.scheme.by_kind("", "Namespace").is_none() {
+        return Ok(());
+    }
+    let namespaces = api.store(&generated::core::NAMESPACE_KIND)?;
+    system_namespaces::ensure(&namespaces).await
+}
+
+/// Starts, in the background, the controllers of the kinds the scheme serves: namespaces,
+/// cluster role aggregation, ValidatingAdmissionPolicy type checking and resource quotas.
+pub fn start(api: &ApiContext) -> Result<(), ApiError> {
+    let scheme = &api.scheme;
+    if scheme.by_kind("", "Namespace").is_some() {
+        let controller =
+            namespace::NamespaceController::new(api.registry.clone(), scheme.clone())?;
+        tokio::spawn(controller.run());
+    }
+    if scheme
+        .by_kind("rbac.authorization.k8s.io", "ClusterRole")
+        .is_some()
+    {
+        let controller = cluster_role_aggregation::AggregationController::new(&api.registry)?;
+        tokio::spawn(controller.run());
+    }
+    if scheme
+        .by_kind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
+        .is_some()
+    {
+        let controller =
+            policy_type_checking::TypeCheckingController::new(&api.registry, scheme.clone())?;
+        tokio::spawn(controller.run());
+    }
+    if scheme.by_kind("", "ResourceQuota").is_some() {
+        let controller =
+            resource_quota::QuotaController::new(api.registry.clone(), scheme.clone())?;
+        tokio::spawn(controller.run());
+    }
+    Ok(())
+}
+
+/// An update that writes a whole object computed beforehand, on the condition that the stored
+/// object is still at the object's resourceVersion (a conflict otherwise).
+pub struct Replace(pub Box<dyn Object>);
+
+#[async_trait]
+impl server::registry::UpdatedObjectInfo for Replace {
+    async fn updated_object(&self, _old: Option<&dyn Object>) -> Result<Box<dyn Object>, ApiError> {
+        Ok(self.0.clone_object())
+    }
+}
