@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Parser;
 use apimachinery::Scheme;
+use clap::Parser;
 use server::genericserver::groups::{ApiGroups, authorization_modes_of, scheme_of};
 use server::genericserver::options::ServerOptions;
 use server::genericserver::runtime_config::RuntimeConfig;

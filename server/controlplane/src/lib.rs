@@ -124,7 +124,11 @@ impl ApiGroups for KubernetesApis {
             "apiary-bootstrap-namespaces",
             Arc::new(move || {
                 let api = Arc::clone(&bootstrap_api);
-                Box::pin(async move { controllers::bootstrap(&api).await.map_err(|e| e.to_string()) })
+                Box::pin(async move {
+                    controllers::bootstrap(&api)
+                        .await
+                        .map_err(|e| e.to_string())
+                })
             }),
         );
         let rbac_api = Arc::clone(&api);

@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use apimachinery::ResourceInfo;
 use apimachinery::admission::{
     Attributes, MutatingPlugin, ObjectReader, Operation, OperationOptions, OutcomeHook, Plugin,
     Request,
@@ -24,7 +25,6 @@ use apimachinery::rbac::RuleResolver;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use apimachinery::user::UserInfo;
-use apimachinery::ResourceInfo;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 

@@ -271,7 +271,9 @@ mod tests {
     fn modes_parse_with_kube_apiserver_errors() {
         let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            modes().parse(&list(&["RBAC", "AlwaysDeny"])).map(|m| m.len()),
+            modes()
+                .parse(&list(&["RBAC", "AlwaysDeny"]))
+                .map(|m| m.len()),
             Ok(2)
         );
         let errs = modes()
@@ -311,9 +313,14 @@ mod tests {
         };
         let pick = |names: &[&str]| {
             let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-            build(AuthorizationModes::builtin().parse(&names).unwrap_or_default())
+            build(
+                AuthorizationModes::builtin()
+                    .parse(&names)
+                    .unwrap_or_default(),
+            )
         };
-        let verdict = pick(&["AlwaysDeny"]).authorize(&attrs(admin.clone(), "/api", http::Method::GET));
+        let verdict =
+            pick(&["AlwaysDeny"]).authorize(&attrs(admin.clone(), "/api", http::Method::GET));
         assert_eq!(verdict, Authorization::allow(""));
         let deny = pick(&["AlwaysDeny"]);
         let verdict = deny.authorize(&attrs(anon.clone(), "/healthz", http::Method::GET));

@@ -390,7 +390,10 @@ mod tests {
     /// `RBAC`.
     fn modes() -> crate::authz::AuthorizationModes {
         let mut modes = crate::authz::AuthorizationModes::builtin();
-        modes.add("RBAC", std::sync::Arc::new(crate::authz::AlwaysDenyAuthorizer));
+        modes.add(
+            "RBAC",
+            std::sync::Arc::new(crate::authz::AlwaysDenyAuthorizer),
+        );
         modes
     }
 

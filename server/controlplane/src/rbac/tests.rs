@@ -562,8 +562,7 @@ fn a_changed_role_reaches_the_bindings_that_name_it() {
 fn masters_then_modes() {
     use server::genericserver::groups::{ApiGroups, authorization_modes_of};
     let apis = crate::KubernetesApis::default();
-    apis.rbac()
-        .publish(Snapshot::build(&bootstrap::sources()));
+    apis.rbac().publish(Snapshot::build(&bootstrap::sources()));
     let groups: Vec<Arc<dyn ApiGroups>> = vec![Arc::new(apis)];
     let modes = authorization_modes_of(&groups);
     let pick = |names: &[&str]| {
