@@ -8,6 +8,7 @@ pub mod apply;
 pub mod audit;
 pub mod authn;
 pub mod authz;
+pub mod controller;
 pub mod controllers;
 pub mod endpoints;
 pub mod fault;
