@@ -286,11 +286,11 @@ impl ApiContext {
             .by_kind("rbac.authorization.k8s.io", "ClusterRole")
             .is_some()
         {
-            let controller =
+            self.spawn_controller(
                 crate::controllers::cluster_role_aggregation::AggregationController::new(
                     &self.registry,
-                )?;
-            tokio::spawn(controller.run());
+                )?,
+            );
         }
         if self
             .scheme
