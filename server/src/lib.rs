@@ -10,6 +10,7 @@ pub mod apply;
 pub mod audit;
 pub mod authn;
 pub mod authz;
+pub mod controller;
 pub mod endpoints;
 pub mod fault;
 pub mod filters;

@@ -38,8 +38,9 @@ pub fn start(api: &ApiContext) -> Result<(), ApiError> {
         .by_kind("rbac.authorization.k8s.io", "ClusterRole")
         .is_some()
     {
-        let controller = cluster_role_aggregation::AggregationController::new(&api.registry)?;
-        tokio::spawn(controller.run());
+        api.spawn_controller(cluster_role_aggregation::AggregationController::new(
+            &api.registry,
+        )?);
     }
     if scheme
         .by_kind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
