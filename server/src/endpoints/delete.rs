@@ -110,9 +110,7 @@ pub async fn delete_collection(
             (items, result.resource_version.to_string())
         }
         KindStorage::Custom(custom) => {
-            let list = custom
-                .list(&params.rest_options(scope.namespace()))
-                .await?;
+            let list = custom.list(&params.rest_options(scope.namespace())).await?;
             (list.items, list.resource_version)
         }
     };

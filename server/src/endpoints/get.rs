@@ -13,8 +13,8 @@ use super::ApiContext;
 use super::params::ListParams;
 use super::response;
 use super::scope::RequestScope;
-use crate::registry::KindStorage;
 use crate::negotiate::{OutputFormat, Transform, negotiate_output};
+use crate::registry::KindStorage;
 
 /// The list (or watch) options of a request, checked against the kind's field labels.
 pub fn list_params(scope: &RequestScope) -> Result<ListParams, ApiError> {
@@ -32,7 +32,9 @@ pub async fn get(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
         }
     };
     let rv = scope.q("resourceVersion").unwrap_or("");
-    let stored = store.get_stored(scope.namespace(), scope.name(), rv).await?;
+    let stored = store
+        .get_stored(scope.namespace(), scope.name(), rv)
+        .await?;
     let n = negotiate_output(scope.header("accept"), false, scope.protobuf())?;
     if n.format == OutputFormat::Json
         && n.transform == Transform::None
@@ -51,9 +53,7 @@ pub async fn list(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
     let store = match &scope.storage {
         KindStorage::Store(store) => store,
         KindStorage::Custom(custom) => {
-            let list = custom
-                .list(&params.rest_options(scope.namespace()))
-                .await?;
+            let list = custom.list(&params.rest_options(scope.namespace())).await?;
             let items = list
                 .items
                 .into_iter()
@@ -65,7 +65,8 @@ pub async fn list(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
             };
             if let Some(c) = list.continue_token.filter(|c| !c.is_empty()) {
                 meta.continue_ = Some(c);
-                meta.remaining_item_count = list.remaining_item_count.filter(|_| !params.filtered());
+                meta.remaining_item_count =
+                    list.remaining_item_count.filter(|_| !params.filtered());
             }
             return response::list(&scope, &items, &meta);
         }

@@ -123,7 +123,9 @@ impl Encoder {
         stored: &storage::interface::StoredObject,
     ) -> Result<Vec<u8>, ApiError> {
         let KindStorage::Store(store) = &self.rc.storage else {
-            return Err(ApiError::internal("a stored event of a kind without a store"));
+            return Err(ApiError::internal(
+                "a stored event of a kind without a store",
+            ));
         };
         if self.negotiated.format == OutputFormat::Json
             && self.negotiated.transform == Transform::None

@@ -88,7 +88,11 @@ impl Registry {
     /// The verbs served for `kind`'s main resource, when it is served from a user's storage
     /// (the verbs both the kind and the storage have); `None` for a kind served from a store,
     /// whose verbs are the kind's.
-    pub fn custom_verbs(&self, kind: &Kind, declared: &[&'static str]) -> Option<Vec<&'static str>> {
+    pub fn custom_verbs(
+        &self,
+        kind: &Kind,
+        declared: &[&'static str],
+    ) -> Option<Vec<&'static str>> {
         let custom = self.custom_store(kind)?;
         let verbs = custom.storage().verbs();
         Some(if declared.is_empty() {
@@ -261,12 +265,26 @@ impl KindStorage {
     ) -> Result<Updated, ApiError> {
         match self {
             Self::Store(s) => {
-                s.update(namespace, name, info, create_admission, update_admission, opts)
-                    .await
+                s.update(
+                    namespace,
+                    name,
+                    info,
+                    create_admission,
+                    update_admission,
+                    opts,
+                )
+                .await
             }
             Self::Custom(c) => {
-                c.update(namespace, name, info, create_admission, update_admission, opts)
-                    .await
+                c.update(
+                    namespace,
+                    name,
+                    info,
+                    create_admission,
+                    update_admission,
+                    opts,
+                )
+                .await
             }
         }
     }

@@ -195,7 +195,9 @@ pub fn check_delete_preconditions(
             return Err(ApiError::conflict(
                 resource,
                 name,
-                &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"),
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
+                ),
             ));
         }
     }

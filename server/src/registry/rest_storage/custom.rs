@@ -95,7 +95,10 @@ impl CustomStore {
 
     /// Reads one object (405 without a [`super::Getter`]).
     pub async fn get(&self, namespace: &str, name: &str) -> Result<Box<dyn Object>, ApiError> {
-        let getter = self.storage.getter().ok_or_else(|| self.unsupported("get"))?;
+        let getter = self
+            .storage
+            .getter()
+            .ok_or_else(|| self.unsupported("get"))?;
         getter.get(self.namespace(namespace), name).await
     }
 
@@ -295,10 +298,7 @@ impl CustomStore {
                         uid: None,
                         resource_version: stored.metadata().resource_version.clone(),
                     };
-                    match deleter
-                        .delete(self.namespace(namespace), name, &pre)
-                        .await
-                    {
+                    match deleter.delete(self.namespace(namespace), name, &pre).await {
                         Ok(_) => self.kind.strategy().after_delete(&*stored),
                         Err(e) if e.code() == 404 || is_conflict(&e) => {}
                         Err(e) => return Err(e),

@@ -110,9 +110,9 @@ fn parse_revision(resource_version: &str) -> Result<u64, ApiError> {
     if resource_version.is_empty() {
         return Ok(0);
     }
-    resource_version
-        .parse()
-        .map_err(|_| ApiError::bad_request(format!("invalid resource version {resource_version:?}")))
+    resource_version.parse().map_err(|_| {
+        ApiError::bad_request(format!("invalid resource version {resource_version:?}"))
+    })
 }
 
 impl InMemory {
