@@ -174,6 +174,7 @@ async fn run(opts: ServerOptions) -> anyhow::Result<()> {
         audit: opts.audit()?,
         authorization_modes: server::authz::AuthorizationMode::parse_list(&opts.authorization_mode)
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?,
+        rest_storage: Vec::new(),
     };
     let prepared = config.complete().new_server()?.prepare_run().await?;
     let port = prepared.local_addr().port();

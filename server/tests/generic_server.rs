@@ -84,6 +84,7 @@ async fn hooks_delegation_and_shutdown_order() {
         authorizers: Vec::new(),
         audit: None,
         authorization_modes: vec![server::authz::AuthorizationMode::Rbac],
+        rest_storage: Vec::new(),
     };
     let mut server = config
         .complete()

@@ -121,6 +121,12 @@ pub struct Config {
     pub audit: Option<crate::audit::AuditOptions>,
     /// `--authorization-mode`, in order.
     pub authorization_modes: Vec<AuthorizationMode>,
+    /// The kinds served from a user's storage instead of the generic store
+    /// ([`crate::registry::rest_storage`]); empty for none.
+    pub rest_storage: Vec<(
+        &'static apimachinery::runtime::Kind,
+        crate::registry::rest_storage::RestStorage,
+    )>,
 }
 
 /// A configuration with every default filled in.
@@ -218,6 +224,9 @@ impl CompletedConfig {
         });
         if let Some(encryption) = &c.encryption {
             api = api.encryption(Arc::clone(encryption));
+        }
+        for (kind, storage) in &c.rest_storage {
+            api = api.rest_storage(kind, storage.clone());
         }
         let api = Arc::new(api.build()?);
         // Service-account tokens are checked against the ServiceAccounts (and the Secrets
@@ -428,7 +437,12 @@ impl GenericServer {
             scheme: Arc::clone(&c.scheme),
             api: Arc::clone(&self.api),
             runtime: c.runtime_config.clone(),
-            discovery: discovery::Discovery::new(&c.scheme, &c.runtime_config, &address),
+            discovery: discovery::Discovery::new(
+                &c.scheme,
+                &c.runtime_config,
+                &address,
+                &|kind, r| self.api.registry.custom_verbs(kind, r.verbs),
+            ),
             openapi: openapi::OpenApi::new(&c.scheme, &c.runtime_config, &c.version.git_version),
             version: c.version.clone(),
             health,
