@@ -732,10 +732,29 @@ pub async fn run(factory: &Factory) {
 /// Generates one `#[tokio::test]` per conformance case for a factory expression of type
 /// [`Factory`]; put it in a test module of the crate that implements the storage.
 ///
-/// ```ignore
+/// ```no_run
 /// mod conformance {
-///     server::rest_storage_conformance_tests!(my_factory());
+///     use std::sync::Arc;
+///     use futures::FutureExt;
+///     use server::registry::rest_storage::conformance::{Factory, Fixture};
+///     use server::registry::rest_storage::{RestStorage, memory::InMemory};
+///
+///     fn factory() -> Factory {
+///         Arc::new(|| {
+///             async {
+///                 let kind = &generated::core::CONFIG_MAP_KIND;
+///                 let memory = Arc::new(InMemory::new(kind));
+///                 let forget = memory.clone();
+///                 Fixture::new(kind, RestStorage::read_write(memory))
+///                     .with_compact(move || forget.compact())
+///             }
+///             .boxed()
+///         })
+///     }
+///
+///     server::rest_storage_conformance_tests!(factory());
 /// }
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! rest_storage_conformance_tests {

@@ -292,17 +292,18 @@ impl CustomStore {
                 }
             };
             update_admission.committed(true).await;
-            if rest::is_deleting(&*stored) && !rest::has_pending_finalizers(self.kind, &*stored) {
-                if let Some(deleter) = self.storage.deleter() {
-                    let pre = Preconditions {
-                        uid: None,
-                        resource_version: stored.metadata().resource_version.clone(),
-                    };
-                    match deleter.delete(self.namespace(namespace), name, &pre).await {
-                        Ok(_) => self.kind.strategy().after_delete(&*stored),
-                        Err(e) if e.code() == 404 || is_conflict(&e) => {}
-                        Err(e) => return Err(e),
-                    }
+            if rest::is_deleting(&*stored)
+                && !rest::has_pending_finalizers(self.kind, &*stored)
+                && let Some(deleter) = self.storage.deleter()
+            {
+                let pre = Preconditions {
+                    uid: None,
+                    resource_version: stored.metadata().resource_version.clone(),
+                };
+                match deleter.delete(self.namespace(namespace), name, &pre).await {
+                    Ok(_) => self.kind.strategy().after_delete(&*stored),
+                    Err(e) if e.code() == 404 || is_conflict(&e) => {}
+                    Err(e) => return Err(e),
                 }
             }
             return Ok(Updated {

@@ -84,7 +84,6 @@ async fn lists_from_an_unreached_resource_version_time_out() {
             ..ListOptions::default()
         })
         .await
-        .err()
-        .expect("504");
+        .expect_err("504");
     assert_eq!(e.code(), 504);
 }
