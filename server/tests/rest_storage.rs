@@ -489,6 +489,47 @@ async fn kinds_served_from_user_storage() {
         ["get", "list", "watch"]
     );
 
+    // OpenAPI leaves out the operations the read-only storage lacks.
+    let (_, v2) = reply(
+        c.get(url("/openapi/v2"))
+            .header("accept", "application/json")
+            .send()
+            .await
+            .expect("openapi"),
+    )
+    .await;
+    let (_, v3) = reply(
+        c.get(url("/openapi/v3/api/v1"))
+            .send()
+            .await
+            .expect("openapi v3"),
+    )
+    .await;
+    for doc in [&v2, &v3] {
+        let paths = &doc["paths"];
+        let methods = |path: &str| -> Vec<String> {
+            let mut m: Vec<String> = paths[path]
+                .as_object()
+                .map(|o| o.keys().filter(|k| *k != "parameters").cloned().collect())
+                .unwrap_or_default();
+            m.sort();
+            m
+        };
+        assert_eq!(methods("/api/v1/namespaces/{namespace}/events"), ["get"]);
+        assert_eq!(
+            methods("/api/v1/namespaces/{namespace}/events/{name}"),
+            ["get"]
+        );
+        assert_eq!(
+            methods("/api/v1/namespaces/{namespace}/configmaps/{name}"),
+            ["delete", "get", "patch", "put"]
+        );
+        assert_eq!(
+            methods("/api/v1/namespaces/{namespace}/configmaps"),
+            ["delete", "get", "post"]
+        );
+    }
+
     let _ = stop_tx.send(());
     let _ = running.await;
 }

@@ -443,7 +443,17 @@ impl GenericServer {
                 &address,
                 &|kind, r| self.api.registry.custom_verbs(kind, r.verbs),
             ),
-            openapi: openapi::OpenApi::new(&c.scheme, &c.runtime_config, &c.version.git_version),
+            openapi: openapi::OpenApi::new(
+                &c.scheme,
+                &c.runtime_config,
+                &c.version.git_version,
+                &|group, kind, verb| {
+                    c.scheme
+                        .by_kind(group, kind)
+                        .and_then(|k| self.api.registry.custom_store(k))
+                        .is_none_or(|custom| custom.serves(verb))
+                },
+            ),
             version: c.version.clone(),
             health,
             metrics: Arc::clone(&metrics),
