@@ -28,9 +28,17 @@
 //! `get` ([`Getter`]), `list` ([`Lister`]), `watch` ([`Watcher`]), `create` ([`Creater`]),
 //! `update` and `patch` ([`Getter`] + [`Updater`]), `delete` ([`Getter`] + [`Deleter`]),
 //! `deletecollection` ([`Lister`] + [`Getter`] + [`Deleter`]). A verb the storage lacks is
-//! absent from discovery's `verbs` and answered `405 MethodNotAllowed`. The `status` and
-//! `scale` subresources a kind declares are served through the same [`Getter`] and
+//! absent from discovery's `verbs`, left out of the OpenAPI documents (whose paths are
+//! generated at build time from the definitions and filtered when the server starts), and
+//! answered `405 MethodNotAllowed` (`the server does not allow this method on the requested
+//! resource`, as kube-apiserver's router answers a route it did not install). The `status`
+//! and `scale` subresources a kind declares are served through the same [`Getter`] and
 //! [`Updater`].
+//!
+//! The server's own components that read a kind through its store (the namespace and quota
+//! controllers, admission plugins, the RBAC informer, service-account token checks) see the
+//! generic store, not a user's storage: serve those kinds (Namespaces, RBAC, ServiceAccounts,
+//! Secrets, quotas, admission configurations) from the store.
 //!
 //! # resourceVersions
 //!
