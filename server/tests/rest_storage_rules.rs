@@ -196,3 +196,66 @@ async fn generated_names_finalizers_and_apply() {
     assert_eq!(r.json()["status"], "Success");
     assert!(memory.revision() > 0);
 }
+
+/// An updater that lets one concurrent write win before the next update it is given.
+struct Racing {
+    inner: Arc<InMemory>,
+    race: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl server::registry::rest_storage::Updater for Racing {
+    async fn update(
+        &self,
+        object: Box<dyn apimachinery::runtime::Object>,
+    ) -> Result<Box<dyn apimachinery::runtime::Object>, apimachinery::status::ApiError> {
+        use server::registry::rest_storage::Getter;
+        if self.race.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            let mut current = self.inner.get(object.namespace(), object.name()).await?;
+            current
+                .metadata_mut()
+                .annotations
+                .insert("raced".into(), "yes".into());
+            self.inner.update(current).await?;
+        }
+        self.inner.update(object).await
+    }
+}
+
+#[tokio::test]
+async fn a_conflict_the_client_did_not_cause_is_retried() {
+    let kind = &generated::example_dev::WIDGET_KIND;
+    let memory = Arc::new(InMemory::new(kind));
+    let racing = Arc::new(Racing {
+        inner: memory.clone(),
+        race: std::sync::atomic::AtomicBool::new(false),
+    });
+    let storage = RestStorage::read_write(memory.clone()).with_updater(racing.clone());
+    let h = Harness::with(move |b| b.rest_storage(kind, storage)).await;
+    assert_eq!(h.post(WIDGETS, &widget("w", 1)).await.status, 201);
+
+    // A patch names no resourceVersion: it runs again on the fresh object.
+    racing.race.store(true, std::sync::atomic::Ordering::SeqCst);
+    let r = h
+        .patch(
+            &format!("{WIDGETS}/w"),
+            "application/merge-patch+json",
+            r#"{"spec":{"replicas":7}}"#,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.json());
+    let o = r.json();
+    assert_eq!(o["spec"]["replicas"], 7);
+    assert_eq!(o["metadata"]["annotations"]["raced"], "yes");
+    assert_eq!(o["metadata"]["resourceVersion"], "3");
+
+    // A PUT names the resourceVersion it read: someone wrote since, so it is a conflict.
+    racing.race.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut edit = o.clone();
+    edit["spec"]["replicas"] = json!(8);
+    let r = h.put(&format!("{WIDGETS}/w"), &edit).await;
+    assert_eq!(r.status, 409, "{}", r.json());
+    assert_eq!(r.json()["reason"], "Conflict");
+    let o = h.get(&format!("{WIDGETS}/w")).await.json();
+    assert_eq!(o["spec"]["replicas"], 7);
+}

@@ -335,10 +335,12 @@ impl apimachinery::admission::ObjectReader for CachedObjects {
         namespace: &str,
         name: &str,
     ) -> Option<Box<dyn apimachinery::runtime::Object>> {
-        let store = self
-            .registry
-            .store(self.scheme.by_kind(group, kind)?)
-            .ok()?;
+        let kind = self.scheme.by_kind(group, kind)?;
+        // A kind in a user's storage has no watch cache to read.
+        if self.registry.custom_store(kind).is_some() {
+            return None;
+        }
+        let store = self.registry.store(kind).ok()?;
         let stored = store
             .cacher()?
             .cached_object(&store.key(namespace, name).ok()?)?;

@@ -164,23 +164,24 @@ impl CustomStore {
             }
             return Ok((object, warnings));
         }
-        let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };
-        for attempt in 0..attempts {
+        if !generated {
+            let result = creater.create(object).await;
+            admission.committed(result.is_ok()).await;
+            let stored = result?;
+            self.kind.strategy().after_create(&*stored);
+            return Ok((stored, warnings));
+        }
+        for attempt in 0..GENERATE_NAME_ATTEMPTS {
             if attempt > 0 {
                 object.metadata_mut().name = Some(generate_name::generate(&prefix));
             }
-            let attempt_object = if generated {
-                object.clone_object()
-            } else {
-                std::mem::replace(&mut object, self.kind.storage().new_object())
-            };
-            match creater.create(attempt_object).await {
+            match creater.create(object.clone_object()).await {
                 Ok(stored) => {
                     admission.committed(true).await;
                     self.kind.strategy().after_create(&*stored);
                     return Ok((stored, warnings));
                 }
-                Err(e) if generated && is_already_exists(&e) => continue,
+                Err(e) if is_already_exists(&e) => continue,
                 Err(e) => {
                     admission.committed(false).await;
                     return Err(e);
