@@ -194,6 +194,7 @@ async fn run(opts: ServerOptions, groups: Vec<Arc<dyn ApiGroups>>) -> anyhow::Re
         authorizers: Vec::new(),
         audit: opts.audit()?,
         authorization_modes: opts.authorization_mode.clone(),
+        rest_storage: Vec::new(),
     };
     let prepared = config.complete()?.new_server()?.prepare_run().await?;
     let port = prepared.local_addr().port();

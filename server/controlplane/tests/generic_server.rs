@@ -85,6 +85,7 @@ async fn hooks_delegation_and_shutdown_order() {
         authorizers: Vec::new(),
         audit: None,
         authorization_modes: vec![controlplane::RBAC_MODE.to_string()],
+        rest_storage: Vec::new(),
     };
     let mut server = config
         .complete()

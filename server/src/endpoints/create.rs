@@ -48,7 +48,7 @@ pub async fn create(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
     .with_authorization(scope.authorizer(), ctx.rule_resolver())
     .with_audit(scope.audit_note.as_ref());
     admission.mutate(&mut object, None).await?;
-    let (stored, strategy_warnings) = scope.store.create(object, &admission, dry_run).await?;
+    let (stored, strategy_warnings) = scope.storage.create(object, &admission, dry_run).await?;
     let out = scope.to_request_version(stored)?;
     let mut warnings = body.warnings;
     warnings.extend(admission.warnings());

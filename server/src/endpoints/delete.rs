@@ -16,7 +16,7 @@ use super::get::list_params;
 use super::response;
 use super::scope::RequestScope;
 use crate::admission::RequestAdmission;
-use crate::registry::{DeleteOptions, DeleteOutcome};
+use crate::registry::{DeleteOptions, DeleteOutcome, KindStorage};
 
 /// Reads DeleteOptions from the body (if any, replacing the query's) or the query, and the
 /// propagation policy.
@@ -82,7 +82,7 @@ pub async fn delete(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
     let (opts, policy) = delete_options(&scope)?;
     let admission = admission(ctx, &scope, scope.name(), &opts, policy);
     match scope
-        .store
+        .storage
         .delete(scope.namespace(), scope.name(), &admission, &opts)
         .await?
     {
@@ -102,17 +102,25 @@ pub async fn delete_collection(
 ) -> Result<Response<Body>, ApiError> {
     let (opts, policy) = delete_options(&scope)?;
     let params = list_params(&scope)?;
-    let (items, result) = scope
-        .store
-        .list(scope.namespace(), params.storage_options())
-        .await?;
+    let (items, resource_version) = match &scope.storage {
+        KindStorage::Store(store) => {
+            let (items, result) = store
+                .list(scope.namespace(), params.storage_options())
+                .await?;
+            (items, result.resource_version.to_string())
+        }
+        KindStorage::Custom(custom) => {
+            let list = custom.list(&params.rest_options(scope.namespace())).await?;
+            (list.items, list.resource_version)
+        }
+    };
     let mut deleted = Vec::new();
     for item in items {
         let namespace = item.namespace().to_string();
         let name = item.name().to_string();
         let admission = admission(ctx, &scope, &name, &opts, policy.clone());
         match scope
-            .store
+            .storage
             .delete(&namespace, &name, &admission, &opts)
             .await
         {
@@ -125,7 +133,7 @@ pub async fn delete_collection(
         }
     }
     let meta = ListMeta {
-        resource_version: Some(result.resource_version.to_string()),
+        resource_version: Some(resource_version),
         ..ListMeta::default()
     };
     response::list(&scope, &deleted, &meta)

@@ -14,6 +14,7 @@ use super::params::ListParams;
 use super::response;
 use super::scope::RequestScope;
 use crate::negotiate::{OutputFormat, Transform, negotiate_output};
+use crate::registry::KindStorage;
 
 /// The list (or watch) options of a request, checked against the kind's field labels.
 pub fn list_params(scope: &RequestScope) -> Result<ListParams, ApiError> {
@@ -22,19 +23,26 @@ pub fn list_params(scope: &RequestScope) -> Result<ListParams, ApiError> {
 
 /// `GET .../{name}` (and `/status`).
 pub async fn get(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
-    let rv = scope.q("resourceVersion").unwrap_or("").to_string();
-    let stored = scope
-        .store
-        .get_stored(scope.namespace(), scope.name(), &rv)
+    let store = match &scope.storage {
+        KindStorage::Store(store) => store,
+        KindStorage::Custom(custom) => {
+            let object = custom.get(scope.namespace(), scope.name()).await?;
+            let object = scope.to_request_version(object)?;
+            return response::object(&scope, StatusCode::OK, &*object, &[]);
+        }
+    };
+    let rv = scope.q("resourceVersion").unwrap_or("");
+    let stored = store
+        .get_stored(scope.namespace(), scope.name(), rv)
         .await?;
     let n = negotiate_output(scope.header("accept"), false, scope.protobuf())?;
     if n.format == OutputFormat::Json
         && n.transform == Transform::None
         && scope.is_storage_version()
     {
-        return response::raw_json(&scope, scope.store.json_for_get(&stored)?.to_vec());
+        return response::raw_json(&scope, store.json_for_get(&stored)?.to_vec());
     }
-    let object = scope.to_request_version(scope.store.decode(&stored)?)?;
+    let object = scope.to_request_version(store.decode(&stored)?)?;
     response::object(&scope, StatusCode::OK, &*object, &[])
 }
 
@@ -42,8 +50,28 @@ pub async fn get(_ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
 pub async fn list(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body>, ApiError> {
     let params = list_params(&scope)?;
     let n = negotiate_output(scope.header("accept"), true, scope.protobuf())?;
-    let mut result = scope
-        .store
+    let store = match &scope.storage {
+        KindStorage::Store(store) => store,
+        KindStorage::Custom(custom) => {
+            let list = custom.list(&params.rest_options(scope.namespace())).await?;
+            let items = list
+                .items
+                .into_iter()
+                .map(|o| scope.to_request_version(o))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut meta = ListMeta {
+                resource_version: Some(list.resource_version),
+                ..ListMeta::default()
+            };
+            if let Some(c) = list.continue_token.filter(|c| !c.is_empty()) {
+                meta.continue_ = Some(c);
+                meta.remaining_item_count =
+                    list.remaining_item_count.filter(|_| !params.filtered());
+            }
+            return response::list(&scope, &items, &meta);
+        }
+    };
+    let mut result = store
         .list_stored(scope.namespace(), params.storage_options())
         .await?;
     let stored = std::mem::take(&mut result.items);
@@ -56,13 +84,13 @@ pub async fn list(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
         && n.transform == Transform::None
         && scope.is_storage_version()
     {
-        let items = scope.store.json_list_items(stored).await?;
+        let items = store.json_list_items(stored).await?;
         let meta = serde_json::to_value(meta).unwrap_or(Value::Null);
         response::raw_json_list(&scope, items, &meta)?
     } else {
         let items = stored
             .iter()
-            .map(|o| scope.to_request_version(scope.store.decode(o)?))
+            .map(|o| scope.to_request_version(store.decode(o)?))
             .collect::<Result<Vec<_>, _>>()?;
         drop(stored);
         response::list(&scope, &items, &meta)?

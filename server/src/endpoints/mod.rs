@@ -93,9 +93,39 @@ pub struct ApiContextBuilder {
     rule_resolver: Option<Arc<dyn RuleResolver>>,
     tokens: TokenServices,
     list_memory: (u64, u64),
+    rest_storage: Vec<(&'static Kind, crate::registry::rest_storage::RestStorage)>,
 }
 
 impl ApiContextBuilder {
+    /// Serves `kind` from a user's storage instead of the generic store: its verbs are those
+    /// `storage` implements (with the kind's own), every other verb is `405
+    /// MethodNotAllowed`, and the kind gets no store or watch cache. Requests run as for any
+    /// kind (negotiation, admission, the kind's strategy); see
+    /// [`crate::registry::rest_storage`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use server::endpoints::ApiContext;
+    /// use server::registry::rest_storage::{RestStorage, memory::InMemory};
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let backend = Arc::new(storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap());
+    /// let kind = &generated::core::CONFIG_MAP_KIND;
+    /// let api = ApiContext::builder(Arc::new(generated::scheme()), backend, "/registry".into())
+    ///     .rest_storage(kind, RestStorage::read_only(Arc::new(InMemory::new(kind))))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(api.registry.custom_store(kind).is_some());
+    /// ```
+    pub fn rest_storage(
+        mut self,
+        kind: &'static Kind,
+        storage: crate::registry::rest_storage::RestStorage,
+    ) -> Self {
+        self.rest_storage.push((kind, storage));
+        self
+    }
+
     /// Sets the token authenticator and issuer strategies may use.
     pub fn tokens(mut self, tokens: TokenServices) -> Self {
         self.tokens = tokens;
@@ -161,6 +191,9 @@ impl ApiContextBuilder {
         if let Some(encryption) = self.encryption {
             registry = registry.with_encryption(encryption);
         }
+        for (kind, storage) in self.rest_storage {
+            registry = registry.with_rest_storage(kind, storage);
+        }
         let registry = Arc::new(registry);
         let mut order = AdmissionOrder::default();
         let mut plugins = Vec::new();
@@ -213,6 +246,7 @@ impl ApiContext {
             rule_resolver: None,
             tokens: TokenServices::default(),
             list_memory: (list_budget::PER_USER_BYTES, list_budget::TOTAL_BYTES),
+            rest_storage: Vec::new(),
         }
     }
 
@@ -250,7 +284,7 @@ impl ApiContext {
     }
 
     /// Creates the store and watch cache of every stored kind of the scheme that `served`
-    /// accepts, as kube-apiserver starts every resource's cacher at boot: each cache starts its
+    /// accepts (and that no user's storage serves), as kube-apiserver starts every resource's cacher at boot: each cache starts its
     /// initial list in the background at once, so a watch from the resourceVersion of any list
     /// served later finds the cache's history reaching back to it (a cache started by the first
     /// request would begin after such a list, and answer the watch with 410 Gone). Returns the
@@ -262,7 +296,11 @@ impl ApiContext {
         self.scheme
             .kinds()
             .iter()
-            .filter(|kind| !kind.storage_info().create_only && served(kind))
+            .filter(|kind| {
+                !kind.storage_info().create_only
+                    && self.registry.custom_store(kind).is_none()
+                    && served(kind)
+            })
             .map(|kind| self.registry.store(kind))
             .collect()
     }
@@ -338,7 +376,20 @@ async fn dispatch(
     let scope = RequestScope::from_request(ctx, kind, req).await?;
     let verb = scope.info.verb.clone();
     let version = scope.version;
-    let unsupported = || ApiError::method_not_supported(scope.store.resource(), &verb);
+    let unsupported = || ApiError::method_not_supported(scope.storage.resource(), &verb);
+    // A user's storage serves the verbs it implements; kube-apiserver installs no route for
+    // the others, so they are 405 from its router. A declared subresource of the kind needs
+    // the object read (and, for an update subresource, written).
+    if let crate::registry::KindStorage::Custom(custom) = &scope.storage {
+        let needed = match scope.subresource() {
+            "" | "status" | "scale" => verb.as_str(),
+            _ if verb == "update" => "update",
+            _ => "get",
+        };
+        if !custom.serves(needed) {
+            return Err(ApiError::method_not_allowed());
+        }
+    }
     if version.create_only {
         return match (verb.as_str(), scope.subresource()) {
             ("create", "") => review::create(ctx, scope).await,

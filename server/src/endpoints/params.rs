@@ -93,6 +93,22 @@ impl ListParams {
         p
     }
 
+    /// The options a user's storage is given ([`crate::registry::rest_storage::ListOptions`])
+    /// for a list or watch in `namespace`.
+    pub fn rest_options(&self, namespace: &str) -> crate::registry::rest_storage::ListOptions {
+        crate::registry::rest_storage::ListOptions {
+            namespace: namespace.to_string(),
+            labels: self.labels.clone(),
+            fields: self.fields.clone(),
+            resource_version: self.resource_version.clone(),
+            resource_version_match: self.resource_version_match,
+            limit: self.limit,
+            continue_token: self.continue_token.clone(),
+            allow_bookmarks: self.allow_bookmarks,
+            send_initial_events: self.send_initial_events,
+        }
+    }
+
     /// The storage list options.
     pub fn storage_options(&self) -> ListOptions {
         ListOptions {

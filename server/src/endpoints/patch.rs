@@ -62,7 +62,7 @@ pub async fn patch(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bod
         warnings: Mutex::new(Vec::new()),
     };
     let updated = scope
-        .store
+        .storage
         .update(
             scope.namespace(),
             scope.name(),
@@ -179,7 +179,7 @@ async fn apply(
         create_admission: &create_admission,
     };
     let updated = scope
-        .store
+        .storage
         .update(
             scope.namespace(),
             scope.name(),

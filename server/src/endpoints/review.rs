@@ -72,8 +72,8 @@ impl ObjectReader for Context<'_> {
     ) -> Option<Result<ObjectMeta, ApiError>> {
         let kind = self.ctx.scheme.by_kind(group, kind)?;
         let read = async {
-            let store = self.ctx.store(kind)?;
-            let object = store.get(namespace, name, "").await?;
+            let storage = self.ctx.registry.kind_storage(kind)?;
+            let object = storage.get(namespace, name, "").await?;
             Ok(object.metadata().clone())
         };
         Some(read.await)

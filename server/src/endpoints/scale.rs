@@ -73,7 +73,7 @@ fn tree(object: &dyn Object) -> Result<Value, ApiError> {
 /// `GET .../scale`.
 pub async fn get(_ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>, ApiError> {
     let obj = rc
-        .store
+        .storage
         .get(
             rc.namespace(),
             rc.name(),
@@ -110,7 +110,7 @@ impl UpdatedObjectInfo for ScaleInfo<'_> {
             .and_then(Value::as_str)
             .unwrap_or("");
         if !rv.is_empty() && Some(rv) != old.metadata().resource_version.as_deref() {
-            return Err(ApiError::conflict_stale(rc.store.resource(), name));
+            return Err(ApiError::conflict_stale(rc.storage.resource(), name));
         }
         let replicas = match scale.pointer("/spec/replicas") {
             None | Some(Value::Null) => 0,
@@ -173,7 +173,7 @@ async fn write(
         admission: &admission,
     };
     let updated = rc
-        .store
+        .storage
         .update(
             rc.namespace(),
             rc.name(),

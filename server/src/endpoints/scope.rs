@@ -1,6 +1,6 @@
 //! [`RequestScope`]: one resource request resolved against the scheme — what it is about
 //! (kind, requested version, namespace, name), who sent it, its query, headers and body, and
-//! the store of its kind.
+//! what serves its kind (its store, or a user's storage).
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use http::HeaderMap;
 use super::ApiContext;
 use crate::authn::UserInfo;
 use crate::authz::AuthorizerRef;
-use crate::registry::Store;
+use crate::registry::KindStorage;
 use crate::request_info::RequestInfo;
 
 /// One request, resolved against the scheme.
@@ -35,8 +35,8 @@ pub struct RequestScope {
     pub kind: &'static Kind,
     /// The facts of the requested version.
     pub version: &'static ResourceInfo,
-    /// The store of the kind.
-    pub store: Arc<Store>,
+    /// What serves the kind: its store, or a user's storage.
+    pub storage: KindStorage,
     /// Every kind served (a body naming another kind is told apart from an unknown one).
     pub scheme: Arc<Scheme>,
     /// The audit record's note of the request object, when the request is recorded.
@@ -87,7 +87,7 @@ impl RequestScope {
         } else {
             Bytes::new()
         };
-        let store = ctx.store(kind)?;
+        let storage = ctx.registry.kind_storage(kind)?;
         Ok(Self {
             info,
             user,
@@ -97,7 +97,7 @@ impl RequestScope {
             body,
             kind,
             version,
-            store,
+            storage,
             scheme: ctx.scheme.clone(),
             audit_note,
         })
@@ -146,7 +146,7 @@ impl RequestScope {
 
     /// Whether the requested version is the storage version.
     pub fn is_storage_version(&self) -> bool {
-        self.version.version == self.store.info().version
+        self.version.version == self.storage.info().version
     }
 
     /// Converts an object to the requested version.
@@ -159,7 +159,7 @@ impl RequestScope {
     /// Converts an object to the storage version.
     pub fn to_storage_version(&self, object: Box<dyn Object>) -> Result<Box<dyn Object>, ApiError> {
         self.kind
-            .convert(object, self.store.info().version)
+            .convert(object, self.storage.info().version)
             .map_err(ApiError::internal)
     }
 
@@ -219,6 +219,6 @@ impl RequestScope {
 
     /// The 404 of the object the URL names.
     pub fn not_found(&self) -> ApiError {
-        ApiError::not_found(self.store.resource(), self.name())
+        ApiError::not_found(self.storage.resource(), self.name())
     }
 }

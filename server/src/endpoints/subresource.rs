@@ -39,7 +39,10 @@ pub async fn create(
             }
         }
     };
-    let parent = scope.store.get(scope.namespace(), scope.name(), "").await?;
+    let parent = scope
+        .storage
+        .get(scope.namespace(), scope.name(), "")
+        .await?;
     let answer = scope
         .kind
         .strategy()

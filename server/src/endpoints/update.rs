@@ -57,7 +57,7 @@ pub async fn update(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
         create_admission: &create_admission,
     };
     let updated = scope
-        .store
+        .storage
         .update(
             scope.namespace(),
             scope.name(),
@@ -108,7 +108,7 @@ impl UpdatedObjectInfo for PutInfo<'_> {
                 // not exist, and the resourceVersion is ignored.
                 if let Some(uid) = new.metadata().uid.as_deref().filter(|u| !u.is_empty()) {
                     return Err(ApiError::conflict(
-                        scope.store.resource(),
+                        scope.storage.resource(),
                         scope.name(),
                         &format!(
                             "Precondition failed: UID in precondition: {uid}, UID in object meta: "
@@ -161,7 +161,7 @@ impl ValidateObject for AuthorizeCreate<'_> {
         };
         if verdict.decision != Decision::Allow {
             return Err(ApiError::forbidden(
-                scope.store.resource(),
+                scope.storage.resource(),
                 scope.name(),
                 &verdict.reason.to_string(),
             ));

@@ -22,6 +22,14 @@ use super::get::list_params;
 use super::scope::RequestScope;
 use crate::negotiate::{Negotiated, OutputFormat, Transform, negotiate_watch};
 use crate::registry::errors::storage_error;
+use crate::registry::{KindStorage, rest_storage};
+
+/// One event to send: from the store (with the cache's encoding memo) or from a user's
+/// storage.
+enum Item {
+    Stored(WatchEvent, Option<MemoHandle>),
+    Typed(rest_storage::Event),
+}
 
 /// The annotation on the bookmark that ends `sendInitialEvents`.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -114,12 +122,17 @@ impl Encoder {
         event_type: &str,
         stored: &storage::interface::StoredObject,
     ) -> Result<Vec<u8>, ApiError> {
+        let KindStorage::Store(store) = &self.rc.storage else {
+            return Err(ApiError::internal(
+                "a stored event of a kind without a store",
+            ));
+        };
         if self.negotiated.format == OutputFormat::Json
             && self.negotiated.transform == Transform::None
             && self.rc.is_storage_version()
         {
             // Written from the stored bytes: no decode, no re-encode.
-            let object = self.rc.store.json_bytes(stored)?;
+            let object = store.json_bytes(stored)?;
             let mut line = Vec::with_capacity(object.len() + event_type.len() + 24);
             line.extend_from_slice(b"{\"type\":\"");
             line.extend_from_slice(event_type.as_bytes());
@@ -128,7 +141,12 @@ impl Encoder {
             line.extend_from_slice(b"}\n");
             return Ok(line);
         }
-        let obj = self.rc.store.decode(stored)?;
+        let obj = store.decode(stored)?;
+        self.typed_event(event_type, obj)
+    }
+
+    /// Encodes an event of a typed object of the storage version.
+    fn typed_event(&mut self, event_type: &str, obj: Box<dyn Object>) -> Result<Vec<u8>, ApiError> {
         let obj = self.rc.to_request_version(obj)?;
         if self.negotiated.format == OutputFormat::Protobuf
             && self.negotiated.transform == Transform::None
@@ -144,10 +162,10 @@ impl Encoder {
 
     fn bookmark(
         &self,
-        resource_version: i64,
+        resource_version: String,
         initial_events_end: bool,
     ) -> Result<Vec<u8>, ApiError> {
-        let mut meta = json!({"resourceVersion": resource_version.to_string()});
+        let mut meta = json!({"resourceVersion": resource_version});
         if initial_events_end {
             meta["annotations"] = json!({INITIAL_EVENTS_END: "true"});
         }
@@ -155,7 +173,38 @@ impl Encoder {
         self.frame("BOOKMARK", &obj)
     }
 
-    /// Encodes one event; `None` ends the stream after an error event.
+    /// Encodes one event; `true` ends the stream after an error event.
+    fn item(&mut self, item: Item) -> (Option<Bytes>, bool) {
+        match item {
+            Item::Stored(event, memo) => self.event(&event, memo.as_ref()),
+            Item::Typed(event) => self.typed(event),
+        }
+    }
+
+    /// Encodes one event of a user's storage.
+    fn typed(&mut self, event: rest_storage::Event) -> (Option<Bytes>, bool) {
+        let result = match event {
+            rest_storage::Event::Added(o) => self.typed_event("ADDED", o),
+            rest_storage::Event::Modified(o) => self.typed_event("MODIFIED", o),
+            rest_storage::Event::Deleted(o) => self.typed_event("DELETED", o),
+            rest_storage::Event::Bookmark {
+                resource_version,
+                initial_events_end,
+            } => self.bookmark(resource_version, initial_events_end),
+            rest_storage::Event::Error(e) => Err(e),
+        };
+        match result {
+            Ok(b) => (Some(Bytes::from(b)), false),
+            Err(e) => (
+                self.frame("ERROR", &e.to_status_json())
+                    .ok()
+                    .map(Bytes::from),
+                true,
+            ),
+        }
+    }
+
+    /// Encodes one event of the store; `true` ends the stream after an error event.
     fn event(&mut self, event: &WatchEvent, memo: Option<&MemoHandle>) -> (Option<Bytes>, bool) {
         let result = match event {
             WatchEvent::Added(o) => self.object_event("ADDED", o, memo),
@@ -165,11 +214,11 @@ impl Encoder {
                 resource_version,
                 initial_events_end,
             } => self
-                .bookmark(*resource_version, *initial_events_end)
+                .bookmark(resource_version.to_string(), *initial_events_end)
                 .map(Bytes::from),
             WatchEvent::Error(e) => {
                 let status =
-                    storage_error(e.clone(), self.rc.store.resource(), "").to_status_json();
+                    storage_error(e.clone(), self.rc.storage.resource(), "").to_status_json();
                 return (self.frame("ERROR", &status).ok().map(Bytes::from), true);
             }
         };
@@ -221,8 +270,6 @@ pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>,
         }
     };
     let mut end = ctx.watches_end_signal();
-    let key = rc.store.collection_key(rc.namespace())?;
-    let opts = params.storage_options();
     let content_type = match negotiated.format {
         OutputFormat::Protobuf => apimachinery::protobuf::WATCH_MEDIA_TYPE.to_string(),
         _ => match &negotiated.transform {
@@ -235,28 +282,41 @@ pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>,
         negotiated.content_type(),
         rc.version.api_version()
     ));
-    let started = match rc.store.cacher() {
-        Some(c) => c
-            .watch_memoized(&key, opts)
-            .await
-            .map(|s| s.map(|m| (m.event, m.memo)).boxed()),
-        None => rc
-            .store
-            .storage()
-            .watch(&key, opts)
-            .await
-            .map(|s| s.map(|e| (e, None)).boxed()),
-    };
-    // As kube-apiserver, a watch from a compacted revision is accepted and then ends with an
-    // `ERROR` event carrying the 410 `Expired` Status.
-    let events: futures::stream::BoxStream<'static, (WatchEvent, Option<MemoHandle>)> =
-        match started {
-            Ok(s) => s,
-            Err(e) if e.is_expired() => {
-                futures::stream::iter([(WatchEvent::Error(e), None)]).boxed()
+    let events: futures::stream::BoxStream<'static, Item> = match &rc.storage {
+        KindStorage::Store(store) => {
+            let key = store.collection_key(rc.namespace())?;
+            let opts = params.storage_options();
+            let started = match store.cacher() {
+                Some(c) => c
+                    .watch_memoized(&key, opts)
+                    .await
+                    .map(|s| s.map(|m| Item::Stored(m.event, m.memo)).boxed()),
+                None => store
+                    .storage()
+                    .watch(&key, opts)
+                    .await
+                    .map(|s| s.map(|e| Item::Stored(e, None)).boxed()),
+            };
+            // As kube-apiserver, a watch from a compacted revision is accepted and then ends
+            // with an `ERROR` event carrying the 410 `Expired` Status.
+            match started {
+                Ok(s) => s,
+                Err(e) if e.is_expired() => {
+                    futures::stream::iter([Item::Stored(WatchEvent::Error(e), None)]).boxed()
+                }
+                Err(e) => return Err(storage_error(e, store.resource(), "")),
             }
-            Err(e) => return Err(storage_error(e, rc.store.resource(), "")),
-        };
+        }
+        KindStorage::Custom(custom) => {
+            match custom.watch(&params.rest_options(rc.namespace())).await {
+                Ok(s) => s.map(Item::Typed).boxed(),
+                Err(e) if e.code() == 410 => {
+                    futures::stream::iter([Item::Typed(rest_storage::Event::Error(e))]).boxed()
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    };
     let mut encoder = Encoder {
         rc: Arc::new(rc),
         negotiated,
@@ -274,11 +334,11 @@ pub async fn watch(ctx: &ApiContext, rc: RequestScope) -> Result<Response<Body>,
     };
     let body_stream = events
         .take_until(deadline)
-        .scan(false, move |done, (event, memo)| {
+        .scan(false, move |done, item| {
             if *done {
                 return futures::future::ready(None);
             }
-            let (bytes, end) = encoder.event(&event, memo.as_ref());
+            let (bytes, end) = encoder.item(item);
             *done = end;
             futures::future::ready(Some(bytes))
         })

@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use apimachinery::runtime::Kind;
 use apimachinery::{ResourceInfo, Scheme};
 use axum::body::Body;
 use base64::Engine;
@@ -57,10 +58,18 @@ pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
+/// One served resource: its version's facts, its storage version's facts, and the verbs
+/// served.
+type Served = (ResourceInfo, ResourceInfo, Vec<&'static str>);
+
+/// The verbs a kind's storage serves when they are not the kind's own (a kind served from a
+/// user's storage): given the kind and the facts of one version, `None` for the kind's.
+pub type VerbsOf<'a> = dyn Fn(&Kind, &ResourceInfo) -> Option<Vec<&'static str>> + 'a;
+
 struct Group {
     name: String,
     versions: Vec<String>,
-    resources: BTreeMap<String, Vec<(ResourceInfo, ResourceInfo)>>,
+    resources: BTreeMap<String, Vec<Served>>,
 }
 
 /// A rendered document with its ETag.
@@ -98,15 +107,15 @@ fn group_version(group: &str, version: &str) -> String {
     }
 }
 
-fn resource_list_entries(group: &str, items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
+fn resource_list_entries(group: &str, items: &[Served]) -> Vec<Value> {
     let mut out = Vec::new();
-    for (r, storage) in items {
+    for (r, storage, verbs) in items {
         let mut main = Map::new();
         main.insert("name".into(), json!(r.plural));
         main.insert("singularName".into(), json!(r.singular));
         main.insert("namespaced".into(), json!(r.namespaced()));
         main.insert("kind".into(), json!(r.kind));
-        main.insert("verbs".into(), json!(r.verbs));
+        main.insert("verbs".into(), json!(verbs));
         if !r.short_names.is_empty() {
             main.insert("shortNames".into(), json!(r.short_names));
         }
@@ -143,9 +152,9 @@ fn resource_list_entries(group: &str, items: &[(ResourceInfo, ResourceInfo)]) ->
     out
 }
 
-fn aggregated_resources(items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
+fn aggregated_resources(items: &[Served]) -> Vec<Value> {
     let mut out = Vec::new();
-    for (r, _) in items {
+    for (r, _, verbs) in items {
         let mut entry = Map::new();
         entry.insert("resource".into(), json!(r.plural));
         entry.insert(
@@ -161,7 +170,7 @@ fn aggregated_resources(items: &[(ResourceInfo, ResourceInfo)]) -> Vec<Value> {
             }),
         );
         entry.insert("singularResource".into(), json!(r.singular));
-        entry.insert("verbs".into(), json!(r.verbs));
+        entry.insert("verbs".into(), json!(verbs));
         if !r.short_names.is_empty() {
             entry.insert("shortNames".into(), json!(r.short_names));
         }
@@ -233,8 +242,14 @@ fn api_group(g: &Group) -> Value {
 
 impl Discovery {
     /// Builds every document from the scheme, honouring `--runtime-config`. `server_address` is
-    /// the `host:port` clients reach the server at.
-    pub fn new(scheme: &Scheme, runtime: &RuntimeConfig, server_address: &str) -> Self {
+    /// the `host:port` clients reach the server at; `verbs_of` gives the verbs of a kind served
+    /// from a user's storage (`Registry::custom_verbs`), which are not the kind's own.
+    pub fn new(
+        scheme: &Scheme,
+        runtime: &RuntimeConfig,
+        server_address: &str,
+        verbs_of: &VerbsOf<'_>,
+    ) -> Self {
         let mut groups: Vec<Group> = Vec::new();
         for group in scheme.groups() {
             let mut g = Group {
@@ -251,10 +266,11 @@ impl Discovery {
                     if !g.versions.iter().any(|v| v == r.version) {
                         g.versions.push(r.version.to_string());
                     }
-                    g.resources
-                        .entry(r.version.to_string())
-                        .or_default()
-                        .push((r.clone(), storage.clone()));
+                    g.resources.entry(r.version.to_string()).or_default().push((
+                        r.clone(),
+                        storage.clone(),
+                        verbs_of(kind, r).unwrap_or_else(|| r.verbs.to_vec()),
+                    ));
                 }
             }
             g.versions.sort_by(|a, b| compare_kube_versions(a, b));

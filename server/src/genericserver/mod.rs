@@ -132,6 +132,12 @@ pub struct Config {
     /// `--authorization-mode`, in order: names of the generic server's modes
     /// ([`AuthorizationModes::builtin`]) or of those the [`groups`](Self::groups) add.
     pub authorization_modes: Vec<String>,
+    /// The kinds served from a user's storage instead of the generic store
+    /// ([`crate::registry::rest_storage`]); empty for none.
+    pub rest_storage: Vec<(
+        &'static apimachinery::runtime::Kind,
+        crate::registry::rest_storage::RestStorage,
+    )>,
 }
 
 /// A configuration with every default filled in.
@@ -238,6 +244,9 @@ impl CompletedConfig {
         }
         if let Some(encryption) = &c.encryption {
             api = api.encryption(Arc::clone(encryption));
+        }
+        for (kind, storage) in &c.rest_storage {
+            api = api.rest_storage(kind, storage.clone());
         }
         let api = Arc::new(api.build()?);
         let backend = Arc::clone(&c.backend);
@@ -435,8 +444,23 @@ impl GenericServer {
             scheme: Arc::clone(&c.scheme),
             api: Arc::clone(&self.api),
             runtime: c.runtime_config.clone(),
-            discovery: discovery::Discovery::new(&c.scheme, &c.runtime_config, &address),
-            openapi: openapi::OpenApi::new(&c.scheme, &c.runtime_config, &c.version.git_version),
+            discovery: discovery::Discovery::new(
+                &c.scheme,
+                &c.runtime_config,
+                &address,
+                &|kind, r| self.api.registry.custom_verbs(kind, r.verbs),
+            ),
+            openapi: openapi::OpenApi::new(
+                &c.scheme,
+                &c.runtime_config,
+                &c.version.git_version,
+                &|group, kind, verb| {
+                    c.scheme
+                        .by_kind(group, kind)
+                        .and_then(|k| self.api.registry.custom_store(k))
+                        .is_none_or(|custom| custom.serves(verb))
+                },
+            ),
             version: c.version.clone(),
             health,
             metrics: Arc::clone(&metrics),

@@ -41,10 +41,53 @@ fn merge_object(into: &mut Map<String, Value>, from: Option<&Value>) {
     }
 }
 
+/// Whether an operation on a kind is served, given the kind's group and name and the
+/// operation's Kubernetes verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+/// `deletecollection`): false for a verb a kind's user storage lacks.
+pub type ServedOperation<'a> = dyn Fn(&str, &str, &str) -> bool + 'a;
+
+/// The Kubernetes verb of an operation's `x-kubernetes-action`.
+fn action_verb(action: &str) -> &str {
+    match action {
+        "post" => "create",
+        "put" => "update",
+        "watchlist" => "watch",
+        other => other,
+    }
+}
+
+/// Removes from `paths` the operations on kinds that `served` says are not served, and the
+/// paths left without operations.
+fn drop_unserved(paths: &mut Map<String, Value>, served: &ServedOperation<'_>) {
+    paths.retain(|_, item| {
+        let Some(item) = item.as_object_mut() else {
+            return true;
+        };
+        item.retain(|_, op| {
+            let Some(action) = op.get("x-kubernetes-action").and_then(Value::as_str) else {
+                return true;
+            };
+            let gvk = op.get("x-kubernetes-group-version-kind");
+            let field = |f: &str| gvk.and_then(|g| g.get(f)).and_then(Value::as_str);
+            match (field("group"), field("kind")) {
+                (Some(group), Some(kind)) => served(group, kind, action_verb(action)),
+                _ => true,
+            }
+        });
+        item.keys().any(|k| k != "parameters")
+    });
+}
+
 impl OpenApi {
-    /// Builds the documents; group versions disabled by `runtime` are left out. Empty or
+    /// Builds the documents; group versions disabled by `runtime` are left out, and so are
+    /// the operations `served` refuses (the verbs a kind's user storage lacks). Empty or
     /// malformed generated documents are skipped with a warning.
-    pub fn new(scheme: &Scheme, runtime: &RuntimeConfig, version: &str) -> Self {
+    pub fn new(
+        scheme: &Scheme,
+        runtime: &RuntimeConfig,
+        version: &str,
+        served: &ServedOperation<'_>,
+    ) -> Self {
         let mut paths = Map::new();
         let mut definitions = Map::new();
         let mut v3 = BTreeMap::new();
@@ -59,7 +102,10 @@ impl OpenApi {
             };
             if !docs.v2.trim().is_empty() {
                 match serde_json::from_str::<Value>(docs.v2) {
-                    Ok(v) => {
+                    Ok(mut v) => {
+                        if let Some(Value::Object(p)) = v.get_mut("paths") {
+                            drop_unserved(p, served);
+                        }
                         merge_object(&mut paths, v.get("paths"));
                         merge_object(&mut definitions, v.get("definitions"));
                     }
@@ -70,7 +116,10 @@ impl OpenApi {
             }
             if !docs.v3.trim().is_empty() {
                 match serde_json::from_str::<Value>(docs.v3) {
-                    Ok(v) => {
+                    Ok(mut v) => {
+                        if let Some(Value::Object(p)) = v.get_mut("paths") {
+                            drop_unserved(p, served);
+                        }
                         let bytes = serde_json::to_vec(&v).unwrap_or_default();
                         let hash = etag(&bytes);
                         v3.insert(key, (bytes, hash));

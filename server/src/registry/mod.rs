@@ -9,13 +9,15 @@ pub mod errors;
 pub mod generate_name;
 pub mod json_memo;
 pub mod rest;
+pub mod rest_storage;
 pub mod store;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use apimachinery::runtime::Kind;
+use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
+use apimachinery::{GroupResource, ResourceInfo};
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 use storage::cacher::{Cacher, CacherConfig};
@@ -42,6 +44,9 @@ pub struct Registry {
     media_type: StorageMediaType,
     /// Keyed by the scheme's own names (a fast hash: the keys never come from requests).
     stores: RwLock<FxHashMap<(&'static str, &'static str), Arc<Store>>>,
+    /// The kinds served from a user's storage instead of a store, by the same keys; fixed
+    /// once the registry is built.
+    custom: FxHashMap<(&'static str, &'static str), Arc<rest_storage::CustomStore>>,
 }
 
 impl Registry {
@@ -53,7 +58,56 @@ impl Registry {
             encryption: None,
             media_type: StorageMediaType::default(),
             stores: RwLock::new(FxHashMap::default()),
+            custom: FxHashMap::default(),
         }
+    }
+
+    /// Serves `kind` from `storage` instead of a [`Store`] (see [`rest_storage`]).
+    pub fn with_rest_storage(
+        mut self,
+        kind: &'static Kind,
+        storage: rest_storage::RestStorage,
+    ) -> Self {
+        let info = kind.storage_info();
+        self.custom.insert(
+            (info.group, info.plural),
+            Arc::new(rest_storage::CustomStore::new(kind, storage)),
+        );
+        self
+    }
+
+    /// The user's storage of `kind`, when it is served from one.
+    pub fn custom_store(&self, kind: &Kind) -> Option<&Arc<rest_storage::CustomStore>> {
+        if self.custom.is_empty() {
+            return None;
+        }
+        let info = kind.storage_info();
+        self.custom.get(&(info.group, info.plural))
+    }
+
+    /// The verbs served for `kind`'s main resource, when it is served from a user's storage
+    /// (the verbs both the kind and the storage have); `None` for a kind served from a store,
+    /// whose verbs are the kind's.
+    pub fn custom_verbs(
+        &self,
+        kind: &Kind,
+        declared: &[&'static str],
+    ) -> Option<Vec<&'static str>> {
+        let custom = self.custom_store(kind)?;
+        let verbs = custom.storage().verbs();
+        Some(if declared.is_empty() {
+            verbs
+        } else {
+            verbs.into_iter().filter(|v| declared.contains(v)).collect()
+        })
+    }
+
+    /// What serves `kind`: its user's storage, else its store.
+    pub fn kind_storage(&self, kind: &'static Kind) -> Result<KindStorage, ApiError> {
+        if let Some(custom) = self.custom_store(kind) {
+            return Ok(KindStorage::Custom(custom.clone()));
+        }
+        self.store(kind).map(KindStorage::Store)
     }
 
     /// Encrypts stored values as `--encryption-provider-config` says (per group and resource).
@@ -136,6 +190,120 @@ impl Registry {
     }
 }
 
+/// What serves one kind: the generic [`Store`] or a user's storage
+/// ([`rest_storage::CustomStore`]). Handlers read and write through it; the reads with fast
+/// paths over stored bytes (get, list, watch) branch on it.
+#[derive(Clone, Debug)]
+pub enum KindStorage {
+    /// The generic store (the default).
+    Store(Arc<Store>),
+    /// A user's storage.
+    Custom(Arc<rest_storage::CustomStore>),
+}
+
+impl KindStorage {
+    /// The group and plural, for messages.
+    pub fn resource(&self) -> &GroupResource {
+        match self {
+            Self::Store(s) => s.resource(),
+            Self::Custom(c) => c.resource(),
+        }
+    }
+
+    /// The storage version's facts.
+    pub fn info(&self) -> &'static ResourceInfo {
+        match self {
+            Self::Store(s) => s.info(),
+            Self::Custom(c) => c.info(),
+        }
+    }
+
+    /// The store, when the kind is served from one.
+    pub fn store(&self) -> Option<&Arc<Store>> {
+        match self {
+            Self::Store(s) => Some(s),
+            Self::Custom(_) => None,
+        }
+    }
+
+    /// Reads one object (`resource_version` as the client gave it; a user's storage serves
+    /// its most recent state).
+    pub async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: &str,
+    ) -> Result<Box<dyn Object>, ApiError> {
+        match self {
+            Self::Store(s) => s.get(namespace, name, resource_version).await,
+            Self::Custom(c) => c.get(namespace, name).await,
+        }
+    }
+
+    /// Creates an object ([`Store::create`]).
+    pub async fn create(
+        &self,
+        object: Box<dyn Object>,
+        admission: &dyn ValidateObject,
+        dry_run: bool,
+    ) -> Result<(Box<dyn Object>, Vec<String>), ApiError> {
+        match self {
+            Self::Store(s) => s.create(object, admission, dry_run).await,
+            Self::Custom(c) => c.create(object, admission, dry_run).await,
+        }
+    }
+
+    /// Updates an object ([`Store::update`]).
+    pub async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        info: &dyn UpdatedObjectInfo,
+        create_admission: &dyn ValidateObject,
+        update_admission: &dyn ValidateObject,
+        opts: UpdateOptions<'_>,
+    ) -> Result<Updated, ApiError> {
+        match self {
+            Self::Store(s) => {
+                s.update(
+                    namespace,
+                    name,
+                    info,
+                    create_admission,
+                    update_admission,
+                    opts,
+                )
+                .await
+            }
+            Self::Custom(c) => {
+                c.update(
+                    namespace,
+                    name,
+                    info,
+                    create_admission,
+                    update_admission,
+                    opts,
+                )
+                .await
+            }
+        }
+    }
+
+    /// Deletes an object ([`Store::delete`]).
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        admission: &dyn ValidateObject,
+        opts: &DeleteOptions,
+    ) -> Result<DeleteOutcome, ApiError> {
+        match self {
+            Self::Store(s) => s.delete(namespace, name, admission, opts).await,
+            Self::Custom(c) => c.delete(namespace, name, admission, opts).await,
+        }
+    }
+}
+
 /// The server's kinds and the objects its watch caches hold, for strategy checks that read
 /// other objects ([`apimachinery::admission::ObjectReader`]).
 pub struct CachedObjects {
@@ -167,10 +335,12 @@ impl apimachinery::admission::ObjectReader for CachedObjects {
         namespace: &str,
         name: &str,
     ) -> Option<Box<dyn apimachinery::runtime::Object>> {
-        let store = self
-            .registry
-            .store(self.scheme.by_kind(group, kind)?)
-            .ok()?;
+        let kind = self.scheme.by_kind(group, kind)?;
+        // A kind in a user's storage has no watch cache to read.
+        if self.registry.custom_store(kind).is_some() {
+            return None;
+        }
+        let store = self.registry.store(kind).ok()?;
         let stored = store
             .cacher()?
             .cached_object(&store.key(namespace, name).ok()?)?;

@@ -179,6 +179,43 @@ pub fn check_update_precondition(
     Ok(())
 }
 
+/// Checks a delete's preconditions against the stored object: a different uid or
+/// resourceVersion is 409 `Conflict` with Kubernetes' messages.
+pub fn check_delete_preconditions(
+    resource: &apimachinery::GroupResource,
+    name: &str,
+    current: &dyn Object,
+    uid: Option<&str>,
+    resource_version: Option<&str>,
+) -> Result<(), ApiError> {
+    let meta = current.metadata();
+    if let Some(uid) = uid {
+        let have = meta.uid.as_deref().unwrap_or_default();
+        if uid != have {
+            return Err(ApiError::conflict(
+                resource,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = resource_version {
+        let have = meta.resource_version.as_deref().unwrap_or_default();
+        if rv != have {
+            return Err(ApiError::conflict(
+                resource,
+                name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {have}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether an object's deletion has started.
 pub fn is_deleting(object: &dyn Object) -> bool {
     object.metadata().deletion_timestamp.is_some()

@@ -339,34 +339,13 @@ impl Store {
     ) -> Result<DeleteOutcome, ApiError> {
         let key = self.key(namespace, name)?;
         let current = self.get(namespace, name, "").await?;
-        let have_uid = current.metadata().uid.clone().unwrap_or_default();
-        if let Some(uid) = &opts.uid
-            && *uid != have_uid
-        {
-            return Err(ApiError::conflict(
-                &self.resource,
-                name,
-                &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {have_uid}"
-                ),
-            ));
-        }
-        if let Some(rv) = &opts.resource_version {
-            let have = current
-                .metadata()
-                .resource_version
-                .clone()
-                .unwrap_or_default();
-            if *have != *rv {
-                return Err(ApiError::conflict(
-                    &self.resource,
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in meta: {have}"
-                    ),
-                ));
-            }
-        }
+        rest::check_delete_preconditions(
+            &self.resource,
+            name,
+            &*current,
+            opts.uid.as_deref(),
+            opts.resource_version.as_deref(),
+        )?;
         admission.validate(None, Some(&*current)).await?;
         if rest::has_pending_finalizers(self.kind, &*current) {
             // The object stays until its finalizers are done.
