@@ -329,3 +329,53 @@ async fn a_controller_the_server_starts_stops_when_its_watches_end() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(count_within(&mut seen, Duration::from_millis(300)).await, 0);
 }
+
+/// Panics the first time it reconciles, then records.
+struct PanicsOnce {
+    panicked: std::sync::atomic::AtomicBool,
+    seen: mpsc::UnboundedSender<ObjectKey>,
+}
+
+#[async_trait]
+impl Reconciler for PanicsOnce {
+    type Error = ApiError;
+
+    async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ApiError> {
+        if !self
+            .panicked
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            panic!("reconciling {key} panics on purpose");
+        }
+        let _ = self.seen.send(key.clone());
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_reconcile_is_retried_and_the_worker_goes_on() {
+    let f = fixture();
+    let store = &f.config_maps;
+    let (tx, mut seen) = mpsc::unbounded_channel();
+    let reconciler = PanicsOnce {
+        panicked: std::sync::atomic::AtomicBool::new(false),
+        seen: tx,
+    };
+    // One worker: if the panic ended it, nothing would be reconciled afterwards.
+    let running = tokio::spawn(
+        Controller::new("test", store.clone(), reconciler).run(std::future::pending()),
+    );
+    store
+        .create(config_map("a", "1"), &NoAdmission, false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = timeout(Duration::from_secs(5), seen.recv()).await;
+    assert_eq!(got, Ok(Some(key("a"))));
+    store
+        .create(config_map("b", "1"), &NoAdmission, false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = timeout(Duration::from_secs(5), seen.recv()).await;
+    assert_eq!(got, Ok(Some(key("b"))));
+    running.abort();
+}
