@@ -89,6 +89,7 @@ async fn kinds_served_from_user_storage() {
         .unwrap_or_else(|e| panic!("{e:?}"));
 
     let config = Config {
+        groups: vec![Arc::new(controlplane::KubernetesApis::default())],
         scheme: Arc::new(generated::scheme()),
         backend: Arc::new(backend),
         storage_prefix: "/registry".into(),
@@ -119,7 +120,7 @@ async fn kinds_served_from_user_storage() {
         authenticators: Vec::new(),
         authorizers: Vec::new(),
         audit: None,
-        authorization_modes: vec![server::authz::AuthorizationMode::Rbac],
+        authorization_modes: vec![controlplane::RBAC_MODE.to_string()],
         rest_storage: vec![
             (
                 &generated::core::CONFIG_MAP_KIND,
@@ -130,7 +131,7 @@ async fn kinds_served_from_user_storage() {
     };
     let server = config
         .complete()
-        .new_server()
+        .and_then(|c| c.new_server())
         .unwrap_or_else(|e| panic!("{e}"));
     let signals = server.signals().clone();
     let prepared = server.prepare_run().await.unwrap_or_else(|e| panic!("{e}"));

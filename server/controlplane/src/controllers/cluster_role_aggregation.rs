@@ -7,7 +7,7 @@
 //! It runs on the controller runtime ([`server::controller`]): a ClusterRole is reconciled when
 //! it changes, every aggregated ClusterRole when any ClusterRole changes (Kubernetes'
 //! controller enqueues every role with an `aggregationRule` on every event), and every
-//! ClusterRole at each [`RESYNC`].
+//! ClusterRole every 30 s (its resync).
 
 use std::sync::Arc;
 use std::time::Duration;
