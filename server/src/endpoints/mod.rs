@@ -284,10 +284,11 @@ impl ApiContext {
     }
 
     /// Creates the store and watch cache of every stored kind of the scheme that `served`
-    /// accepts (and that no user's storage serves), as kube-apiserver starts every resource's cacher at boot: each cache starts its
-    /// initial list in the background at once, so a watch from the resourceVersion of any list
-    /// served later finds the cache's history reaching back to it (a cache started by the first
-    /// request would begin after such a list, and answer the watch with 410 Gone). Returns the
+    /// accepts (and that no user's storage serves), as kube-apiserver starts every resource's
+    /// cacher at boot: each cache starts its initial list in the background at once, so a
+    /// watch from the resourceVersion of any list served later finds the cache's history
+    /// reaching back to it (a cache started by the first request would begin after such a
+    /// list, and answer the watch with 410 Gone). Returns the
     /// stores, whose caches [`Self::wait_for_caches`] waits for.
     pub fn start_stores(
         &self,

@@ -3,8 +3,9 @@
 //!
 //! A [`Factory`] gives each case a fresh [`Fixture`]: the storage under test, the kind it
 //! stores, and a way to make it forget its history (to check the 410 for a watch from a
-//! resourceVersion too old). [`run`] runs every case in turn; [`rest_storage_conformance_tests!`](crate::rest_storage_conformance_tests)
-//! generates one `#[tokio::test]` per case. A case panics, naming what it expected, on a
+//! resourceVersion too old). [`run`] runs every case in turn;
+//! [`rest_storage_conformance_tests!`](crate::rest_storage_conformance_tests) generates one
+//! `#[tokio::test]` per case. A case panics, naming what it expected, on a
 //! violation. The cases build objects of the kind with its empty storage-version object and
 //! change them through labels, so they fit any kind.
 //!
