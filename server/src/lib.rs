@@ -10,6 +10,7 @@ pub mod apply;
 pub mod audit;
 pub mod authn;
 pub mod authz;
+pub mod builder;
 pub mod controller;
 pub mod endpoints;
 pub mod fault;
@@ -23,3 +24,7 @@ pub mod registry;
 pub mod request_info;
 pub mod request_target;
 pub mod table;
+
+pub use builder::Server;
+pub use genericserver::groups::ApiGroups;
+pub use genericserver::options::ServerOptions;

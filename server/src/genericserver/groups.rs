@@ -121,6 +121,18 @@ pub trait ApiGroups: Send + Sync + 'static {
     }
 }
 
+/// A generated crate's registration function is a bundle of API groups: its kinds, OpenAPI
+/// documents and the admission plugins its definitions ship (`my_api::register_all`, or one
+/// group's `my_api::my_group::register`).
+impl<F> ApiGroups for F
+where
+    F: Fn(&mut Scheme) + Send + Sync + 'static,
+{
+    fn register(&self, scheme: &mut Scheme) {
+        self(scheme)
+    }
+}
+
 /// The `--authorization-mode` names the server offers with `groups` installed: the generic
 /// server's ([`AuthorizationModes::builtin`]) and each bundle's, in order.
 pub fn authorization_modes_of(groups: &[Arc<dyn ApiGroups>]) -> AuthorizationModes {

@@ -48,6 +48,30 @@ impl VersionInfo {
     }
 }
 
+impl VersionInfo {
+    /// The facts of a program's build: `package_version` (its `CARGO_PKG_VERSION`) in
+    /// `gitVersion` after the Kubernetes version apiary follows, and whatever of the commit,
+    /// tree state, build date and rustc version its build script recorded (see
+    /// [`crate::version_info!`], which passes them).
+    pub fn of_build(
+        package_version: &str,
+        git_commit: Option<&str>,
+        git_tree_state: Option<&str>,
+        build_date: Option<&str>,
+        rustc_version: Option<&str>,
+    ) -> Self {
+        let fallback = Self::fallback();
+        Self {
+            git_version: format!("v1.33.0-apiary.{package_version}"),
+            git_commit: git_commit.unwrap_or_default().to_string(),
+            git_tree_state: git_tree_state.unwrap_or("clean").to_string(),
+            build_date: build_date.map_or(fallback.build_date.clone(), str::to_string),
+            go_version: rustc_version.map_or(fallback.go_version.clone(), str::to_string),
+            ..fallback
+        }
+    }
+}
+
 /// Maps Rust architecture names to Go's (`x86_64` → `amd64`).
 pub fn go_arch(arch: &str) -> &str {
     match arch {
