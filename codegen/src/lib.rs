@@ -5,6 +5,7 @@
 //! [`emit`] (Rust via `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it
 //! for `generated/build.rs` and the `codegen show` command.
 
+pub mod build;
 pub mod check;
 pub mod convert;
 pub mod diagnostics;
@@ -14,6 +15,7 @@ pub mod parse;
 
 use std::path::{Path, PathBuf};
 
+pub use build::{compile, try_compile};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use model::{ApiModel, GroupModel, VersionModel};
 
@@ -126,6 +128,9 @@ impl Generator {
     /// the directory, every group directory and every definition file, and on failure prints
     /// every error and exits the build script with status 1.
     pub fn generate_for_build_script(&self, out_dir: &Path) {
+        // The generated kinds implement `apimachinery::kube::KubeKind` under the crate's own
+        // `kube` feature; a crate without one gets no `unexpected_cfgs` warning for it.
+        println!("cargo::rustc-check-cfg=cfg(feature, values(\"kube\"))");
         println!("cargo::rerun-if-changed={}", self.api_defs.display());
         if let Ok(groups) = parse::discover(&self.api_defs) {
             for (dir, files) in groups {
@@ -136,11 +141,7 @@ impl Generator {
             }
         }
         if let Err(e) = self.generate(out_dir) {
-            eprintln!("{e}");
-            for line in e.to_string().lines() {
-                println!("cargo::warning={line}");
-            }
-            std::process::exit(1);
+            fail_build_script(&e);
         }
     }
 
@@ -201,7 +202,6 @@ impl Generator {
     /// the file's path. Only that directory is read, so other definitions do not rebuild
     /// apimachinery. The file is not rewritten when its contents did not change.
     pub fn generate_shared(group_dir: &Path, out_dir: &Path) -> Result<PathBuf, Error> {
-        let mut diags = Diagnostics::default();
         let mut sources = Vec::new();
         let files = parse::discover_files(group_dir)?;
         for f in files {
@@ -211,10 +211,41 @@ impl Generator {
             })?;
             sources.push((f, text));
         }
+        Self::generate_shared_sources(group_dir, &sources, out_dir)
+    }
+
+    /// Generates the Rust of the shared version this generator was built with
+    /// ([`parse::BUILTIN_SHARED`], `meta.k8s.io/v1`) into `out_dir/meta_k8s_io_v1.rs`, as
+    /// [`Generator::generate_shared`] does from a directory, and returns the file's path.
+    /// apimachinery's build script uses it, so apimachinery's `meta` types and every generated
+    /// crate's references to them come from the same embedded file.
+    pub fn generate_builtin_shared(out_dir: &Path) -> Result<PathBuf, Error> {
+        let (name, file, text) = parse::BUILTIN_SHARED;
+        let group_dir = PathBuf::from(name);
+        let sources = [(group_dir.join(file), text.to_string())];
+        Self::generate_shared_sources(&group_dir, &sources, out_dir)
+    }
+
+    /// Runs [`Generator::generate_builtin_shared`] for a build script: on failure prints every
+    /// error and exits the build script with status 1. The definitions are compiled into this
+    /// crate, so there is nothing to watch.
+    pub fn generate_builtin_shared_for_build_script(out_dir: &Path) {
+        if let Err(e) = Self::generate_builtin_shared(out_dir) {
+            fail_build_script(&e);
+        }
+    }
+
+    /// [`Generator::generate_shared`] over sources already read.
+    fn generate_shared_sources(
+        group_dir: &Path,
+        sources: &[(PathBuf, String)],
+        out_dir: &Path,
+    ) -> Result<PathBuf, Error> {
+        let mut diags = Diagnostics::default();
         let mut model = ApiModel::default();
         model
             .groups
-            .extend(parse::parse_group(group_dir, &sources, &mut diags));
+            .extend(parse::parse_group(group_dir, sources, &mut diags));
         check::check(&model, &mut diags);
         let (group, version) = model
             .groups
@@ -255,13 +286,19 @@ impl Generator {
             }
         }
         if let Err(e) = Self::generate_shared(group_dir, out_dir) {
-            eprintln!("{e}");
-            for line in e.to_string().lines() {
-                println!("cargo::warning={line}");
-            }
-            std::process::exit(1);
+            fail_build_script(&e);
         }
     }
+}
+
+/// Prints every line of a build script's error (to stderr, which cargo shows when the build
+/// script fails, and as `cargo::warning`s) and exits the build script with status 1.
+fn fail_build_script(e: &Error) -> ! {
+    eprintln!("{e}");
+    for line in e.to_string().lines() {
+        println!("cargo::warning={line}");
+    }
+    std::process::exit(1);
 }
 
 /// Splits `example.dev/v1` into (`example.dev`, `v1`); `v1` and `core/v1` name the core group.
