@@ -1,9 +1,36 @@
-//! The apiary generator: reads `api-defs`, checks it, and emits the `generated` crate's code.
+//! The apiary generator: reads a crate's API definitions (`api-defs/<group>/<version>.rs`),
+//! checks them, and emits the crate's typed Rust, `.proto` files and OpenAPI documents.
 //!
-//! Pipeline: [`parse`] (files → [`model`], with `syn`) → [`check`] (whole-model checks, every
-//! error at once as a [`diagnostics::Diagnostic`] naming file, line, column and the fix) →
-//! [`emit`] (Rust via `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it
-//! for `generated/build.rs` and the `codegen show` command.
+//! An API crate generates its code from its `build.rs` in one call ([`compile`]), as
+//! `prost-build` does for `.proto` files, and includes it with
+//! `apimachinery::include_generated!()`:
+//!
+//! ```no_run
+//! // build.rs (build-dependency: codegen), in `fn main()`:
+//! codegen::compile("api-defs");
+//! ```
+//!
+//! ```ignore
+//! // src/lib.rs (dependencies: apimachinery, and kubernetes-api to use its types)
+//! apimachinery::include_generated!();
+//!
+//! pub fn scheme() -> apimachinery::Scheme {
+//!     let mut scheme = apimachinery::Scheme::new();
+//!     kubernetes_api::register_all(&mut scheme); // the Kubernetes groups, if served too
+//!     register_all(&mut scheme); // this crate's groups
+//!     scheme
+//! }
+//! ```
+//!
+//! A mistake in a definition fails the build with every error, each with its file, line,
+//! column and fix. The definitions may use the structs of the groups of a dependency that
+//! publishes its definitions, as `core::v1::ObjectReference` ([`build`], `api-defs/README.md`).
+//!
+//! Pipeline: [`parse`] (files → [`model`], with `syn`; other crates' definitions become extern
+//! groups, [`parse::externs`]) → [`check`] (whole-model checks, every error at once as a
+//! [`diagnostics::Diagnostic`] naming file, line, column and the fix) → [`emit`] (Rust via
+//! `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it for build scripts and
+//! the `codegen show` command.
 
 pub mod build;
 pub mod check;
@@ -57,6 +84,7 @@ pub struct Generated {
 #[derive(Debug, Clone)]
 pub struct Generator {
     api_defs: PathBuf,
+    externs: Vec<(String, PathBuf)>,
 }
 
 impl Generator {
@@ -64,23 +92,49 @@ impl Generator {
     pub fn new(api_defs: impl Into<PathBuf>) -> Self {
         Self {
             api_defs: api_defs.into(),
+            externs: Vec::new(),
         }
     }
 
-    /// Parses and checks the definitions.
+    /// Adds another crate's definitions directory as extern groups: the definitions may refer
+    /// to its structs as `<group module>::<version>::<Type>` (`core::v1::ObjectReference`),
+    /// and the generated code names them through the crate's Rust name `rust_crate`
+    /// (`kubernetes_api`). Its groups are parsed and checked, and not emitted (except the
+    /// `.proto` files of the versions referred to, which the emitted ones import).
+    /// [`compile`] adds every direct dependency that publishes its definitions.
+    pub fn extern_crate(
+        mut self,
+        rust_crate: impl Into<String>,
+        api_defs: impl Into<PathBuf>,
+    ) -> Self {
+        self.externs.push((rust_crate.into(), api_defs.into()));
+        self
+    }
+
+    /// Parses and checks the definitions, with the extern crates' groups linked.
     pub fn load(&self) -> Result<ApiModel, Error> {
-        let (model, mut diags) = parse::parse_api_dir(&self.api_defs)?;
+        let (mut model, mut diags) = parse::parse_api_dir(&self.api_defs)?;
+        for (rust_crate, dir) in &self.externs {
+            let krate = parse::parse_extern(&model, rust_crate, dir, &mut diags)?;
+            model.externs.push(krate);
+        }
+        parse::link_externs(&mut model, &mut diags);
         check::check(&model, &mut diags);
         diags.into_result().map_err(Error::Definitions)?;
         Ok(model)
     }
 
-    /// Every definition file under the directory.
+    /// Every definition file under the directory and the extern crates' directories.
     pub fn inputs(&self) -> Result<Vec<PathBuf>, Error> {
-        Ok(parse::discover(&self.api_defs)?
-            .into_iter()
-            .flat_map(|(_, files)| files)
-            .collect())
+        let mut out = Vec::new();
+        for dir in std::iter::once(&self.api_defs).chain(self.externs.iter().map(|(_, d)| d)) {
+            out.extend(
+                parse::discover(dir)?
+                    .into_iter()
+                    .flat_map(|(_, files)| files),
+            );
+        }
+        Ok(out)
     }
 
     /// Parses, checks and emits into `out_dir`. Files whose contents did not change are not
@@ -131,12 +185,14 @@ impl Generator {
         // The generated kinds implement `apimachinery::kube::KubeKind` under the crate's own
         // `kube` feature; a crate without one gets no `unexpected_cfgs` warning for it.
         println!("cargo::rustc-check-cfg=cfg(feature, values(\"kube\"))");
-        println!("cargo::rerun-if-changed={}", self.api_defs.display());
-        if let Ok(groups) = parse::discover(&self.api_defs) {
-            for (dir, files) in groups {
-                println!("cargo::rerun-if-changed={}", dir.display());
-                for f in files {
-                    println!("cargo::rerun-if-changed={}", f.display());
+        for api_defs in std::iter::once(&self.api_defs).chain(self.externs.iter().map(|(_, d)| d)) {
+            println!("cargo::rerun-if-changed={}", api_defs.display());
+            if let Ok(groups) = parse::discover(api_defs) {
+                for (dir, files) in groups {
+                    println!("cargo::rerun-if-changed={}", dir.display());
+                    for f in files {
+                        println!("cargo::rerun-if-changed={}", f.display());
+                    }
                 }
             }
         }

@@ -4,8 +4,11 @@
 //! under a definitions directory. Problems are collected into [`Diagnostics`] and parsing goes
 //! on, so one run reports every mistake; [`crate::check`] then checks the whole model.
 
+pub mod externs;
 pub mod markers;
 pub mod types;
+
+pub use externs::{link_externs, parse_extern};
 
 use std::path::{Path, PathBuf};
 
