@@ -16,13 +16,13 @@ mod widget_client;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use generated::core::v1::Namespace;
 use generated::example_dev::v1::{Widget, WidgetSpec, WidgetStatus};
 use generated::kube::KubeObject;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::watcher;
 use kube::{Client, Config, ResourceExt};
+use kubernetes_api::core::v1::Namespace;
 use tokio::sync::mpsc;
 
 use common::Server;

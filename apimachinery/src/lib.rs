@@ -20,6 +20,8 @@ pub mod cel;
 pub mod duration;
 pub mod errors;
 pub mod gvk;
+#[cfg(feature = "kube")]
+pub mod kube;
 pub mod markers;
 pub mod meta;
 pub mod object;
@@ -28,6 +30,7 @@ pub mod quantity;
 pub mod query;
 pub mod rbac;
 pub mod resource;
+pub mod routes;
 pub mod runtime;
 pub mod sample;
 pub mod scheme;
@@ -44,3 +47,21 @@ pub mod validation;
 pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
 pub use resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope, SubresourceInfo};
 pub use scheme::{CodecError, Scheme};
+
+/// Includes the code `codegen::compile` generated into `OUT_DIR` from the crate's definitions:
+/// one module per API group of the crate (`example_dev`, with a module per version),
+/// `register_all(&mut Scheme)` and `sample_object`. Use it once, at the crate root or in a
+/// module of its own:
+///
+/// ```ignore
+/// // build.rs: fn main() { codegen::compile("api-defs"); }
+/// pub mod api {
+///     apimachinery::include_generated!();
+/// }
+/// ```
+#[macro_export]
+macro_rules! include_generated {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/apiary_generated.rs"));
+    };
+}

@@ -457,7 +457,7 @@ fn check_json_path(
             TypeRef::Struct(n) => v.struct_named(n),
             _ => None,
         };
-        if matches!(f.ty.unwrap_option(), TypeRef::Meta(_)) {
+        if matches!(f.ty.unwrap_option(), TypeRef::Meta(_) | TypeRef::Extern(_)) {
             return;
         }
     }
@@ -582,6 +582,9 @@ fn check_field(
                     }
                 }
             }
+            // An extern struct's keys are checked where its definitions are known
+            // (`crate::parse::link_externs`).
+            TypeRef::Extern(_) => {}
             _ => wrong("#[list(type = \"map\")]", "lists of structs"),
         }
     }
@@ -681,6 +684,7 @@ fn type_display(t: &TypeRef) -> String {
         TypeRef::FieldsV1 => "FieldsV1".into(),
         TypeRef::Json => "Value".into(),
         TypeRef::Meta(m) => m.clone(),
+        TypeRef::Extern(r) => r.path(),
         TypeRef::Struct(n) => n.clone(),
         TypeRef::Option(i) => format!("Option<{}>", type_display(i)),
         TypeRef::Vec(i) => format!("Vec<{}>", type_display(i)),

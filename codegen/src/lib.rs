@@ -1,10 +1,38 @@
-//! The apiary generator: reads `api-defs`, checks it, and emits the `generated` crate's code.
+//! The apiary generator: reads a crate's API definitions (`api-defs/<group>/<version>.rs`),
+//! checks them, and emits the crate's typed Rust, `.proto` files and OpenAPI documents.
 //!
-//! Pipeline: [`parse`] (files → [`model`], with `syn`) → [`check`] (whole-model checks, every
-//! error at once as a [`diagnostics::Diagnostic`] naming file, line, column and the fix) →
-//! [`emit`] (Rust via `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it
-//! for `generated/build.rs` and the `codegen show` command.
+//! An API crate generates its code from its `build.rs` in one call ([`compile`]), as
+//! `prost-build` does for `.proto` files, and includes it with
+//! `apimachinery::include_generated!()`:
+//!
+//! ```no_run
+//! // build.rs (build-dependency: codegen), in `fn main()`:
+//! codegen::compile("api-defs");
+//! ```
+//!
+//! ```ignore
+//! // src/lib.rs (dependencies: apimachinery, and kubernetes-api to use its types)
+//! apimachinery::include_generated!();
+//!
+//! pub fn scheme() -> apimachinery::Scheme {
+//!     let mut scheme = apimachinery::Scheme::new();
+//!     kubernetes_api::register_all(&mut scheme); // the Kubernetes groups, if served too
+//!     register_all(&mut scheme); // this crate's groups
+//!     scheme
+//! }
+//! ```
+//!
+//! A mistake in a definition fails the build with every error, each with its file, line,
+//! column and fix. The definitions may use the structs of the groups of a dependency that
+//! publishes its definitions, as `core::v1::ObjectReference` ([`build`], `api-defs/README.md`).
+//!
+//! Pipeline: [`parse`] (files → [`model`], with `syn`; other crates' definitions become extern
+//! groups, [`parse::externs`]) → [`check`] (whole-model checks, every error at once as a
+//! [`diagnostics::Diagnostic`] naming file, line, column and the fix) → [`emit`] (Rust via
+//! `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it for build scripts and
+//! the `codegen show` command.
 
+pub mod build;
 pub mod check;
 pub mod convert;
 pub mod diagnostics;
@@ -14,6 +42,7 @@ pub mod parse;
 
 use std::path::{Path, PathBuf};
 
+pub use build::{compile, try_compile};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use model::{ApiModel, GroupModel, VersionModel};
 
@@ -55,6 +84,7 @@ pub struct Generated {
 #[derive(Debug, Clone)]
 pub struct Generator {
     api_defs: PathBuf,
+    externs: Vec<(String, PathBuf)>,
 }
 
 impl Generator {
@@ -62,23 +92,49 @@ impl Generator {
     pub fn new(api_defs: impl Into<PathBuf>) -> Self {
         Self {
             api_defs: api_defs.into(),
+            externs: Vec::new(),
         }
     }
 
-    /// Parses and checks the definitions.
+    /// Adds another crate's definitions directory as extern groups: the definitions may refer
+    /// to its structs as `<group module>::<version>::<Type>` (`core::v1::ObjectReference`),
+    /// and the generated code names them through the crate's Rust name `rust_crate`
+    /// (`kubernetes_api`). Its groups are parsed and checked, and not emitted (except the
+    /// `.proto` files of the versions referred to, which the emitted ones import).
+    /// [`compile`] adds every direct dependency that publishes its definitions.
+    pub fn extern_crate(
+        mut self,
+        rust_crate: impl Into<String>,
+        api_defs: impl Into<PathBuf>,
+    ) -> Self {
+        self.externs.push((rust_crate.into(), api_defs.into()));
+        self
+    }
+
+    /// Parses and checks the definitions, with the extern crates' groups linked.
     pub fn load(&self) -> Result<ApiModel, Error> {
-        let (model, mut diags) = parse::parse_api_dir(&self.api_defs)?;
+        let (mut model, mut diags) = parse::parse_api_dir(&self.api_defs)?;
+        for (rust_crate, dir) in &self.externs {
+            let krate = parse::parse_extern(&model, rust_crate, dir, &mut diags)?;
+            model.externs.push(krate);
+        }
+        parse::link_externs(&mut model, &mut diags);
         check::check(&model, &mut diags);
         diags.into_result().map_err(Error::Definitions)?;
         Ok(model)
     }
 
-    /// Every definition file under the directory.
+    /// Every definition file under the directory and the extern crates' directories.
     pub fn inputs(&self) -> Result<Vec<PathBuf>, Error> {
-        Ok(parse::discover(&self.api_defs)?
-            .into_iter()
-            .flat_map(|(_, files)| files)
-            .collect())
+        let mut out = Vec::new();
+        for dir in std::iter::once(&self.api_defs).chain(self.externs.iter().map(|(_, d)| d)) {
+            out.extend(
+                parse::discover(dir)?
+                    .into_iter()
+                    .flat_map(|(_, files)| files),
+            );
+        }
+        Ok(out)
     }
 
     /// Parses, checks and emits into `out_dir`. Files whose contents did not change are not
@@ -126,21 +182,22 @@ impl Generator {
     /// the directory, every group directory and every definition file, and on failure prints
     /// every error and exits the build script with status 1.
     pub fn generate_for_build_script(&self, out_dir: &Path) {
-        println!("cargo::rerun-if-changed={}", self.api_defs.display());
-        if let Ok(groups) = parse::discover(&self.api_defs) {
-            for (dir, files) in groups {
-                println!("cargo::rerun-if-changed={}", dir.display());
-                for f in files {
-                    println!("cargo::rerun-if-changed={}", f.display());
+        // The generated kinds implement `apimachinery::kube::KubeKind` under the crate's own
+        // `kube` feature; a crate without one gets no `unexpected_cfgs` warning for it.
+        println!("cargo::rustc-check-cfg=cfg(feature, values(\"kube\"))");
+        for api_defs in std::iter::once(&self.api_defs).chain(self.externs.iter().map(|(_, d)| d)) {
+            println!("cargo::rerun-if-changed={}", api_defs.display());
+            if let Ok(groups) = parse::discover(api_defs) {
+                for (dir, files) in groups {
+                    println!("cargo::rerun-if-changed={}", dir.display());
+                    for f in files {
+                        println!("cargo::rerun-if-changed={}", f.display());
+                    }
                 }
             }
         }
         if let Err(e) = self.generate(out_dir) {
-            eprintln!("{e}");
-            for line in e.to_string().lines() {
-                println!("cargo::warning={line}");
-            }
-            std::process::exit(1);
+            fail_build_script(&e);
         }
     }
 
@@ -201,7 +258,6 @@ impl Generator {
     /// the file's path. Only that directory is read, so other definitions do not rebuild
     /// apimachinery. The file is not rewritten when its contents did not change.
     pub fn generate_shared(group_dir: &Path, out_dir: &Path) -> Result<PathBuf, Error> {
-        let mut diags = Diagnostics::default();
         let mut sources = Vec::new();
         let files = parse::discover_files(group_dir)?;
         for f in files {
@@ -211,10 +267,41 @@ impl Generator {
             })?;
             sources.push((f, text));
         }
+        Self::generate_shared_sources(group_dir, &sources, out_dir)
+    }
+
+    /// Generates the Rust of the shared version this generator was built with
+    /// ([`parse::BUILTIN_SHARED`], `meta.k8s.io/v1`) into `out_dir/meta_k8s_io_v1.rs`, as
+    /// [`Generator::generate_shared`] does from a directory, and returns the file's path.
+    /// apimachinery's build script uses it, so apimachinery's `meta` types and every generated
+    /// crate's references to them come from the same embedded file.
+    pub fn generate_builtin_shared(out_dir: &Path) -> Result<PathBuf, Error> {
+        let (name, file, text) = parse::BUILTIN_SHARED;
+        let group_dir = PathBuf::from(name);
+        let sources = [(group_dir.join(file), text.to_string())];
+        Self::generate_shared_sources(&group_dir, &sources, out_dir)
+    }
+
+    /// Runs [`Generator::generate_builtin_shared`] for a build script: on failure prints every
+    /// error and exits the build script with status 1. The definitions are compiled into this
+    /// crate, so there is nothing to watch.
+    pub fn generate_builtin_shared_for_build_script(out_dir: &Path) {
+        if let Err(e) = Self::generate_builtin_shared(out_dir) {
+            fail_build_script(&e);
+        }
+    }
+
+    /// [`Generator::generate_shared`] over sources already read.
+    fn generate_shared_sources(
+        group_dir: &Path,
+        sources: &[(PathBuf, String)],
+        out_dir: &Path,
+    ) -> Result<PathBuf, Error> {
+        let mut diags = Diagnostics::default();
         let mut model = ApiModel::default();
         model
             .groups
-            .extend(parse::parse_group(group_dir, &sources, &mut diags));
+            .extend(parse::parse_group(group_dir, sources, &mut diags));
         check::check(&model, &mut diags);
         let (group, version) = model
             .groups
@@ -255,13 +342,19 @@ impl Generator {
             }
         }
         if let Err(e) = Self::generate_shared(group_dir, out_dir) {
-            eprintln!("{e}");
-            for line in e.to_string().lines() {
-                println!("cargo::warning={line}");
-            }
-            std::process::exit(1);
+            fail_build_script(&e);
         }
     }
+}
+
+/// Prints every line of a build script's error (to stderr, which cargo shows when the build
+/// script fails, and as `cargo::warning`s) and exits the build script with status 1.
+fn fail_build_script(e: &Error) -> ! {
+    eprintln!("{e}");
+    for line in e.to_string().lines() {
+        println!("cargo::warning={line}");
+    }
+    std::process::exit(1);
 }
 
 /// Splits `example.dev/v1` into (`example.dev`, `v1`); `v1` and `core/v1` name the core group.

@@ -9,6 +9,10 @@ use std::path::PathBuf;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 
+mod externs;
+
+pub use externs::{ExternCrate, ExternRef};
+
 /// A position in a definition file, for error messages (`file:line:column`, 1-based).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Loc {
@@ -43,6 +47,9 @@ impl std::fmt::Display for Loc {
 pub struct ApiModel {
     /// The groups.
     pub groups: Vec<GroupModel>,
+    /// The groups of other crates the definitions may refer to ([`TypeRef::Extern`]): parsed
+    /// and checked, never emitted.
+    pub externs: Vec<ExternCrate>,
 }
 
 impl ApiModel {
@@ -552,6 +559,8 @@ pub enum TypeRef {
     Meta(String),
     /// A struct of the same file.
     Struct(String),
+    /// A struct of another crate's group version (`core::v1::ObjectReference`).
+    Extern(Box<ExternRef>),
     /// `Option<T>`.
     Option(Box<TypeRef>),
     /// `Vec<T>`.
@@ -575,6 +584,7 @@ impl TypeRef {
             self,
             TypeRef::Struct(_)
                 | TypeRef::Meta(_)
+                | TypeRef::Extern(_)
                 | TypeRef::Option(_)
                 | TypeRef::Vec(_)
                 | TypeRef::Map(_)
@@ -586,6 +596,15 @@ impl TypeRef {
         match self {
             TypeRef::Struct(n) => Some(n),
             TypeRef::Option(i) | TypeRef::Vec(i) | TypeRef::Map(i) => i.struct_name(),
+            _ => None,
+        }
+    }
+
+    /// The struct of another crate referenced in this type, if any.
+    pub fn extern_ref(&self) -> Option<&ExternRef> {
+        match self {
+            TypeRef::Extern(r) => Some(r),
+            TypeRef::Option(i) | TypeRef::Vec(i) | TypeRef::Map(i) => i.extern_ref(),
             _ => None,
         }
     }

@@ -1,12 +1,14 @@
 //! The generator as a library, on temporary copies of `api-defs`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use codegen::{Error, Generator};
 
 /// Copies the shipped definitions into a temporary directory.
 fn copy_api_defs() -> tempfile::TempDir {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let src = support::all_api_defs();
     let dir = tempfile::tempdir().expect("tempdir");
     copy_dir(&src, dir.path());
     dir

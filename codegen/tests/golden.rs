@@ -3,51 +3,14 @@
 //! Run with `UPDATE_GOLDEN=1` to rewrite the files after an intended change, then review the
 //! diff.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 
 use codegen::Generator;
 use codegen::emit::openapi::{emit_openapi_v2, emit_openapi_v3};
 use codegen::emit::proto::emit_proto;
-
-fn manifest_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Compares `actual` with the golden file, or rewrites it under `UPDATE_GOLDEN=1`.
-fn check_golden(name: &str, actual: &str) {
-    let path = manifest_dir().join("tests/golden").join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).expect("write golden file");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run with UPDATE_GOLDEN=1 to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let line = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .map_or_else(
-                || "the files differ in length".to_string(),
-                |i| {
-                    format!(
-                        "first difference at line {}:\n  golden: {}\n  actual: {}",
-                        i + 1,
-                        expected.lines().nth(i).unwrap_or(""),
-                        actual.lines().nth(i).unwrap_or("")
-                    )
-                },
-            );
-        panic!(
-            "{} is out of date ({line}); run with UPDATE_GOLDEN=1 and review the diff",
-            path.display()
-        );
-    }
-}
+use support::check_golden;
 
 fn example_v1() -> (codegen::ApiModel, usize) {
     let model = Generator::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs"))

@@ -3,14 +3,14 @@
 //! (a schema whose `x-kubernetes-group-version-kind` list holds the GVK), client-side apply
 //! (strategic merge patch only for kinds that accept it), and the schema keywords.
 
-use std::path::Path;
+mod support;
 
 use codegen::Generator;
 use codegen::emit::openapi::{emit_openapi_v2, emit_openapi_v3};
 use serde_json::{Value, json};
 
 fn model() -> codegen::ApiModel {
-    Generator::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs"))
+    Generator::new(support::all_api_defs())
         .load()
         .expect("load api-defs")
 }

@@ -95,7 +95,7 @@ pub struct GadgetSpec {
 /// directory, file name, text).
 fn defs_with(files: &[(&str, &str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let meta = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs/meta.k8s.io");
+    let meta = Path::new(env!("CARGO_MANIFEST_DIR")).join("api-defs/meta.k8s.io");
     std::fs::create_dir_all(dir.path().join("meta.k8s.io")).expect("mkdir");
     for entry in std::fs::read_dir(&meta).expect("read meta.k8s.io") {
         let path = entry.expect("entry").path();

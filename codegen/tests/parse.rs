@@ -1,10 +1,10 @@
 //! Parsing the shipped definitions into the model.
 
-use std::path::Path;
+mod support;
 
 #[test]
 fn parses_example_dev() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let dir = support::all_api_defs();
     let generator = codegen::Generator::new(&dir);
     let model = generator.load().unwrap_or_else(|e| panic!("{e}"));
     let g = model.group("example.dev").expect("group");
@@ -41,7 +41,7 @@ fn parses_example_dev() {
 /// carry `create_on_update`; the others do not.
 #[test]
 fn create_on_update_is_set_on_the_kinds_kubernetes_allows() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let dir = support::all_api_defs();
     let model = codegen::Generator::new(&dir)
         .load()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -89,7 +89,7 @@ fn create_on_update_is_set_on_the_kinds_kubernetes_allows() {
 /// `#[subresource]` declares a ServiceAccount's `token` with its body's kind.
 #[test]
 fn service_account_declares_its_token_subresource() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let dir = support::all_api_defs();
     let model = codegen::Generator::new(&dir)
         .load()
         .unwrap_or_else(|e| panic!("{e}"));

@@ -1,13 +1,15 @@
 //! The emitted `.proto` files of every shipped group version are accepted by `protoc` (the
 //! vendored binary; no system protoc is needed).
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::PathBuf;
 
 use codegen::Generator;
 use codegen::emit::proto::{check_with_protoc, emit_proto, proto_path, support_files};
 
 fn api_defs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs")
+    support::all_api_defs()
 }
 
 #[test]

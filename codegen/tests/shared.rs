@@ -3,13 +3,13 @@
 //! is Kubernetes' meta package and their schemas are the shared OpenAPI definitions; and the
 //! markers they need (`#[proto(skip)]`, `#[json(keep_zero)]`, `#[gvk]`, `by_value` times).
 
-use std::path::Path;
+mod support;
 
 use codegen::model::TypeRef;
 use codegen::{Error, Generator};
 
 fn api_defs() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../api-defs")
+    support::all_api_defs()
 }
 
 fn diagnostics(result: Result<impl std::fmt::Debug, Error>) -> Vec<codegen::Diagnostic> {

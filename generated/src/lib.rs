@@ -1,52 +1,48 @@
-//! The typed API crate, generated from `api-defs/` by `codegen` at build time.
+//! apiary's own demo API crate: the `example.dev` group (Widgets, `v1` and `v1alpha1` over an
+//! internal hub), generated from the repository's `api-defs/` by `codegen` at build time, the
+//! way a user's crate generates its own groups. The Kubernetes groups are the
+//! `kubernetes-api` crate; [`scheme()`] puts both together, as the `apiary` binary serves them.
 //!
-//! Every API group is a module (`generated::example_dev`, `generated::core`, …) with one
-//! module per served version (`generated::example_dev::v1`) plus `internal` for a group's hub.
-//! A version module holds the typed structs with Kubernetes' JSON encoding
-//! (`v1::Widget`, `v1::WidgetList`), their `apimachinery::markers::Validate` walks and `StructShape` statics, the
-//! conversions to and from the hub (`widget_to_internal`, `widget_from_internal`) and one
-//! `ResourceInfo` per kind (`v1::WIDGET_RESOURCE`); every kind's struct implements
-//! `apimachinery::runtime::TypedObject`. A group module holds one `apimachinery::runtime::Kind`
-//! table per kind (`example_dev::WIDGET_KIND`), the group's hand-written `strategy` and
-//! `admission` modules, `register(&mut Scheme)` and `sample_object` (random objects for
-//! property tests). The generic code all of it calls is in `apimachinery`, so an API crate
-//! generated anywhere depends on `apimachinery` alone.
+//! `generated::example_dev` has one module per served version (`example_dev::v1`) plus
+//! `internal` for the hub. A version module holds the typed structs with Kubernetes' JSON
+//! encoding (`v1::Widget`, `v1::WidgetList`), their `apimachinery::markers::Validate` walks and
+//! `StructShape` statics, the conversions to and from the hub (`widget_to_internal`,
+//! `widget_from_internal`) and one `ResourceInfo` per kind (`v1::WIDGET_RESOURCE`); every
+//! kind's struct implements `apimachinery::runtime::TypedObject`. The group module holds the
+//! `Kind` table (`example_dev::WIDGET_KIND`), the group's hand-written `admission` module,
+//! `register(&mut Scheme)` and `sample_object` (random objects for property tests).
 //!
-//! - [`scheme()`]: an `apimachinery::Scheme` with every kind and every group version's OpenAPI
-//!   documents registered (core first, then groups by name).
-//! - [`resources()`]: every served (group, version, kind) as `ResourceInfo`.
-//! - [`routes()`]: the REST paths and verbs of every resource and subresource.
-//! - [`sample_object`]: a random object of a (group, version, kind) as JSON.
-//! - feature `kube`: `generated::kube::KubeObject` makes any kind a `kube::Resource`
-//!   (`kube::Api<KubeObject<Widget>>`), plus `ApiResource` and `DynamicObject` conversions.
+//! - [`register_all`]: registers the `example.dev` group alone.
+//! - [`scheme()`]: a scheme with the Kubernetes groups (`kubernetes_api::register_all`) and
+//!   `example.dev`, what the `apiary` binary serves.
+//! - [`resources()`] and [`routes()`]: the resources and REST routes of that scheme.
+//! - feature `kube`: every kind implements `apimachinery::kube::KubeKind`, so
+//!   `kube::Api<KubeObject<Widget>>` works ([`kube::KubeObject`]).
 //!
 //! Read the generated source with `cargo run -p codegen -- show example.dev/v1`.
 
 #[cfg(feature = "kube")]
-pub mod kube;
-pub mod routes;
+pub use apimachinery::kube;
+pub use apimachinery::routes::{self, RouteEntry};
 
-pub use routes::RouteEntry;
+apimachinery::include_generated!();
 
-include!(concat!(env!("OUT_DIR"), "/apiary_generated.rs"));
-
-/// A scheme with every generated kind and every group version's OpenAPI documents registered.
+/// A scheme with the Kubernetes groups and `example.dev` registered (core first), with their
+/// OpenAPI documents: the API the `apiary` binary serves.
 pub fn scheme() -> apimachinery::Scheme {
     let mut scheme = apimachinery::Scheme::new();
+    kubernetes_api::register_all(&mut scheme);
     register_all(&mut scheme);
     scheme
 }
 
-/// Every served (group, version, kind), groups in registration order, versions in priority order.
+/// Every (group, version, kind) of [`scheme()`], groups in registration order, versions in
+/// priority order.
 pub fn resources() -> Vec<apimachinery::ResourceInfo> {
-    scheme()
-        .kinds()
-        .iter()
-        .flat_map(|k| k.versions().cloned().collect::<Vec<_>>())
-        .collect()
+    kubernetes_api::resources_of(&scheme())
 }
 
-/// Every REST route of every served resource and subresource (see [`routes::RouteEntry`]).
+/// Every REST route of every resource and subresource of [`scheme()`] (see [`RouteEntry`]).
 pub fn routes() -> Vec<RouteEntry> {
     resources().iter().flat_map(routes::routes_of).collect()
 }

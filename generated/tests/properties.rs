@@ -15,6 +15,9 @@ fn samples(seed: u64) -> Vec<(&'static Kind, &'static str, Value)> {
         for info in ops.versions() {
             let mut sampler = Sampler::new(seed);
             let obj = generated::sample_object(info.group, info.version, info.kind, &mut sampler)
+                .or_else(|| {
+                    kubernetes_api::sample_object(info.group, info.version, info.kind, &mut sampler)
+                })
                 .unwrap_or_else(|| {
                     panic!(
                         "no sample for {}/{} {}",

@@ -54,7 +54,7 @@ fn config_map_json() -> Value {
 
 #[test]
 fn config_map_bytes_match_kubernetes() {
-    let typed: generated::core::v1::ConfigMap =
+    let typed: kubernetes_api::core::v1::ConfigMap =
         serde_json::from_value(config_map_json()).expect("decodes");
     assert_eq!(hex(&typed.encode_to_vec()), CONFIG_MAP_HEX);
     let through_scheme = ops("", "ConfigMap")
@@ -101,7 +101,7 @@ fn namespace_json() -> Value {
 
 #[test]
 fn namespace_bytes_match_kubernetes() {
-    let typed: generated::core::v1::Namespace =
+    let typed: kubernetes_api::core::v1::Namespace =
         serde_json::from_value(namespace_json()).expect("decodes");
     assert_eq!(hex(&typed.encode_to_vec()), NAMESPACE_HEX);
     let back = ops("", "Namespace")
@@ -136,14 +136,14 @@ fn list_encodes_metadata_then_items() {
         "metadata": {"resourceVersion": "9"},
         "items": [config_map_json()]
     });
-    let bytes = serde_json::from_value::<generated::core::v1::ConfigMapList>(list)
+    let bytes = serde_json::from_value::<kubernetes_api::core::v1::ConfigMapList>(list)
         .expect("decodes")
         .encode_to_vec();
     // metadata (1) = ListMeta{selfLink "", resourceVersion "9", continue ""}, items (2) = the
     // ConfigMap above (64 = 0x40 bytes).
     let expected = format!("0a 07 0a 00 12 01 39 1a 00 12 40 {CONFIG_MAP_HEX}");
     assert_eq!(hex(&bytes), expected);
-    let typed = generated::core::v1::ConfigMapList::decode(&bytes).expect("decodes");
+    let typed = kubernetes_api::core::v1::ConfigMapList::decode(&bytes).expect("decodes");
     assert_eq!(typed.items.len(), 1);
     assert_eq!(typed.metadata.resource_version.as_deref(), Some("9"));
 }
@@ -158,7 +158,7 @@ fn list_encodes_metadata_then_items() {
 /// ```
 #[test]
 fn by_value_fields_are_written_when_empty() {
-    use generated::core::v1::{Namespace, NamespaceStatus};
+    use kubernetes_api::core::v1::{Namespace, NamespaceStatus};
     let ns = Namespace {
         metadata: apimachinery::meta::ObjectMeta {
             name: Some("a".into()),
@@ -182,7 +182,7 @@ fn by_value_fields_are_written_when_empty() {
         .expect("decodes");
     assert_eq!(back["status"], json!({"phase": "Active"}));
     // A by-value field without a default reads back absent.
-    let event = generated::core::v1::Event::default();
+    let event = kubernetes_api::core::v1::Event::default();
     let back = ops("", "Event")
         .decode_protobuf("v1", &event.encode_to_vec())
         .expect("decodes");

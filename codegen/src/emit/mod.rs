@@ -90,6 +90,14 @@ pub fn emit(model: &ApiModel) -> Output {
             }
         }
     }
+    // The `.proto` files of the other crates' group versions the definitions refer to, which
+    // the emitted files import: the output's `proto/` directory is complete for protoc.
+    for (_, group, version) in openapi::referenced_externs(model) {
+        out.files.push(OutputFile {
+            path: format!("proto/{}", proto::proto_path(version)),
+            contents: proto::emit_proto(group, version),
+        });
+    }
     for (path, contents) in proto::support_files() {
         out.files.push(OutputFile {
             path: format!("proto/{path}"),

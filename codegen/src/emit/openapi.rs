@@ -94,6 +94,14 @@ fn schemas_and_paths(
     // (and those they reference) join this version's document.
     let mut foreign = BTreeMap::new();
     let mut shared = shared_schemas(dialect, model.shared());
+    // The structs of other crates' groups the definitions refer to (`core::v1::ObjectReference`):
+    // their definitions (and those they reference) join this version's document, so
+    // `kubectl explain` reads them.
+    for (_, _, extern_version) in referenced_externs(model) {
+        for (name, schema) in schema::version_schemas(dialect, extern_version) {
+            shared.entry(name).or_insert(schema);
+        }
+    }
     for kind in version.structs.iter().filter_map(|s| s.kind.as_ref()) {
         for sub in &kind.subresources {
             let Some(body_version) = model
@@ -128,6 +136,40 @@ fn schemas_and_paths(
     let mut sorted: Vec<(String, Value)> = schemas.into_iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     (sorted.into_iter().collect(), paths)
+}
+
+/// The extern group versions (of [`ApiModel::externs`]) the model's own definitions refer to,
+/// each once, in crate, group and version order.
+pub fn referenced_externs(
+    model: &ApiModel,
+) -> Vec<(&crate::model::ExternCrate, &GroupModel, &VersionModel)> {
+    let mut refs = BTreeSet::new();
+    for group in model.api_groups() {
+        for v in group.versions.iter().chain(group.internal.iter()) {
+            for s in &v.structs {
+                for f in &s.fields {
+                    if let Some(r) = f.ty.extern_ref() {
+                        refs.insert((
+                            r.rust_crate.clone(),
+                            r.group_module.clone(),
+                            r.version.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    refs.iter()
+        .filter_map(|(krate, group, version)| {
+            let r = crate::model::ExternRef {
+                group_module: group.clone(),
+                version: version.clone(),
+                rust_crate: krate.clone(),
+                ..Default::default()
+            };
+            model.extern_version(&r)
+        })
+        .collect()
 }
 
 /// Returns the OpenAPI v3 document of one group version (`Null` for the internal version and

@@ -4,8 +4,11 @@
 //! under a definitions directory. Problems are collected into [`Diagnostics`] and parsing goes
 //! on, so one run reports every mistake; [`crate::check`] then checks the whole model.
 
+pub mod externs;
 pub mod markers;
 pub mod types;
+
+pub use externs::{link_externs, parse_extern};
 
 use std::path::{Path, PathBuf};
 
@@ -78,12 +81,13 @@ pub fn discover(dir: &Path) -> Result<Vec<(PathBuf, Vec<PathBuf>)>, ReadError> {
 }
 
 /// The directory name of the shared group, and the source of its definition as this generator
-/// was built with (`api-defs/meta.k8s.io/v1.rs`), used when a definitions directory has no
-/// shared group of its own: the types of `apimachinery::meta` come from the same file.
+/// was built with (`codegen/api-defs/meta.k8s.io/v1.rs`, inside this crate), used when a
+/// definitions directory has no shared group of its own: the types of `apimachinery::meta`
+/// come from the same file.
 pub const BUILTIN_SHARED: (&str, &str, &str) = (
     "meta.k8s.io",
     "v1.rs",
-    include_str!("../../../api-defs/meta.k8s.io/v1.rs"),
+    include_str!("../../api-defs/meta.k8s.io/v1.rs"),
 );
 
 /// Reads and parses every definition under `dir`, plus the built-in shared version

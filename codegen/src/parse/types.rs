@@ -4,12 +4,14 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, Type};
 
 use crate::diagnostics::suggestion;
-use crate::model::{SCALAR_TYPE_NAMES, TypeRef};
+use crate::model::{ExternRef, SCALAR_TYPE_NAMES, TypeRef};
 use crate::parse::markers::MarkerCx;
 
 /// Parses a field type. Other names become [`TypeRef::Struct`]; linking
 /// ([`crate::parse::link_shared`]) turns those naming a struct of the shared version into
-/// [`TypeRef::Meta`], and the checks verify that the others exist in the file.
+/// [`TypeRef::Meta`], and the checks verify that the others exist in the file. A path of three
+/// segments (`core::v1::ObjectReference`) names a struct of another crate's group version
+/// ([`TypeRef::Extern`], resolved by [`crate::parse::link_externs`]).
 pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
     let Type::Path(tp) = ty else {
         cx.error(ty.span(), "field types are paths such as `String`, `Option<T>`, `Vec<T>` or `BTreeMap<String, T>`");
@@ -21,6 +23,9 @@ pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
             "qualified types are not supported; name the type directly",
         );
         return None;
+    }
+    if tp.path.leading_colon.is_some() || tp.path.segments.len() > 1 {
+        return parse_extern(cx, ty, &tp.path);
     }
     let Some(seg) = tp.path.segments.last() else {
         cx.error(ty.span(), "empty type path");
@@ -149,4 +154,30 @@ pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
         cx.error(ty.span(), format!("`{name}` takes no type arguments"));
     }
     parsed
+}
+
+/// Parses `<group module>::<version>::<Type>`, a struct of another crate's group version.
+fn parse_extern(cx: &mut MarkerCx<'_>, ty: &Type, path: &syn::Path) -> Option<TypeRef> {
+    const FORM: &str = "a type of another crate's group is written `<group module>::<version>::<Type>`, such as `core::v1::ObjectReference`";
+    let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+    if path.leading_colon.is_some() || segments.len() != 3 {
+        cx.error(ty.span(), FORM);
+        return None;
+    }
+    if let Some(seg) = segments
+        .iter()
+        .find(|s| !matches!(s.arguments, PathArguments::None))
+    {
+        cx.error(
+            seg.span(),
+            format!("`{}` takes no type arguments; {FORM}", seg.ident),
+        );
+        return None;
+    }
+    Some(TypeRef::Extern(Box::new(ExternRef {
+        group_module: segments[0].ident.to_string(),
+        version: segments[1].ident.to_string(),
+        name: segments[2].ident.to_string(),
+        ..ExternRef::default()
+    })))
 }

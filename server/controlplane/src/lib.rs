@@ -77,12 +77,12 @@ impl KubernetesApis {
 impl ApiGroups for KubernetesApis {
     /// Registers the Kubernetes groups, core first, then by name.
     fn register(&self, scheme: &mut Scheme) {
-        generated::core::register(scheme);
-        generated::admissionregistration_k8s_io::register(scheme);
-        generated::authentication_k8s_io::register(scheme);
-        generated::authorization_k8s_io::register(scheme);
-        generated::coordination_k8s_io::register(scheme);
-        generated::rbac_authorization_k8s_io::register(scheme);
+        kubernetes_api::core::register(scheme);
+        kubernetes_api::admissionregistration_k8s_io::register(scheme);
+        kubernetes_api::authentication_k8s_io::register(scheme);
+        kubernetes_api::authorization_k8s_io::register(scheme);
+        kubernetes_api::coordination_k8s_io::register(scheme);
+        kubernetes_api::rbac_authorization_k8s_io::register(scheme);
     }
 
     fn admission_order(&self) -> AdmissionOrder {

@@ -53,7 +53,7 @@ async fn hooks_delegation_and_shutdown_order() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let config = Config {
-        scheme: Arc::new(generated::scheme()),
+        scheme: Arc::new(demo_api::scheme()),
         groups: vec![Arc::new(controlplane::KubernetesApis::default())],
         backend: Arc::new(backend),
         storage_prefix: "/registry".into(),

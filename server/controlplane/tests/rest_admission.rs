@@ -279,7 +279,7 @@ async fn plugins_are_chosen_by_the_flags() {
     let dir = tempfile::tempdir().unwrap();
     let backend = storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap();
     let err = server::endpoints::ApiContext::builder(
-        Arc::new(generated::scheme()),
+        Arc::new(demo_api::scheme()),
         Arc::new(backend),
         "/registry".into(),
     )

@@ -77,8 +77,8 @@ async fn kinds_served_from_user_storage() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
 
-    let configmaps = Arc::new(InMemory::new(&generated::core::CONFIG_MAP_KIND).with_history(4));
-    let events_kind = &generated::core::EVENT_KIND;
+    let configmaps = Arc::new(InMemory::new(&kubernetes_api::core::CONFIG_MAP_KIND).with_history(4));
+    let events_kind = &kubernetes_api::core::EVENT_KIND;
     let event_log = Arc::new(InMemory::new(events_kind));
     let mut seeded = events_kind.storage().new_object();
     seeded.metadata_mut().name = Some("started".into());
@@ -90,7 +90,7 @@ async fn kinds_served_from_user_storage() {
 
     let config = Config {
         groups: vec![Arc::new(controlplane::KubernetesApis::default())],
-        scheme: Arc::new(generated::scheme()),
+        scheme: Arc::new(kubernetes_api::scheme()),
         backend: Arc::new(backend),
         storage_prefix: "/registry".into(),
         compaction_interval: storage::compactor::DEFAULT_COMPACTION_INTERVAL,
@@ -123,7 +123,7 @@ async fn kinds_served_from_user_storage() {
         authorization_modes: vec![controlplane::RBAC_MODE.to_string()],
         rest_storage: vec![
             (
-                &generated::core::CONFIG_MAP_KIND,
+                &kubernetes_api::core::CONFIG_MAP_KIND,
                 RestStorage::read_write(configmaps.clone()),
             ),
             (events_kind, RestStorage::read_only(event_log.clone())),

@@ -13,7 +13,7 @@ use server::registry::rest_storage::RestStorage;
 use server::registry::rest_storage::memory::InMemory;
 
 async fn harness() -> (Harness, Arc<InMemory>) {
-    let kind = &generated::example_dev::WIDGET_KIND;
+    let kind = &demo_api::example_dev::WIDGET_KIND;
     let memory = Arc::new(InMemory::new(kind));
     let storage = RestStorage::read_write(memory.clone());
     let h = Harness::with(move |b| b.rest_storage(kind, storage)).await;
@@ -224,7 +224,7 @@ impl server::registry::rest_storage::Updater for Racing {
 
 #[tokio::test]
 async fn a_conflict_the_client_did_not_cause_is_retried() {
-    let kind = &generated::example_dev::WIDGET_KIND;
+    let kind = &demo_api::example_dev::WIDGET_KIND;
     let memory = Arc::new(InMemory::new(kind));
     let racing = Arc::new(Racing {
         inner: memory.clone(),

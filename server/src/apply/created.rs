@@ -151,8 +151,8 @@ impl JsonVisitor for Collector {
 #[cfg(test)]
 mod tests {
     use apimachinery::runtime::Object;
-    use generated::core::v1::{ConfigMap, Namespace, ResourceQuota, ServiceAccount};
-    use generated::example_dev::v1::Widget;
+    use demo_api::example_dev::v1::Widget;
+    use kubernetes_api::core::v1::{ConfigMap, Namespace, ResourceQuota, ServiceAccount};
     use serde::de::DeserializeOwned;
     use serde_json::{Value, json};
 

@@ -396,7 +396,7 @@ mod long_lists {
     #[test]
     fn record_update_is_linear_in_list_length() {
         // ServiceAccount's `secrets` is a map list keyed by `name`.
-        let schema = SchemaNode::of(&generated::core::v1::SHAPE_SERVICE_ACCOUNT);
+        let schema = SchemaNode::of(&kubernetes_api::core::v1::SHAPE_SERVICE_ACCOUNT);
         let n = 20_000;
         let items: Vec<Value> = (0..n).map(|i| json!({"name": format!("s{i}")})).collect();
         let mut new = json!({"apiVersion": "v1", "kind": "ServiceAccount",

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
-use generated::core::v1::ConfigMap;
+use kubernetes_api::core::v1::ConfigMap;
 use storage::errors::{Result, Revision, StorageError};
 use storage::interface::{
     GetOptions, Interface, ListOptions, ListResult, Preconditions, StoredObject, UpdateFn,
@@ -132,7 +132,7 @@ async fn lists_again_after_410_gone_and_reports_what_changed_meanwhile() {
         storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let registry = Registry::new(Arc::new(backend), "/registry".to_string());
     let cached = registry
-        .store(&generated::core::CONFIG_MAP_KIND)
+        .store(&kubernetes_api::core::CONFIG_MAP_KIND)
         .unwrap_or_else(|e| panic!("{e}"));
     let faulty = Arc::new(Faulty {
         inner: cached.storage().clone(),
@@ -142,7 +142,7 @@ async fn lists_again_after_410_gone_and_reports_what_changed_meanwhile() {
     });
     let keys = ResourceKeys::new("/registry", "", "configmaps").unwrap_or_else(|e| panic!("{e}"));
     let store = Arc::new(Store::new(
-        &generated::core::CONFIG_MAP_KIND,
+        &kubernetes_api::core::CONFIG_MAP_KIND,
         faulty.clone(),
         keys,
     ));

@@ -61,7 +61,7 @@
 //! }
 //!
 //! fn start(server: &mut server::genericserver::GenericServer) -> Result<(), ApiError> {
-//!     let config_maps = server.api().store(&generated::core::CONFIG_MAP_KIND)?;
+//!     let config_maps = server.api().store(&kubernetes_api::core::CONFIG_MAP_KIND)?;
 //!     let labeler = Labeler(config_maps.clone());
 //!     server.add_controller(Controller::new("labeler", config_maps, labeler).workers(2));
 //!     Ok(())

@@ -9,7 +9,7 @@ use std::time::Duration;
 use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use async_trait::async_trait;
-use generated::core::v1::{ConfigMap, Secret};
+use kubernetes_api::core::v1::{ConfigMap, Secret};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tokio::time::timeout;
@@ -60,7 +60,7 @@ fn fixture() -> Fixture {
         storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let registry = Registry::new(Arc::new(backend), "/registry".to_string());
     let config_maps = registry
-        .store(&generated::core::CONFIG_MAP_KIND)
+        .store(&kubernetes_api::core::CONFIG_MAP_KIND)
         .unwrap_or_else(|e| panic!("{e}"));
     Fixture {
         _dir: dir,
@@ -255,7 +255,7 @@ async fn changes_of_a_secondary_kind_reconcile_the_keys_they_map_to() {
     let store = &f.config_maps;
     let secrets = f
         .registry
-        .store(&generated::core::SECRET_KIND)
+        .store(&kubernetes_api::core::SECRET_KIND)
         .unwrap_or_else(|e| panic!("{e}"));
     let (reconciler, mut seen) = recorder(store, None);
     let running = tokio::spawn(
@@ -304,12 +304,12 @@ async fn a_controller_the_server_starts_stops_when_its_watches_end() {
     let backend =
         storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let ctx = crate::endpoints::ApiContext::new(
-        Arc::new(generated::scheme()),
+        Arc::new(kubernetes_api::scheme()),
         Arc::new(backend),
         "/registry".into(),
     );
     let store = ctx
-        .store(&generated::core::CONFIG_MAP_KIND)
+        .store(&kubernetes_api::core::CONFIG_MAP_KIND)
         .unwrap_or_else(|e| panic!("{e}"));
     let (reconciler, mut seen) = recorder(&store, None);
     let running = ctx.spawn_controller(Controller::new("test", store.clone(), reconciler));

@@ -110,8 +110,8 @@ impl ApiContextBuilder {
     ///
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let backend = Arc::new(storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap());
-    /// let kind = &generated::core::CONFIG_MAP_KIND;
-    /// let api = ApiContext::builder(Arc::new(generated::scheme()), backend, "/registry".into())
+    /// let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
+    /// let api = ApiContext::builder(Arc::new(kubernetes_api::scheme()), backend, "/registry".into())
     ///     .rest_storage(kind, RestStorage::read_only(Arc::new(InMemory::new(kind))))
     ///     .build()
     ///     .unwrap();

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use super::*;
 use crate::registry::Registry;
-use generated::core::v1::ConfigMap;
+use kubernetes_api::core::v1::ConfigMap;
 
 fn configmap(name: &str, value: &str) -> Box<dyn Object> {
     let mut cm = ConfigMap::default();
@@ -58,7 +58,7 @@ async fn a_delete_racing_a_recreate_admits_and_removes_the_new_object() {
         storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let registry = Registry::new(Arc::new(backend), "/registry".to_string());
     let store = registry
-        .store(&generated::core::CONFIG_MAP_KIND)
+        .store(&kubernetes_api::core::CONFIG_MAP_KIND)
         .unwrap_or_else(|e| panic!("{e}"));
     store
         .create(configmap("c", "first"), &NoAdmission, false)

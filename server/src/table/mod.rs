@@ -159,7 +159,7 @@ mod tests {
 
     /// A typed object of the scheme from its JSON.
     fn object(group: &str, kind: &str, value: Value) -> Box<dyn Object> {
-        let scheme = generated::scheme();
+        let scheme = demo_api::scheme();
         let kind = scheme.by_kind(group, kind).unwrap();
         kind.storage().decode_value(&value).unwrap().object
     }
@@ -168,7 +168,7 @@ mod tests {
     fn render(objects: &[Box<dyn Object>], include: IncludeObject) -> Value {
         let refs: Vec<&dyn Object> = objects.iter().map(|o| &**o).collect();
         let info = objects[0].info();
-        let scheme = generated::scheme();
+        let scheme = demo_api::scheme();
         let kind = scheme.by_kind(info.group, info.kind).unwrap();
         table(
             &refs,

@@ -67,6 +67,7 @@ pub fn type_schema(dialect: Dialect, version: &VersionModel, ty: &TypeRef) -> Va
         TypeRef::Duration => reference(dialect, &meta_definition_name("Duration")),
         TypeRef::FieldsV1 => reference(dialect, &meta_definition_name("FieldsV1")),
         TypeRef::Meta(m) => reference(dialect, &meta_definition_name(m)),
+        TypeRef::Extern(r) => reference(dialect, &r.openapi_name),
         TypeRef::Struct(name) => reference(dialect, &definition_name(version, name)),
         TypeRef::Option(inner) => type_schema(dialect, version, inner),
         TypeRef::Vec(inner) => {

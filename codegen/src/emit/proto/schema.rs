@@ -40,7 +40,7 @@ pub fn field_numbers(s: &StructModel) -> Vec<Option<u32>> {
 }
 
 /// The protobuf type of a field value (the element type for `Vec`, the value type for maps).
-fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<&'static str>) -> String {
+fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<String>) -> String {
     match ty {
         TypeRef::Bool => "bool".into(),
         TypeRef::I32 => "int32".into(),
@@ -49,36 +49,40 @@ fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<&'static str>) -> String {
         TypeRef::String => "string".into(),
         TypeRef::Bytes => "bytes".into(),
         TypeRef::Time => {
-            imports.insert(META_IMPORT);
+            imports.insert(META_IMPORT.to_string());
             format!("{META_PKG}.Time")
         }
         TypeRef::MicroTime => {
-            imports.insert(META_IMPORT);
+            imports.insert(META_IMPORT.to_string());
             format!("{META_PKG}.MicroTime")
         }
         TypeRef::Quantity => {
-            imports.insert(RESOURCE_IMPORT);
+            imports.insert(RESOURCE_IMPORT.to_string());
             ".k8s.io.apimachinery.pkg.api.resource.Quantity".into()
         }
         TypeRef::IntOrString => {
-            imports.insert(INTSTR_IMPORT);
+            imports.insert(INTSTR_IMPORT.to_string());
             ".k8s.io.apimachinery.pkg.util.intstr.IntOrString".into()
         }
         TypeRef::RawExtension | TypeRef::Json => {
-            imports.insert(RUNTIME_IMPORT);
+            imports.insert(RUNTIME_IMPORT.to_string());
             ".k8s.io.apimachinery.pkg.runtime.RawExtension".into()
         }
         TypeRef::Duration => {
-            imports.insert(META_IMPORT);
+            imports.insert(META_IMPORT.to_string());
             format!("{META_PKG}.Duration")
         }
         TypeRef::FieldsV1 => {
-            imports.insert(META_IMPORT);
+            imports.insert(META_IMPORT.to_string());
             format!("{META_PKG}.FieldsV1")
         }
         TypeRef::Meta(m) => {
-            imports.insert(META_IMPORT);
+            imports.insert(META_IMPORT.to_string());
             format!("{META_PKG}.{m}")
+        }
+        TypeRef::Extern(r) => {
+            imports.insert(format!("{}.proto", r.proto_package));
+            format!(".{}.{}", r.proto_package, r.name)
         }
         TypeRef::Struct(name) => name.clone(),
         TypeRef::Option(inner) => scalar_type(inner, imports),
@@ -89,7 +93,7 @@ fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<&'static str>) -> String {
 }
 
 /// One field declaration line (without the doc comment).
-fn field_line(f: &FieldModel, number: u32, imports: &mut BTreeSet<&'static str>) -> String {
+fn field_line(f: &FieldModel, number: u32, imports: &mut BTreeSet<String>) -> String {
     let json = &f.json_name;
     match &f.ty {
         TypeRef::Vec(inner) => format!(
@@ -169,7 +173,7 @@ pub fn render(version: &VersionModel) -> String {
         body.push_str("}\n");
         messages.push((s.name.clone(), body));
         if let Some(kind) = &s.kind {
-            imports.insert(META_IMPORT);
+            imports.insert(META_IMPORT.to_string());
             let list = kind.list_name();
             let mut body = String::new();
             let _ = writeln!(body, "// {list} is a list of {}.", s.name);
@@ -193,7 +197,7 @@ pub fn render(version: &VersionModel) -> String {
         imports.remove(META_IMPORT);
         for (name, body, import) in super::support::SHARED_MESSAGES {
             messages.push((name.to_string(), body.to_string()));
-            imports.extend(import);
+            imports.extend(import.iter().map(|i| i.to_string()));
         }
     }
     messages.sort_by(|a, b| a.0.cmp(&b.0));

@@ -36,15 +36,17 @@ pub fn emit_resource_infos(group: &GroupModel, version: &VersionModel) -> TokenS
             let kind = ident(&k.name);
             let plural = &k.plural;
             let scope = match k.scope {
-                Scope::Namespaced => quote!(::k8s_openapi::NamespaceResourceScope),
-                Scope::Cluster => quote!(::k8s_openapi::ClusterResourceScope),
+                Scope::Namespaced => {
+                    quote!(::apimachinery::kube::k8s_openapi::NamespaceResourceScope)
+                }
+                Scope::Cluster => quote!(::apimachinery::kube::k8s_openapi::ClusterResourceScope),
             };
             quote! {
                 #[doc = #doc]
                 pub const #name: ::apimachinery::ResourceInfo = #info;
 
                 #[cfg(feature = "kube")]
-                impl crate::kube::KubeKind for #kind {
+                impl ::apimachinery::kube::KubeKind for #kind {
                     type Scope = #scope;
                     const PLURAL: &'static str = #plural;
                 }

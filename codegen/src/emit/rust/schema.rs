@@ -24,9 +24,10 @@ pub fn emit_schemas(version: &VersionModel) -> TokenStream {
         .collect()
 }
 
-/// Whether a type contains a local struct (whose own walk may find something).
+/// Whether a type contains a struct, of this crate or an extern one (whose own walk may find
+/// something).
 fn has_local_struct(t: &TypeRef) -> bool {
-    t.struct_name().is_some()
+    t.struct_name().is_some() || t.extern_ref().is_some()
 }
 
 /// The CEL rule statics of a struct or field.
@@ -265,6 +266,10 @@ fn shape_of(t: &TypeRef) -> TokenStream {
         TypeRef::Meta(n) => {
             let s = shape_ident(n);
             quote!(::apimachinery::structure::Shape::Struct(&::apimachinery::meta::#s))
+        }
+        TypeRef::Extern(r) => {
+            let s = super::util::extern_item(r, &shape_ident(&r.name));
+            quote!(::apimachinery::structure::Shape::Struct(&#s))
         }
         TypeRef::Option(i) => shape_of(i),
         TypeRef::Vec(i) => {

@@ -4,7 +4,7 @@ use heck::ToShoutySnakeCase;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::model::TypeRef;
+use crate::model::{ExternRef, TypeRef};
 
 /// Rust keywords that need a raw identifier as field names.
 const KEYWORDS: [&str; 38] = [
@@ -37,6 +37,17 @@ pub fn doc_attrs(docs: &str) -> TokenStream {
     quote! { #(#[doc = #lines])* }
 }
 
+/// The path of an item of an extern struct's version module:
+/// `::kubernetes_api::core::v1::<item>`.
+pub fn extern_item(r: &ExternRef, item: &Ident) -> TokenStream {
+    let (krate, group, version) = (
+        ident(&r.rust_crate),
+        ident(&r.group_module),
+        ident(&r.version),
+    );
+    quote!(::#krate::#group::#version::#item)
+}
+
 /// The Rust type of a field type.
 pub fn rust_type(t: &TypeRef) -> TokenStream {
     match t {
@@ -55,6 +66,7 @@ pub fn rust_type(t: &TypeRef) -> TokenStream {
         TypeRef::FieldsV1 => quote!(::apimachinery::meta::FieldsV1),
         TypeRef::Json => quote!(::serde_json::Value),
         TypeRef::Meta(m) => meta_type(m),
+        TypeRef::Extern(r) => extern_item(r, &ident(&r.name)),
         TypeRef::Struct(n) => {
             let i = ident(n);
             quote!(#i)

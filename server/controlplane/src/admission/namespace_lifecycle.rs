@@ -10,8 +10,8 @@ use apimachinery::admission::{Attributes, Operation, Plugin, ValidatingPlugin};
 use apimachinery::status::{ApiError, StatusCause};
 use apimachinery::{GroupResource, Scheme};
 use async_trait::async_trait;
-use generated::core::v1::Namespace;
-use generated::core::{NAMESPACE_KIND, strategy::SYSTEM_NAMESPACES};
+use kubernetes_api::core::v1::Namespace;
+use kubernetes_api::core::{NAMESPACE_KIND, strategy::SYSTEM_NAMESPACES};
 
 use server::registry::{Registry, Store};
 

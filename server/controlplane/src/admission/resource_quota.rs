@@ -21,8 +21,8 @@ use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use apimachinery::{ResourceInfo, Scheme};
 use async_trait::async_trait;
-use generated::core::RESOURCE_QUOTA_KIND;
-use generated::core::v1::ResourceQuota;
+use kubernetes_api::core::RESOURCE_QUOTA_KIND;
+use kubernetes_api::core::v1::ResourceQuota;
 
 use server::registry::{NoAdmission, Registry, Store, UpdateOptions, UpdatedObjectInfo};
 

@@ -7,7 +7,7 @@ use apimachinery::admission::{Attributes, Operation};
 use apimachinery::cel::{AuthorizerContext, CelActivation};
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
-use generated::core::NAMESPACE_KIND;
+use kubernetes_api::core::NAMESPACE_KIND;
 use serde::Serialize;
 use serde_json::{Value, json};
 

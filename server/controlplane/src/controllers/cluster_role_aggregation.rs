@@ -16,8 +16,8 @@ use apimachinery::runtime::Object;
 use apimachinery::selectors::{LabelSelector, SelectorError};
 use apimachinery::status::ApiError;
 use async_trait::async_trait;
-use generated::rbac_authorization_k8s_io::CLUSTER_ROLE_KIND;
-use generated::rbac_authorization_k8s_io::v1::{AggregationRule, ClusterRole, PolicyRule};
+use kubernetes_api::rbac_authorization_k8s_io::CLUSTER_ROLE_KIND;
+use kubernetes_api::rbac_authorization_k8s_io::v1::{AggregationRule, ClusterRole, PolicyRule};
 use storage::interface::ListOptions;
 
 use super::Replace;

@@ -22,7 +22,7 @@ pub async fn bootstrap(api: &ApiContext) -> Result<(), ApiError> {
     if api.scheme.by_kind("", "Namespace").is_none() {
         return Ok(());
     }
-    let namespaces = api.store(&generated::core::NAMESPACE_KIND)?;
+    let namespaces = api.store(&kubernetes_api::core::NAMESPACE_KIND)?;
     system_namespaces::ensure(&namespaces).await
 }
 

@@ -15,8 +15,8 @@ use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use async_trait::async_trait;
 use futures::StreamExt;
-use generated::core::strategy::KUBERNETES_FINALIZER;
-use generated::core::v1::Namespace;
+use kubernetes_api::core::strategy::KUBERNETES_FINALIZER;
+use kubernetes_api::core::v1::Namespace;
 use parking_lot::Mutex;
 use storage::interface::ListOptions;
 
@@ -45,7 +45,7 @@ impl NamespaceController {
         registry: Arc<Registry>,
         scheme: Arc<apimachinery::Scheme>,
     ) -> Result<Arc<Self>, ApiError> {
-        let namespaces = registry.store(&generated::core::NAMESPACE_KIND)?;
+        let namespaces = registry.store(&kubernetes_api::core::NAMESPACE_KIND)?;
         Ok(Arc::new(Self {
             registry,
             scheme,

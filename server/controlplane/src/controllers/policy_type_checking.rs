@@ -10,8 +10,8 @@ use apimachinery::Scheme;
 use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use futures::{FutureExt, StreamExt};
-use generated::admissionregistration_k8s_io::VALIDATING_ADMISSION_POLICY_KIND;
-use generated::admissionregistration_k8s_io::v1::{
+use kubernetes_api::admissionregistration_k8s_io::VALIDATING_ADMISSION_POLICY_KIND;
+use kubernetes_api::admissionregistration_k8s_io::v1::{
     TypeChecking, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyStatus,
 };
 use storage::interface::ListOptions;

@@ -20,8 +20,8 @@ use apimachinery::runtime::Object;
 use apimachinery::status::ApiError;
 use async_trait::async_trait;
 use futures::StreamExt;
-use generated::core::RESOURCE_QUOTA_KIND;
-use generated::core::v1::ResourceQuota;
+use kubernetes_api::core::RESOURCE_QUOTA_KIND;
+use kubernetes_api::core::v1::ResourceQuota;
 use parking_lot::Mutex;
 use storage::interface::ListOptions;
 

@@ -3,8 +3,8 @@
 
 use apimachinery::meta::ObjectMeta;
 use apimachinery::status::ApiError;
-use generated::core::strategy::SYSTEM_NAMESPACES;
-use generated::core::v1::Namespace;
+use kubernetes_api::core::strategy::SYSTEM_NAMESPACES;
+use kubernetes_api::core::v1::Namespace;
 
 use server::registry::{NoAdmission, Store};
 

@@ -12,10 +12,10 @@ use apimachinery::rbac::{PolicyRule, covers};
 use apimachinery::runtime::{Object, TypedObject};
 use apimachinery::status::ApiError;
 use apimachinery::user::{AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GROUP};
-use generated::rbac_authorization_k8s_io::v1::{
+use kubernetes_api::rbac_authorization_k8s_io::v1::{
     AggregationRule, ClusterRole, ClusterRoleBinding, RoleRef, Subject,
 };
-use generated::rbac_authorization_k8s_io::{CLUSTER_ROLE_BINDING_KIND, CLUSTER_ROLE_KIND};
+use kubernetes_api::rbac_authorization_k8s_io::{CLUSTER_ROLE_BINDING_KIND, CLUSTER_ROLE_KIND};
 
 use super::informer;
 use super::snapshot::Sources;

@@ -10,7 +10,7 @@ use apimachinery::rbac::PolicyRule;
 use apimachinery::runtime::{Kind, Object};
 use apimachinery::status::ApiError;
 use futures::{FutureExt, StreamExt};
-use generated::rbac_authorization_k8s_io::{
+use kubernetes_api::rbac_authorization_k8s_io::{
     CLUSTER_ROLE_BINDING_KIND, CLUSTER_ROLE_KIND, ROLE_BINDING_KIND, ROLE_KIND, v1,
 };
 use parking_lot::Mutex;

@@ -74,7 +74,7 @@ impl Harness {
         let backend =
             storage::embedded::EmbeddedBackend::open_dir(dir.path()).expect("embedded backend");
         let builder = ApiContext::builder(
-            Arc::new(generated::scheme()),
+            Arc::new(demo_api::scheme()),
             Arc::new(backend),
             "/registry".into(),
         )

@@ -281,7 +281,7 @@ mod remembered {
             storage::embedded::EmbeddedBackend::open_dir(dir).unwrap_or_else(|e| panic!("{e}"));
         let registry = Registry::new(Arc::new(backend), "/registry".to_string());
         let accounts = registry
-            .store(&generated::core::SERVICE_ACCOUNT_KIND)
+            .store(&kubernetes_api::core::SERVICE_ACCOUNT_KIND)
             .unwrap_or_else(|e| panic!("{e}"));
         let stores = ServiceAccountStore::default();
         let _ = stores.accounts.set(Arc::clone(&accounts));
@@ -290,7 +290,7 @@ mod remembered {
 
     /// Creates a ServiceAccount and waits until the watch cache has it; its uid.
     async fn create(accounts: &Store, name: &str) -> String {
-        let account = generated::core::v1::ServiceAccount {
+        let account = kubernetes_api::core::v1::ServiceAccount {
             metadata: apimachinery::meta::ObjectMeta {
                 name: Some(name.to_string()),
                 namespace: Some(NS.to_string()),

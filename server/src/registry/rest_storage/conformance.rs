@@ -17,7 +17,7 @@
 //!
 //! let factory: Factory = Arc::new(|| {
 //!     async {
-//!         let kind = &generated::core::CONFIG_MAP_KIND;
+//!         let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
 //!         let memory = Arc::new(InMemory::new(kind));
 //!         let forget = memory.clone();
 //!         Fixture::new(kind, RestStorage::read_write(memory))
@@ -743,7 +743,7 @@ pub async fn run(factory: &Factory) {
 ///     fn factory() -> Factory {
 ///         Arc::new(|| {
 ///             async {
-///                 let kind = &generated::core::CONFIG_MAP_KIND;
+///                 let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
 ///                 let memory = Arc::new(InMemory::new(kind));
 ///                 let forget = memory.clone();
 ///                 Fixture::new(kind, RestStorage::read_write(memory))

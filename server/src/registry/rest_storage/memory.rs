@@ -8,7 +8,7 @@
 //! use server::registry::rest_storage::{Creater, Getter, RestStorage, memory::InMemory};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let kind = &generated::core::CONFIG_MAP_KIND;
+//! let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
 //! let memory = Arc::new(InMemory::new(kind).with_history(100));
 //! let mut object = kind.storage().new_object();
 //! object.metadata_mut().name = Some("settings".into());

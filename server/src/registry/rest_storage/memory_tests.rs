@@ -24,11 +24,11 @@ fn factory(kind: &'static Kind) -> Factory {
 }
 
 mod namespaced {
-    crate::rest_storage_conformance_tests!(super::factory(&generated::core::CONFIG_MAP_KIND));
+    crate::rest_storage_conformance_tests!(super::factory(&kubernetes_api::core::CONFIG_MAP_KIND));
 }
 
 mod cluster_scoped {
-    crate::rest_storage_conformance_tests!(super::factory(&generated::core::NAMESPACE_KIND));
+    crate::rest_storage_conformance_tests!(super::factory(&kubernetes_api::core::NAMESPACE_KIND));
 }
 
 /// A read-only storage passes too, its changes made through the writer.
@@ -36,7 +36,7 @@ mod cluster_scoped {
 async fn read_only_storage_with_a_writer() {
     let factory: Factory = Arc::new(|| {
         async {
-            let kind = &generated::core::CONFIG_MAP_KIND;
+            let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
             let memory = Arc::new(InMemory::new(kind));
             let forget = memory.clone();
             let storage = RestStorage::read_only(memory.clone())
@@ -53,7 +53,7 @@ async fn read_only_storage_with_a_writer() {
 
 #[tokio::test]
 async fn history_is_bounded_and_older_watches_are_gone() {
-    let kind = &generated::core::CONFIG_MAP_KIND;
+    let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
     let memory = InMemory::new(kind).with_history(2);
     let mut object = kind.storage().new_object();
     object.metadata_mut().name = Some("a".into());
@@ -77,7 +77,7 @@ async fn history_is_bounded_and_older_watches_are_gone() {
 #[tokio::test]
 async fn lists_from_an_unreached_resource_version_time_out() {
     use crate::registry::rest_storage::Lister;
-    let memory = InMemory::new(&generated::core::CONFIG_MAP_KIND);
+    let memory = InMemory::new(&kubernetes_api::core::CONFIG_MAP_KIND);
     let e = memory
         .list(&ListOptions {
             resource_version: "5".into(),

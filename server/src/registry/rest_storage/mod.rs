@@ -60,8 +60,8 @@
 //! use server::registry::rest_storage::{RestStorage, memory::InMemory};
 //!
 //! # fn builder() -> server::endpoints::ApiContextBuilder { unimplemented!() }
-//! let configmaps = &generated::core::CONFIG_MAP_KIND;
-//! let secrets = &generated::core::SECRET_KIND;
+//! let configmaps = &kubernetes_api::core::CONFIG_MAP_KIND;
+//! let secrets = &kubernetes_api::core::SECRET_KIND;
 //! let api = builder()
 //!     .rest_storage(configmaps, RestStorage::read_write(Arc::new(InMemory::new(configmaps))))
 //!     .rest_storage(secrets, RestStorage::read_only(Arc::new(InMemory::new(secrets))))
@@ -119,7 +119,7 @@ impl ListOptions {
     /// use server::registry::rest_storage::ListOptions;
     /// use apimachinery::selectors::LabelSelector;
     ///
-    /// let kind = &generated::core::CONFIG_MAP_KIND;
+    /// let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
     /// let mut object = kind.storage().new_object();
     /// object.metadata_mut().name = Some("a".into());
     /// object.metadata_mut().namespace = Some("default".into());
@@ -305,7 +305,7 @@ pub trait Deleter: Send + Sync {
 /// use std::sync::Arc;
 /// use server::registry::rest_storage::{RestStorage, memory::InMemory};
 ///
-/// let kind = &generated::core::CONFIG_MAP_KIND;
+/// let kind = &kubernetes_api::core::CONFIG_MAP_KIND;
 /// let memory = Arc::new(InMemory::new(kind));
 /// assert_eq!(
 ///     RestStorage::read_only(memory.clone()).verbs(),

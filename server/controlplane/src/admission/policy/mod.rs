@@ -33,7 +33,7 @@ use apimachinery::runtime::{Kind, Object};
 use apimachinery::selectors::LabelSelector;
 use apimachinery::status::ApiError;
 use apimachinery::{ResourceInfo, Scheme};
-use generated::admissionregistration_k8s_io::v1::{
+use kubernetes_api::admissionregistration_k8s_io::v1::{
     MatchResources, NamedRuleWithOperations, ParamRef,
 };
 use parking_lot::RwLock;

@@ -29,11 +29,11 @@ use apimachinery::cel::CelExpression;
 use apimachinery::runtime::Object;
 use apimachinery::status::{ApiError, StatusReason};
 use async_trait::async_trait;
-use generated::admissionregistration_k8s_io::v1::{MatchResources, ParamRef};
-use generated::admissionregistration_k8s_io::v1beta1::{
+use kubernetes_api::admissionregistration_k8s_io::v1::{MatchResources, ParamRef};
+use kubernetes_api::admissionregistration_k8s_io::v1beta1::{
     MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding,
 };
-use generated::admissionregistration_k8s_io::{
+use kubernetes_api::admissionregistration_k8s_io::{
     MUTATING_ADMISSION_POLICY_BINDING_KIND, MUTATING_ADMISSION_POLICY_KIND,
 };
 use parking_lot::RwLock;
@@ -165,7 +165,7 @@ fn compile_policy(p: &MutatingAdmissionPolicy) -> CompiledPolicy {
 }
 
 fn compile_mutation(
-    m: &generated::admissionregistration_k8s_io::v1beta1::Mutation,
+    m: &kubernetes_api::admissionregistration_k8s_io::v1beta1::Mutation,
 ) -> CompiledMutation {
     let (patch_type, expression) = match m.patch_type.as_str() {
         "ApplyConfiguration" => (

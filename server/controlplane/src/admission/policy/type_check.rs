@@ -16,7 +16,7 @@
 use apimachinery::Scheme;
 use apimachinery::cel::CelExpression;
 use apimachinery::structure::StructShape;
-use generated::admissionregistration_k8s_io::v1::{
+use kubernetes_api::admissionregistration_k8s_io::v1::{
     ExpressionWarning, NamedRuleWithOperations, ValidatingAdmissionPolicySpec,
 };
 

@@ -19,10 +19,10 @@ use apimachinery::cel::{CelActivation, CelExpression};
 use apimachinery::runtime::Object;
 use apimachinery::status::{ApiError, StatusReason};
 use async_trait::async_trait;
-use generated::admissionregistration_k8s_io::v1::{
+use kubernetes_api::admissionregistration_k8s_io::v1::{
     ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
 };
-use generated::admissionregistration_k8s_io::{
+use kubernetes_api::admissionregistration_k8s_io::{
     VALIDATING_ADMISSION_POLICY_BINDING_KIND, VALIDATING_ADMISSION_POLICY_KIND,
 };
 use parking_lot::RwLock;
@@ -86,7 +86,7 @@ struct CompiledPolicy {
 struct CompiledBinding {
     name: String,
     policy: Arc<CompiledPolicy>,
-    param_ref: Option<generated::admissionregistration_k8s_io::v1::ParamRef>,
+    param_ref: Option<kubernetes_api::admissionregistration_k8s_io::v1::ParamRef>,
     matcher: Option<Matcher>,
     deny: bool,
     warn: bool,

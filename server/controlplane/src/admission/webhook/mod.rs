@@ -36,11 +36,11 @@ use apimachinery::runtime::{Kind, Object};
 use apimachinery::selectors::LabelSelector;
 use apimachinery::status::ApiError;
 use async_trait::async_trait;
-use generated::admissionregistration_k8s_io::v1::{
+use kubernetes_api::admissionregistration_k8s_io::v1::{
     MatchCondition, MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations,
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
-use generated::admissionregistration_k8s_io::{
+use kubernetes_api::admissionregistration_k8s_io::{
     MUTATING_WEBHOOK_CONFIGURATION_KIND, VALIDATING_WEBHOOK_CONFIGURATION_KIND,
 };
 use parking_lot::RwLock;

@@ -5,8 +5,8 @@ use apimachinery::ResourceInfo;
 use apimachinery::admission::{Attributes, Operation};
 use apimachinery::runtime::Object;
 use apimachinery::selectors::LabelSelector;
-use generated::admissionregistration_k8s_io::v1::RuleWithOperations;
-use generated::core::NAMESPACE_KIND;
+use kubernetes_api::admissionregistration_k8s_io::v1::RuleWithOperations;
+use kubernetes_api::core::NAMESPACE_KIND;
 
 /// What a rule is compared with: the request's operation and resource, in one version.
 #[derive(Clone, Copy, Debug)]
@@ -268,7 +268,7 @@ pub fn namespace_matches(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use generated::admissionregistration_k8s_io::v1::Rule;
+    use kubernetes_api::admissionregistration_k8s_io::v1::Rule;
 
     fn rule(
         ops: &[&str],

@@ -1,9 +1,10 @@
-//! The route table: every REST path the server installs, derived from the `ResourceInfo`s.
+//! The route table: every REST path a server installs for a resource, derived from its
+//! `ResourceInfo` ([`routes_of`]).
 //!
-//! The server may use `ResourceInfo` directly; this table spells out the paths and verbs in one
+//! A server may use `ResourceInfo` directly; this table spells out the paths and verbs in one
 //! place (for discovery tests, documentation and the OpenAPI path check).
 
-use apimachinery::{ResourceInfo, Scope};
+use crate::{ResourceInfo, Scope};
 
 /// One resource or subresource and the paths that serve it.
 #[derive(Clone, Debug, PartialEq, Eq)]

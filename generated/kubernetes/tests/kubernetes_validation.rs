@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 /// The typed object of a JSON value of `group`'s `kind` at v1.
 fn object(group: &str, kind: &str, value: &Value) -> Box<dyn Object> {
-    let scheme = generated::scheme();
+    let scheme = kubernetes_api::scheme();
     scheme
         .by_kind(group, kind)
         .unwrap_or_else(|| panic!("{kind} registered"))
@@ -20,7 +20,10 @@ fn object(group: &str, kind: &str, value: &Value) -> Box<dyn Object> {
 /// The create errors of a value: the definition's checks and the kind's strategy.
 fn create_errors(group: &str, kind: &str, value: &Value) -> Vec<String> {
     let object = object(group, kind, value);
-    let strategy = generated::scheme().by_kind(group, kind).unwrap().strategy();
+    let strategy = kubernetes_api::scheme()
+        .by_kind(group, kind)
+        .unwrap()
+        .strategy();
     object
         .validate()
         .into_iter()
@@ -32,7 +35,10 @@ fn create_errors(group: &str, kind: &str, value: &Value) -> Vec<String> {
 /// The update errors of a value replacing `old`.
 fn update_errors(group: &str, kind: &str, new: &Value, old: &Value) -> Vec<String> {
     let (new, old) = (object(group, kind, new), object(group, kind, old));
-    let strategy = generated::scheme().by_kind(group, kind).unwrap().strategy();
+    let strategy = kubernetes_api::scheme()
+        .by_kind(group, kind)
+        .unwrap()
+        .strategy();
     new.validate_update(&*old)
         .into_iter()
         .chain(strategy.validate_update(&*new, &*old))

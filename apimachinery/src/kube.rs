@@ -1,4 +1,5 @@
-//! kube-rs integration (cargo feature `kube`).
+//! kube-rs integration (cargo feature `kube` of this crate; a generated crate's own `kube`
+//! feature turns it on and makes every generated kind a [`KubeKind`]).
 //!
 //! `kube::Resource` hands out k8s-openapi's `ObjectMeta`, while the generated kinds carry
 //! `apimachinery::meta::ObjectMeta` (the same JSON). The generated types keep apimachinery's
@@ -15,11 +16,17 @@
 use std::borrow::Cow;
 use std::ops::{Deref, DerefMut};
 
-use ::kube::core::{ApiResource, DynamicObject};
-use apimachinery::object::Object;
+use kube_core::{ApiResource, DynamicObject};
+
+use crate::object::Object;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta as K8sObjectMeta;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// k8s-openapi, whose scope marker types (`NamespaceResourceScope`, `ClusterResourceScope`) the
+/// generated [`KubeKind`] impls name, re-exported so a generated crate needs no dependency of
+/// its own on it.
+pub use k8s_openapi;
 
 /// The kube-rs facts of a generated kind that `apimachinery::object::Object` does not carry.
 pub trait KubeKind: Object {
@@ -41,16 +48,12 @@ pub struct ConvertError {
 }
 
 /// Converts apimachinery's `ObjectMeta` to k8s-openapi's (same JSON shape).
-pub fn meta_to_k8s(
-    meta: &apimachinery::meta::ObjectMeta,
-) -> Result<K8sObjectMeta, serde_json::Error> {
+pub fn meta_to_k8s(meta: &crate::meta::ObjectMeta) -> Result<K8sObjectMeta, serde_json::Error> {
     serde_json::from_value(serde_json::to_value(meta)?)
 }
 
 /// Converts k8s-openapi's `ObjectMeta` to apimachinery's.
-pub fn meta_from_k8s(
-    meta: &K8sObjectMeta,
-) -> Result<apimachinery::meta::ObjectMeta, serde_json::Error> {
+pub fn meta_from_k8s(meta: &K8sObjectMeta) -> Result<crate::meta::ObjectMeta, serde_json::Error> {
     serde_json::from_value(serde_json::to_value(meta)?)
 }
 
@@ -158,7 +161,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for KubeObject<T> {
     }
 }
 
-impl<T: KubeKind> ::kube::Resource for KubeObject<T> {
+impl<T: KubeKind> kube_core::Resource for KubeObject<T> {
     type DynamicType = ();
     type Scope = T::Scope;
 

@@ -107,7 +107,7 @@ fn a_by_value_zero_is_unset_so_json_round_trips() {
     // Event.count is Go's `int32 omitempty`: `0` is left out when encoding, so it decodes as
     // unset and the object is the same after a JSON round trip (found by tools/fuzz,
     // fuzz/regressions/decode_json/event-count-zero-round-trip).
-    let event: generated::core::v1::Event = serde_json::from_value(json!({
+    let event: kubernetes_api::core::v1::Event = serde_json::from_value(json!({
         "metadata": {"name": "e", "namespace": "ns"},
         "involvedObject": {"name": "p"},
         "count": 0,
@@ -117,10 +117,10 @@ fn a_by_value_zero_is_unset_so_json_round_trips() {
     assert_eq!(event.count, None);
     let encoded = serde_json::to_value(&event).unwrap_or_else(|e| panic!("{e}"));
     assert!(encoded.get("count").is_none(), "{encoded}");
-    let again: generated::core::v1::Event =
+    let again: kubernetes_api::core::v1::Event =
         serde_json::from_value(encoded).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again, event);
-    let counted: generated::core::v1::Event = serde_json::from_value(json!({
+    let counted: kubernetes_api::core::v1::Event = serde_json::from_value(json!({
         "metadata": {"name": "e"}, "involvedObject": {}, "count": 3
     }))
     .unwrap_or_else(|e| panic!("{e}"));
