@@ -48,7 +48,8 @@ pub fn compile(api_defs: impl AsRef<Path>) {
     generator.generate_for_build_script(&out_dir);
 }
 
-/// Like [`compile`], but returns the error instead of failing the build script, for build
+/// Like [`compile`], but returns the error instead of failing the build script and prints no
+/// `cargo::rerun-if-changed` lines (the `links` metadata is printed the same), for build
 /// scripts that do more (`Error`'s `Display` is every spanned error, as [`compile`] prints).
 pub fn try_compile(api_defs: impl AsRef<Path>) -> Result<Generated, Error> {
     let (generator, out_dir) = build_generator(api_defs.as_ref());

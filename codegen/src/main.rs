@@ -1,7 +1,9 @@
 //! `codegen show <group>/<version> [--proto | --openapi | --openapi-v2]`: prints what the
 //! generator emits for one group version (the Rust by default), for reading generated code.
 //!
-//! `--api-defs <dir>` selects the definitions directory (default: the workspace's `api-defs`).
+//! `--api-defs <dir>` selects the definitions directory. By default the group is looked up in
+//! the workspace's `api-defs` (apiary's demo group, with the Kubernetes groups as extern
+//! groups) and then in the Kubernetes crate's `generated/kubernetes/api-defs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,7 +36,9 @@ enum View {
 }
 
 fn run(args: &[String]) -> Result<String, String> {
-    let mut api_defs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../api-defs");
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let kubernetes = workspace.join("generated/kubernetes/api-defs");
+    let mut api_defs = None;
     let mut view = View::Rust;
     let mut target = None;
     let mut command = None;
@@ -44,7 +48,7 @@ fn run(args: &[String]) -> Result<String, String> {
             "--proto" => view = View::Proto,
             "--openapi" => view = View::OpenApiV3,
             "--openapi-v2" => view = View::OpenApiV2,
-            "--api-defs" => api_defs = iter.next().map(PathBuf::from).ok_or(USAGE)?,
+            "--api-defs" => api_defs = Some(iter.next().map(PathBuf::from).ok_or(USAGE)?),
             "-h" | "--help" => return Ok(format!("{USAGE}\n")),
             other if command.is_none() => command = Some(other.to_string()),
             other if target.is_none() => target = Some(other.to_string()),
@@ -55,7 +59,29 @@ fn run(args: &[String]) -> Result<String, String> {
         return Err(USAGE.to_string());
     }
     let target = target.ok_or(USAGE)?;
-    let generator = codegen::Generator::new(api_defs);
+    let generators = match api_defs {
+        Some(dir) => vec![codegen::Generator::new(dir)],
+        None => vec![
+            codegen::Generator::new(workspace.join("api-defs"))
+                .extern_crate("kubernetes_api", &kubernetes),
+            codegen::Generator::new(&kubernetes),
+        ],
+    };
+    let mut first_error = None;
+    for generator in &generators {
+        match show(generator, &target, &view) {
+            Ok(text) => return Ok(text),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| USAGE.to_string()))
+}
+
+/// What `generator` emits for `target` in `view`.
+fn show(generator: &codegen::Generator, target: &str, view: &View) -> Result<String, String> {
+    let target = target.to_string();
     match view {
         View::Rust => generator.show_rust(&target).map_err(|e| e.to_string()),
         View::Proto => {
