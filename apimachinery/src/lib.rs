@@ -41,6 +41,7 @@ pub mod strategy;
 pub mod strconv;
 pub mod structure;
 pub mod table;
+pub mod testing;
 pub mod user;
 pub mod validation;
 

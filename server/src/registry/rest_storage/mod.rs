@@ -53,19 +53,27 @@
 //! # Example
 //!
 //! A kind served from memory (the [`memory::InMemory`] storage, which implements every
-//! verb), and a read-only one (`get`, `list` and `watch` only):
+//! verb), and a read-only one (`get`, `list` and `watch` only), on a server built with
+//! [`crate::Server`]:
 //!
 //! ```no_run
 //! use std::sync::Arc;
+//! use clap::Parser;
 //! use server::registry::rest_storage::{RestStorage, memory::InMemory};
 //!
-//! # fn builder() -> server::endpoints::ApiContextBuilder { unimplemented!() }
+//! #[derive(Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     server: server::ServerOptions,
+//! }
+//!
 //! let configmaps = &kubernetes_api::core::CONFIG_MAP_KIND;
 //! let secrets = &kubernetes_api::core::SECRET_KIND;
-//! let api = builder()
-//!     .rest_storage(configmaps, RestStorage::read_write(Arc::new(InMemory::new(configmaps))))
-//!     .rest_storage(secrets, RestStorage::read_only(Arc::new(InMemory::new(secrets))))
-//!     .build();
+//! server::Server::new(Cli::parse().server)
+//!     .install(kubernetes_api::register_all)
+//!     .storage(configmaps, RestStorage::read_write(Arc::new(InMemory::new(configmaps))))
+//!     .storage(secrets, RestStorage::read_only(Arc::new(InMemory::new(secrets))))
+//!     .main();
 //! ```
 
 pub mod conformance;
