@@ -54,7 +54,7 @@ pub use scheme::{CodecError, Scheme};
 /// `register_all(&mut Scheme)` and `sample_object`. Use it once, at the crate root or in a
 /// module of its own:
 ///
-/// ```ignore
+/// ```text
 /// // build.rs: fn main() { codegen::compile("api-defs"); }
 /// pub mod api {
 ///     apimachinery::include_generated!();

@@ -4,7 +4,7 @@
 //! strategy), and protobuf. For a crate's own tests of its kinds, hooks and strategies, on
 //! JSON values:
 //!
-//! ```ignore
+//! ```text
 //! use apimachinery::testing::KindOps;
 //! use serde_json::json;
 //!

@@ -10,7 +10,7 @@
 //!
 //! and in the crate's `lib.rs` (or `main.rs`, or any module):
 //!
-//! ```ignore
+//! ```text
 //! apimachinery::include_generated!();
 //! ```
 //!

@@ -10,7 +10,7 @@
 //! codegen::compile("api-defs");
 //! ```
 //!
-//! ```ignore
+//! ```text
 //! // src/lib.rs (dependencies: apimachinery, and kubernetes-api to use its types)
 //! apimachinery::include_generated!();
 //!
