@@ -10,7 +10,7 @@
 //!   of escalation checks), its informer and the bootstrap policy.
 //!
 //! [`KubernetesApis`] installs all of it through the generic server's
-//! [`ApiGroups`](server::genericserver::groups::ApiGroups) trait, the way a user's crate
+//! [`server::genericserver::groups::ApiGroups`] trait, the way a user's crate
 //! installs its own groups:
 //!
 //! ```

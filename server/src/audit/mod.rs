@@ -2,7 +2,7 @@
 //! every request the policy selects is recorded as `audit.k8s.io/v1` events, one per stage, all
 //! with the request's `auditID`.
 //!
-//! The [`Auditor`] holds the checked [`Policy`](policy::Policy) and the [`AuditLog`]. The filter
+//! The [`Auditor`] holds the checked [`policy::Policy`] and the [`AuditLog`]. The filter
 //! chain evaluates the policy once per request after authentication (nothing is allocated for a
 //! request whose level is `None`) and keeps a [`RequestAudit`] for the request's life.
 

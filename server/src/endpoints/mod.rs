@@ -10,10 +10,10 @@
 //! treated as anonymous / deny). A resource the scheme does not serve answers 404 `Status`.
 //!
 //! Every write handler reads the same way: negotiate and decode the body into the requested
-//! version ([`decode`]), record managed fields, convert to the storage version, run mutating
+//! version (`decode`), record managed fields, convert to the storage version, run mutating
 //! admission, and hand the object to the kind's registry store, which applies the kind's
 //! rules and strategy, runs validating admission and writes to storage; the stored object is
-//! converted back and encoded as negotiated ([`response`]).
+//! converted back and encoded as negotiated (`response`).
 
 mod create;
 mod decode;

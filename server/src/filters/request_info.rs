@@ -1,4 +1,4 @@
-//! Parses the [`RequestInfo`](crate::request_info::RequestInfo) of every request; the chain
+//! Parses the [`crate::request_info::RequestInfo`] of every request; the chain
 //! stores it as an extension for the handlers.
 
 use apimachinery::status::ApiError;

@@ -130,7 +130,7 @@ pub struct Config {
     /// `--audit-policy-file` and `--audit-log-*`: `None` records nothing.
     pub audit: Option<crate::audit::AuditOptions>,
     /// `--authorization-mode`, in order: names of the generic server's modes
-    /// ([`AuthorizationModes::builtin`]) or of those the [`groups`](Self::groups) add.
+    /// ([`AuthorizationModes::builtin`](crate::authz::AuthorizationModes::builtin)) or of those the [`groups`](Self::groups) add.
     pub authorization_modes: Vec<String>,
     /// The kinds served from a user's storage instead of the generic store
     /// ([`crate::registry::rest_storage`]); empty for none.

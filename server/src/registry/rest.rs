@@ -1,6 +1,6 @@
 //! What every kind's writes share before they reach storage (Kubernetes' `rest.BeforeCreate`,
 //! `BeforeUpdate` and the deletion bookkeeping), driven by the definition's markers and the
-//! kind's [`Strategy`]: system metadata, generated names, generation, the status subresource,
+//! kind's [`Strategy`](apimachinery::strategy::Strategy): system metadata, generated names, generation, the status subresource,
 //! then validation of the metadata, the fields and the strategy's own rules.
 
 use apimachinery::errors::{FieldError, FieldErrorType};

@@ -160,7 +160,7 @@ impl RecentNamespaceDeletions {
         self.active.write().remove(name);
     }
 
-    /// Whether deletion of `name` started within the last [`Self::TTL`].
+    /// Whether deletion of `name` started within the last `TTL` (its time to live).
     pub fn contains(&self, name: &str) -> bool {
         self.started
             .lock()

@@ -54,7 +54,7 @@ impl NamespaceController {
         }))
     }
 
-    /// Runs until the process ends: on every namespace change and every [`RESYNC`], starts
+    /// Runs until the process ends: on every namespace change and every `RESYNC`, starts
     /// finalizing each terminating namespace not already being finalized.
     pub async fn run(self: Arc<Self>) {
         loop {

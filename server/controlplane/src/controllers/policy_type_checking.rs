@@ -41,7 +41,7 @@ impl TypeCheckingController {
         }))
     }
 
-    /// Runs until the process ends: on every policy change and every [`RESYNC`].
+    /// Runs until the process ends: on every policy change and every `RESYNC`.
     pub async fn run(self: Arc<Self>) {
         loop {
             let watch = self

@@ -59,7 +59,7 @@ impl QuotaController {
         }))
     }
 
-    /// Runs until the process ends: on every quota change and every [`RESYNC`].
+    /// Runs until the process ends: on every quota change and every `RESYNC`.
     pub async fn run(self: Arc<Self>) {
         loop {
             let watch = self
