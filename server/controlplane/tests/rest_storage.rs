@@ -77,7 +77,8 @@ async fn kinds_served_from_user_storage() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
 
-    let configmaps = Arc::new(InMemory::new(&kubernetes_api::core::CONFIG_MAP_KIND).with_history(4));
+    let configmaps =
+        Arc::new(InMemory::new(&kubernetes_api::core::CONFIG_MAP_KIND).with_history(4));
     let events_kind = &kubernetes_api::core::EVENT_KIND;
     let event_log = Arc::new(InMemory::new(events_kind));
     let mut seeded = events_kind.storage().new_object();
