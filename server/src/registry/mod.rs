@@ -12,6 +12,9 @@ pub mod rest;
 pub mod rest_storage;
 pub mod store;
 
+#[cfg(test)]
+mod cached_objects_tests;
+
 use std::sync::Arc;
 use std::time::Duration;
 
