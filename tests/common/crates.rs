@@ -72,6 +72,8 @@ pub fn cargo(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
         .env("CARGO_TERM_COLOR", "never")
+        // The crates are built once per run: incremental state would only take disk.
+        .env("CARGO_INCREMENTAL", "0")
         .output()
         .unwrap_or_else(|e| panic!("running {cargo:?} {args:?} in {}: {e}", dir.display()))
 }
