@@ -41,15 +41,22 @@ async fn cached_list_reads_a_kinds_watch_cache() {
         storage::embedded::EmbeddedBackend::open_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let secrets = &kubernetes_api::core::SECRET_KIND;
     let registry = Arc::new(
-        Registry::new(Arc::new(backend), "/registry".to_string())
-            .with_rest_storage(secrets, RestStorage::read_write(Arc::new(InMemory::new(secrets)))),
+        Registry::new(Arc::new(backend), "/registry".to_string()).with_rest_storage(
+            secrets,
+            RestStorage::read_write(Arc::new(InMemory::new(secrets))),
+        ),
     );
     let objects = CachedObjects::new(registry.clone(), Arc::new(kubernetes_api::scheme()));
 
     let config_maps = registry
         .store(&kubernetes_api::core::CONFIG_MAP_KIND)
         .unwrap_or_else(|e| panic!("{e}"));
-    for (namespace, name) in [("default", "b"), ("other", "c"), ("default", "a"), ("defaults", "d")] {
+    for (namespace, name) in [
+        ("default", "b"),
+        ("other", "c"),
+        ("default", "a"),
+        ("defaults", "d"),
+    ] {
         config_maps
             .create(config_map(namespace, name), &NoAdmission, false)
             .await
@@ -78,16 +85,25 @@ async fn cached_list_reads_a_kinds_watch_cache() {
     .unwrap_or_else(|_| panic!("the caches never held the objects"));
 
     // Every namespace, in key order; one namespace (not its prefix's neighbours).
-    assert_eq!(names(&all), ["default/a", "default/b", "defaults/d", "other/c"]);
+    assert_eq!(
+        names(&all),
+        ["default/a", "default/b", "defaults/d", "other/c"]
+    );
     assert!(all.iter().all(|o| o.downcast_ref::<ConfigMap>().is_some()));
     assert_eq!(
         names(&objects.cached_list("", "ConfigMap", "default")),
         ["default/a", "default/b"]
     );
-    assert_eq!(names(&objects.cached_list("", "ConfigMap", "other")), ["other/c"]);
+    assert_eq!(
+        names(&objects.cached_list("", "ConfigMap", "other")),
+        ["other/c"]
+    );
     assert!(objects.cached_list("", "ConfigMap", "none").is_empty());
     // A cluster-scoped kind.
-    assert_eq!(names(&objects.cached_list("", "Namespace", "")), ["/default"]);
+    assert_eq!(
+        names(&objects.cached_list("", "Namespace", "")),
+        ["/default"]
+    );
     // A kind the server does not serve, and one in a user's storage.
     assert!(objects.cached_list("example.dev", "Widget", "").is_empty());
     assert!(objects.cached_list("", "Secret", "").is_empty());
