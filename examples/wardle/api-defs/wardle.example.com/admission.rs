@@ -34,7 +34,7 @@ impl MutatingPlugin for BanFlunder {
             .cached_list("wardle.example.com", "Fischer", "")
             .iter()
             .filter_map(|o| o.downcast_ref::<v1alpha1::Fischer>())
-            .any(|f| f.disallowed_flunders.iter().any(|d| *d == name));
+            .any(|f| f.disallowed_flunders.contains(&name));
         if banned {
             return Err(attributes.forbidden("this name may not be used, please change the resource name"));
         }
