@@ -79,6 +79,15 @@ pub trait ObjectReader: Send + Sync {
         namespace: &str,
         name: &str,
     ) -> Option<Box<dyn Object>>;
+
+    /// Every object of `kind` in `group` in `namespace` (every namespace when empty; empty
+    /// for a cluster-scoped kind) as the server's watch cache holds it now, in key order
+    /// (namespace, then name), without waiting for the cache to catch up — what a plugin
+    /// reads of another kind (sample-apiserver's `BanFlunder` lists the Fischers from its
+    /// informer the same way). Empty when the server does not serve the kind, before its cache
+    /// has loaded, and for a kind served from a user's storage, which has no watch cache (as
+    /// [`ObjectReader::cached`]).
+    fn cached_list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Box<dyn Object>>;
 }
 
 /// The new object of an operation, as a plugin sees it: changeable by mutating plugins,

@@ -53,7 +53,27 @@ impl Server {
 
     /// Starts a server on `data_dir` with extra environment variables (such as `LD_PRELOAD`).
     pub fn start_in_with_env(data_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_apiary"));
+        Self::start_binary_in(Path::new(env!("CARGO_BIN_EXE_apiary")), data_dir, args, env)
+    }
+
+    /// Starts another server built on apiary (a user's crate, an example) in a fresh temporary
+    /// data directory; it must take apiary's flags and print one line once it listens.
+    pub fn start_binary(binary: &Path, args: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let dir = tmp.path().join("data");
+        let mut s = Self::start_binary_in(binary, &dir, args, &[]);
+        s._tmp = Some(tmp);
+        s
+    }
+
+    /// Starts `binary` on `data_dir` with extra environment variables.
+    pub fn start_binary_in(
+        binary: &Path,
+        data_dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        let mut cmd = Command::new(binary);
         cmd.arg("--data-dir")
             .arg(data_dir)
             .arg("--secure-port=0")
@@ -64,7 +84,7 @@ impl Server {
             .stderr(Stdio::inherit());
         let mut child = cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("starting apiary: {e}"));
+            .unwrap_or_else(|e| panic!("starting {}: {e}", binary.display()));
         let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

@@ -12,6 +12,9 @@ pub mod rest;
 pub mod rest_storage;
 pub mod store;
 
+#[cfg(test)]
+mod cached_objects_tests;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -345,5 +348,31 @@ impl apimachinery::admission::ObjectReader for CachedObjects {
             .cacher()?
             .cached_object(&store.key(namespace, name).ok()?)?;
         store.decode(&stored).ok()
+    }
+
+    fn cached_list(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+    ) -> Vec<Box<dyn apimachinery::runtime::Object>> {
+        let Some(kind) = self.scheme.by_kind(group, kind) else {
+            return Vec::new();
+        };
+        // A kind in a user's storage has no watch cache to read.
+        if self.registry.custom_store(kind).is_some() {
+            return Vec::new();
+        }
+        let Ok(store) = self.registry.store(kind) else {
+            return Vec::new();
+        };
+        let (Some(cacher), Ok(prefix)) = (store.cacher(), store.collection_key(namespace)) else {
+            return Vec::new();
+        };
+        cacher
+            .cached_objects(&storage::keys::collection_prefix(&prefix))
+            .iter()
+            .filter_map(|stored| store.decode(stored).ok())
+            .collect()
     }
 }

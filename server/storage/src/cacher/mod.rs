@@ -339,6 +339,19 @@ impl Cacher {
             .map(|o| o.object.clone())
     }
 
+    /// Every object whose key starts with `prefix` as the cache holds it now, in key order,
+    /// without waiting for the cache to catch up; empty before the initial list is loaded.
+    pub fn cached_objects(&self, prefix: &str) -> Vec<StoredObject> {
+        self.shared
+            .state
+            .read()
+            .objects
+            .range_from(prefix)
+            .take_while(|o| o.object.key.starts_with(prefix))
+            .map(|o| o.object.clone())
+            .collect()
+    }
+
     /// Like [`Interface::watch`], with each event's memo of encoded forms, so the server can
     /// encode an event once per encoding for all its watchers.
     pub async fn watch_memoized(
