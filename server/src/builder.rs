@@ -22,11 +22,17 @@
 //!
 //! fn main() -> std::process::ExitCode {
 //!     server::Server::new(Cli::parse().server)
-//!         // .install(controlplane::Kubernetes::default())  // the Kubernetes groups
-//!         // .install(my_api::register_all)                  // a crate's own generated groups
+//!         // A generated crate's groups: its kinds, strategies and admission plugins.
+//!         .install(kubernetes_api::register_all)
+//!         // With `controlplane::KubernetesApis::default()` installed instead, the Kubernetes
+//!         // groups bring their controllers, admission plugins and the `RBAC` mode; without
+//!         // it, authorization is one of the generic modes.
 //!         .main()
 //! }
 //! ```
+//!
+//! The `apiary` binary's `src/main.rs`, `examples/wardle` and the README's "Your own API
+//! server" are complete programs.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;

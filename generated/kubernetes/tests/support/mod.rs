@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-pub use apimachinery::testing::{Decoded, KindOps as Ops};
+pub use apimachinery::testing::KindOps as Ops;
 
 /// The operations of `group`'s `kind`.
 pub fn ops(group: &str, kind: &str) -> Ops {
