@@ -71,11 +71,6 @@ clap = {{ version = "4", features = ["derive"] }}
 async-trait = "0.1"
 serde = {{ version = "1", features = ["derive"] }}
 serde_json = "1"
-prost = "0.14"
-bytes = "1"
-chrono = {{ version = "0.4", default-features = false, features = ["std", "clock", "serde"] }}
-base64 = "0.22"
-thiserror = "2"
 
 [build-dependencies]
 codegen = {{ path = "{r}/codegen" }}
