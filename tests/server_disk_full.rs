@@ -198,8 +198,26 @@ async fn the_store_quota_refuses_growth_and_deletes_make_room() {
     ];
     let mut server = Server::start_in(&dir, &args);
     let client = server.admin();
-    let (acknowledged, refusal) = fill(&server, &client, "big", SIZE).await;
-    // Each object counts twice (its row and its history row) until the history is compacted.
+    // Each object counts twice (its row and its history row) until the history is compacted,
+    // which the server does every second: fill until a create is still refused after the
+    // history had time to be compacted, so that nothing but deletes can make room.
+    let mut acknowledged = Vec::new();
+    let mut round = 0;
+    let refusal = loop {
+        let (more, refusal) = fill(&server, &client, &format!("big{round}"), SIZE).await;
+        if more.is_empty() {
+            break refusal;
+        }
+        acknowledged.extend(more);
+        round += 1;
+        assert!(
+            round < 20,
+            "compaction keeps making room: {}",
+            acknowledged.len()
+        );
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    };
+    assert!(round > 0, "the first create was refused: {refusal}");
     assert!(
         (QUOTA / SIZE / 2 - 2..=QUOTA / SIZE).contains(&acknowledged.len()),
         "{} objects of {SIZE} bytes under a quota of {QUOTA}",
