@@ -85,7 +85,10 @@ impl Scheme {
         self.kinds.push(table);
     }
 
-    /// Registers an admission plugin a definition ships.
+    /// Registers an admission plugin a definition ships (the generated `register` functions
+    /// call it for the plugins named in `api-defs/`). A server's own plugins, beside no
+    /// definition, go to the server instead (`server::Server::admission_plugin`, or
+    /// `Config::admission_plugins` of the generic server).
     pub fn add_admission_plugin(&mut self, plugin: Plugin) {
         self.plugins.push(plugin);
     }

@@ -42,7 +42,7 @@ use std::time::Duration;
 use anyhow::Context;
 use apimachinery::admission::Plugin;
 
-use crate::genericserver::groups::{ApiGroups, authorization_modes_of, scheme_of};
+use crate::genericserver::groups::{ApiGroups, authorization_modes_of};
 use crate::genericserver::health::HealthCheck;
 use crate::genericserver::hooks::HookFn;
 use crate::genericserver::options::ServerOptions;
@@ -303,18 +303,11 @@ impl Server {
         })
         .await
         .context("loading the authentication configuration")??;
-        let mut scheme = scheme_of(&self.groups);
-        for plugin in &self.plugins {
-            scheme.add_admission_plugin(plugin.clone());
-        }
+        let bind = SocketAddr::new(opts.bind_address, opts.secure_port);
+        let backend = open_backend(opts).await?;
         Ok(Config {
-            groups: self.groups.clone(),
-            scheme: Arc::new(scheme),
-            backend: open_backend(opts).await?,
             storage_prefix: opts.etcd_prefix.clone(),
             compaction_interval: opts.etcd_compaction_interval,
-            bind: SocketAddr::new(opts.bind_address, opts.secure_port),
-            tls,
             serving: serving_options(opts),
             version: self.version.clone(),
             anonymous_auth: opts.anonymous_auth,
@@ -332,11 +325,11 @@ impl Server {
             max_mutating_requests_inflight: opts.max_mutating_requests_inflight as usize,
             list_memory: (opts.list_memory_per_user, opts.list_memory_total),
             authentication,
-            authenticators: Vec::new(),
-            authorizers: Vec::new(),
             audit: opts.audit()?,
             authorization_modes: opts.authorization_mode.clone(),
+            admission_plugins: self.plugins.clone(),
             rest_storage: self.storage.clone(),
+            ..Config::new(self.groups.clone(), backend, bind, tls)
         })
     }
 }

@@ -11,7 +11,6 @@ use server::genericserver::Config;
 use server::genericserver::director::{Delegate, DelegateFuture};
 use server::genericserver::runtime_config::RuntimeConfig;
 use server::genericserver::tls::TlsOptions;
-use server::genericserver::version::VersionInfo;
 
 /// Answers `/delegated` and hands everything else back.
 struct Next;
@@ -52,40 +51,27 @@ async fn hooks_delegation_and_shutdown_order() {
         storage::embedded::EmbeddedOptions::new(dir.path().join("store")),
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    let tls = TlsOptions::new(
+        paths.serving_cert.clone(),
+        paths.serving_key.clone(),
+        paths.ca_cert.clone(),
+    );
+    let groups: Vec<Arc<dyn server::ApiGroups>> =
+        vec![Arc::new(controlplane::KubernetesApis::default())];
     let config = Config {
         scheme: Arc::new(demo_api::scheme()),
-        groups: vec![Arc::new(controlplane::KubernetesApis::default())],
-        backend: Arc::new(backend),
-        storage_prefix: "/registry".into(),
-        compaction_interval: storage::compactor::DEFAULT_COMPACTION_INTERVAL,
-        bind: SocketAddr::new(localhost, 0),
-        tls: TlsOptions::new(
-            paths.serving_cert.clone(),
-            paths.serving_key.clone(),
-            paths.ca_cert.clone(),
-        ),
-        serving: Default::default(),
-        version: VersionInfo::fallback(),
-        anonymous_auth: true,
         request_timeout: Duration::from_secs(10),
-        min_request_timeout: Duration::from_secs(1800),
         shutdown_delay: Duration::from_millis(300),
         runtime_config: RuntimeConfig::new(vec![("example.dev/v1alpha1".into(), false)]),
-        encryption: None,
-        storage_media_type: Default::default(),
-        admission: Default::default(),
         max_requests_inflight: 0,
         max_mutating_requests_inflight: 0,
-        list_memory: (
-            server::endpoints::list_budget::PER_USER_BYTES,
-            server::endpoints::list_budget::TOTAL_BYTES,
-        ),
-        authentication: Default::default(),
-        authenticators: Vec::new(),
-        authorizers: Vec::new(),
-        audit: None,
         authorization_modes: vec![controlplane::RBAC_MODE.to_string()],
-        rest_storage: Vec::new(),
+        ..Config::new(
+            groups,
+            Arc::new(backend),
+            SocketAddr::new(localhost, 0),
+            tls,
+        )
     };
     let mut server = config
         .complete()

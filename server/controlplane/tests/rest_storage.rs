@@ -10,9 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use server::genericserver::Config;
-use server::genericserver::runtime_config::RuntimeConfig;
 use server::genericserver::tls::TlsOptions;
-use server::genericserver::version::VersionInfo;
 use server::registry::rest_storage::memory::InMemory;
 use server::registry::rest_storage::{Creater, RestStorage};
 
@@ -89,38 +87,17 @@ async fn kinds_served_from_user_storage() {
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
 
+    let tls = TlsOptions::new(
+        paths.serving_cert.clone(),
+        paths.serving_key.clone(),
+        paths.ca_cert.clone(),
+    );
+    let groups: Vec<Arc<dyn server::ApiGroups>> =
+        vec![Arc::new(controlplane::KubernetesApis::default())];
     let config = Config {
-        groups: vec![Arc::new(controlplane::KubernetesApis::default())],
-        scheme: Arc::new(kubernetes_api::scheme()),
-        backend: Arc::new(backend),
-        storage_prefix: "/registry".into(),
-        compaction_interval: storage::compactor::DEFAULT_COMPACTION_INTERVAL,
-        bind: SocketAddr::new(localhost, 0),
-        tls: TlsOptions::new(
-            paths.serving_cert.clone(),
-            paths.serving_key.clone(),
-            paths.ca_cert.clone(),
-        ),
-        serving: Default::default(),
-        version: VersionInfo::fallback(),
-        anonymous_auth: true,
         request_timeout: Duration::from_secs(10),
-        min_request_timeout: Duration::from_secs(1800),
-        shutdown_delay: Duration::ZERO,
-        runtime_config: RuntimeConfig::new(Vec::new()),
-        encryption: None,
-        storage_media_type: Default::default(),
-        admission: Default::default(),
         max_requests_inflight: 0,
         max_mutating_requests_inflight: 0,
-        list_memory: (
-            server::endpoints::list_budget::PER_USER_BYTES,
-            server::endpoints::list_budget::TOTAL_BYTES,
-        ),
-        authentication: Default::default(),
-        authenticators: Vec::new(),
-        authorizers: Vec::new(),
-        audit: None,
         authorization_modes: vec![controlplane::RBAC_MODE.to_string()],
         rest_storage: vec![
             (
@@ -129,6 +106,12 @@ async fn kinds_served_from_user_storage() {
             ),
             (events_kind, RestStorage::read_only(event_log.clone())),
         ],
+        ..Config::new(
+            groups,
+            Arc::new(backend),
+            SocketAddr::new(localhost, 0),
+            tls,
+        )
     };
     let server = config
         .complete()

@@ -114,6 +114,9 @@ pub struct Config {
     pub storage_media_type: crate::registry::encoding::StorageMediaType,
     /// `--enable-admission-plugins` and `--disable-admission-plugins`.
     pub admission: crate::admission::AdmissionOptions,
+    /// Admission plugins of the embedder's own, beyond those the groups bring and those the
+    /// definitions ship (see [`ApiContextBuilder::plugin`](crate::endpoints::ApiContextBuilder::plugin)).
+    pub admission_plugins: Vec<apimachinery::admission::Plugin>,
     /// `--max-requests-inflight` (0: unlimited).
     pub max_requests_inflight: usize,
     /// `--max-mutating-requests-inflight` (0: unlimited).
@@ -151,6 +154,68 @@ pub struct CompletedConfig {
 }
 
 impl Config {
+    /// A configuration serving `groups` from `backend` on `bind` with `tls`, everything else at
+    /// kube-apiserver's flag defaults: key prefix `/registry`, compaction every five minutes,
+    /// 60 s request timeout, 1800 s minimum watch timeout, no shutdown delay, 400 and 200
+    /// requests in flight, protobuf in storage, anonymous requests authenticated (as
+    /// `system:anonymous`), no audit, no encryption at rest. Authorization starts closed:
+    /// only `system:masters` is allowed until [`authorization_modes`](Self::authorization_modes)
+    /// names modes (`AlwaysDeny` is the one set).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use server::genericserver::Config;
+    /// use server::genericserver::tls::TlsOptions;
+    ///
+    /// fn config(backend: Arc<dyn storage::backend::Backend>, pki: &std::path::Path) -> Config {
+    ///     let tls = TlsOptions::new(pki.join("apiserver.crt"), pki.join("apiserver.key"), pki.join("ca.crt"));
+    ///     let groups: Vec<Arc<dyn server::ApiGroups>> = Vec::new();
+    ///     Config {
+    ///         authorization_modes: vec!["AlwaysAllow".into()],
+    ///         ..Config::new(groups, backend, "127.0.0.1:6443".parse().unwrap(), tls)
+    ///     }
+    /// }
+    /// ```
+    pub fn new(
+        groups: Vec<Arc<dyn ApiGroups>>,
+        backend: Arc<dyn storage::backend::Backend>,
+        bind: SocketAddr,
+        tls: tls::TlsOptions,
+    ) -> Config {
+        Config {
+            scheme: Arc::new(groups::scheme_of(&groups)),
+            groups,
+            backend,
+            storage_prefix: "/registry".to_string(),
+            compaction_interval: storage::compactor::DEFAULT_COMPACTION_INTERVAL,
+            bind,
+            tls,
+            serving: serve::ServingOptions::default(),
+            version: VersionInfo::fallback(),
+            anonymous_auth: true,
+            request_timeout: Duration::from_secs(60),
+            min_request_timeout: Duration::from_secs(1800),
+            shutdown_delay: Duration::ZERO,
+            runtime_config: RuntimeConfig::default(),
+            encryption: None,
+            storage_media_type: Default::default(),
+            admission: Default::default(),
+            admission_plugins: Vec::new(),
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            list_memory: (
+                crate::endpoints::list_budget::PER_USER_BYTES,
+                crate::endpoints::list_budget::TOTAL_BYTES,
+            ),
+            authentication: AuthenticationConfig::default(),
+            authenticators: Vec::new(),
+            authorizers: Vec::new(),
+            audit: None,
+            authorization_modes: vec!["AlwaysDeny".to_string()],
+            rest_storage: Vec::new(),
+        }
+    }
+
     /// Fills in defaults: the authenticator union (x509, bearer tokens of the token file and
     /// service accounts, then the extra ones, then the groups' ones, then anonymous) and the
     /// authorizer union (`system:masters`, the extra ones, then the `--authorization-mode` ones
@@ -241,6 +306,9 @@ impl CompletedConfig {
         });
         for groups in &c.groups {
             api = api.groups(Arc::clone(groups));
+        }
+        for plugin in &c.admission_plugins {
+            api = api.plugin(plugin.clone());
         }
         if let Some(encryption) = &c.encryption {
             api = api.encryption(Arc::clone(encryption));
