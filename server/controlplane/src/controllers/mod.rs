@@ -31,8 +31,10 @@ pub async fn bootstrap(api: &ApiContext) -> Result<(), ApiError> {
 pub fn start(api: &ApiContext) -> Result<(), ApiError> {
     let scheme = &api.scheme;
     if scheme.by_kind("", "Namespace").is_some() {
-        let controller = namespace::NamespaceController::new(api.registry.clone(), scheme.clone())?;
-        tokio::spawn(controller.run());
+        api.spawn_controller(namespace::NamespaceController::new(
+            api.registry.clone(),
+            scheme.clone(),
+        )?);
     }
     if scheme
         .by_kind("rbac.authorization.k8s.io", "ClusterRole")
