@@ -53,9 +53,10 @@ pub fn start(api: &ApiContext) -> Result<(), ApiError> {
         tokio::spawn(controller.run());
     }
     if scheme.by_kind("", "ResourceQuota").is_some() {
-        let controller =
-            resource_quota::QuotaController::new(api.registry.clone(), scheme.clone())?;
-        tokio::spawn(controller.run());
+        api.spawn_controller(resource_quota::QuotaController::new(
+            api.registry.clone(),
+            scheme.clone(),
+        )?);
     }
     Ok(())
 }
