@@ -3,7 +3,9 @@
 //! namespace controller that empties a terminating namespace and then lets it go, the quota
 //! controller that keeps every ResourceQuota's status counted, the cluster role aggregation
 //! controller, and the ValidatingAdmissionPolicy type-checking controller. Both run as
-//! post-start hooks of the generic server ([`crate::KubernetesApis`] installs them).
+//! post-start hooks of the generic server ([`crate::KubernetesApis`] installs them); the four
+//! controllers run on the generic server's controller runtime ([`server::controller`]), as a
+//! user's controllers do.
 
 pub mod cluster_role_aggregation;
 pub mod namespace;
@@ -27,7 +29,8 @@ pub async fn bootstrap(api: &ApiContext) -> Result<(), ApiError> {
 }
 
 /// Starts, in the background, the controllers of the kinds the scheme serves: namespaces,
-/// cluster role aggregation, ValidatingAdmissionPolicy type checking and resource quotas.
+/// cluster role aggregation, ValidatingAdmissionPolicy type checking and resource quotas. Each
+/// runs on the controller runtime ([`server::controller`]) and stops with the server.
 pub fn start(api: &ApiContext) -> Result<(), ApiError> {
     let scheme = &api.scheme;
     if scheme.by_kind("", "Namespace").is_some() {
@@ -48,9 +51,10 @@ pub fn start(api: &ApiContext) -> Result<(), ApiError> {
         .by_kind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
         .is_some()
     {
-        let controller =
-            policy_type_checking::TypeCheckingController::new(&api.registry, scheme.clone())?;
-        tokio::spawn(controller.run());
+        api.spawn_controller(policy_type_checking::TypeCheckingController::new(
+            &api.registry,
+            scheme.clone(),
+        )?);
     }
     if scheme.by_kind("", "ResourceQuota").is_some() {
         api.spawn_controller(resource_quota::QuotaController::new(
