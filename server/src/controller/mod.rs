@@ -8,7 +8,8 @@
 //!   Gone) or ends, and hands every object's key to the queue on every change and on every
 //!   periodic resync;
 //! - optional informers over secondary kinds map each changed object to the primary keys it
-//!   concerns ([`Controller::watches`]);
+//!   concerns ([`Controller::watches`], or [`Controller::watches_changes`] for a mapping that
+//!   looks at what happened and the key without decoding the object);
 //! - a [`WorkQueue`] deduplicates keys, never hands one key to two workers at once, processes
 //!   a key added while it is being processed once more afterwards, and retries a failed key
 //!   with per-key exponential backoff ([`ExponentialBackoff`], 5 ms doubling up to 1000 s);

@@ -16,8 +16,8 @@ use super::queue::{ExponentialBackoff, WorkQueue};
 use super::{Action, ObjectKey, Reconciler};
 use crate::registry::Store;
 
-/// Maps a changed object of a secondary kind to the primary keys it concerns.
-type Mapper = Arc<dyn Fn(Box<dyn Object>) -> BoxFuture<'static, Vec<ObjectKey>> + Send + Sync>;
+/// Maps a change of a secondary kind's object to the primary keys it concerns.
+type Mapper = Arc<dyn Fn(Notification) -> BoxFuture<'static, Vec<ObjectKey>> + Send + Sync>;
 
 /// A secondary kind a controller watches.
 struct Secondary {
@@ -62,14 +62,39 @@ impl<R: Reconciler> Controller<R> {
     /// reconciled (controller-runtime's `Watches` with `EnqueueRequestsFromMapFunc`).
     /// `store` may be the primary store itself, to reconcile other primary objects when one
     /// changes.
-    pub fn watches<F, Fut>(mut self, store: Arc<Store>, map: F) -> Self
+    pub fn watches<F, Fut>(self, store: Arc<Store>, map: F) -> Self
     where
         F: Fn(Box<dyn Object>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Vec<ObjectKey>> + Send + 'static,
     {
+        let name = self.name.clone();
+        let decoder = store.clone();
+        self.watches_changes(store, move |n: Notification| match decoder.decode(&n.object) {
+            Ok(object) => map(object).boxed(),
+            Err(error) => {
+                tracing::warn!(controller = %name, key = %n.key, %error, "decoding a watched object");
+                futures::future::ready(Vec::new()).boxed()
+            }
+        })
+    }
+
+    /// Also watches the objects of `store`, as [`watches`](Self::watches) does, but hands
+    /// `map` each change as the informer reports it: what happened ([`Change`]), the
+    /// object's key and the object as stored, not decoded ([`Store::decode`] decodes it).
+    /// For a mapping that depends on the kind of change (only deletions, say), or that needs
+    /// only the key and so decodes nothing. The initial list reports every object as
+    /// [`Change::Added`], and a list after a broken watch reports what changed meanwhile.
+    ///
+    /// [`Change`]: super::Change
+    /// [`Change::Added`]: super::Change::Added
+    pub fn watches_changes<F, Fut>(mut self, store: Arc<Store>, map: F) -> Self
+    where
+        F: Fn(Notification) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<ObjectKey>> + Send + 'static,
+    {
         self.secondaries.push(Secondary {
             store,
-            map: Arc::new(move |object| map(object).boxed()),
+            map: Arc::new(move |notification| map(notification).boxed()),
         });
         self
     }
@@ -134,11 +159,11 @@ impl<R: Reconciler> Controller<R> {
             let informer = Informer::new(secondary.store.clone());
             tasks.push(tokio::spawn(informer.run(
                 move |n: Notification| {
-                    let _ = tx.send(n.object);
+                    let _ = tx.send(n);
                 },
                 until_stopped(),
             )));
-            let mapping = map_secondary(self.name.clone(), secondary, rx, queue.clone());
+            let mapping = map_secondary(secondary.map, rx, queue.clone());
             let stop = until_stopped();
             tasks.push(tokio::spawn(async move {
                 tokio::select! {
@@ -172,23 +197,15 @@ impl<R: Reconciler> Controller<R> {
     }
 }
 
-/// Maps the objects a secondary informer reports to primary keys, in order.
+/// Maps the changes a secondary informer reports to primary keys, in order.
 async fn map_secondary(
-    name: String,
-    secondary: Secondary,
-    mut objects: mpsc::UnboundedReceiver<storage::interface::StoredObject>,
+    map: Mapper,
+    mut changes: mpsc::UnboundedReceiver<Notification>,
     queue: WorkQueue<ObjectKey>,
 ) {
-    while let Some(stored) = objects.recv().await {
-        match secondary.store.decode(&stored) {
-            Ok(object) => {
-                for key in (secondary.map)(object).await {
-                    queue.add(key);
-                }
-            }
-            Err(error) => {
-                tracing::warn!(controller = %name, key = %stored.key, %error, "decoding a watched object");
-            }
+    while let Some(notification) = changes.recv().await {
+        for key in map(notification).await {
+            queue.add(key);
         }
     }
 }

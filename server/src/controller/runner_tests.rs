@@ -1,6 +1,6 @@
 //! A controller over a real [`Store`] (the registry's, over the embedded storage): it reacts
-//! to creates, updates and deletes, to mapped secondary objects and to resync; it retries
-//! failures, requeues when asked, and stops when told.
+//! to creates, updates and deletes, to mapped secondary objects and changes, and to resync;
+//! it retries failures, requeues when asked, and stops when told.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,7 +14,9 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tokio::time::timeout;
 
-use super::{Action, Controller, ExponentialBackoff, Mutate, ObjectKey, Reconciler};
+use super::{
+    Action, Change, Controller, ExponentialBackoff, Mutate, Notification, ObjectKey, Reconciler,
+};
 use crate::registry::{DeleteOptions, NoAdmission, Registry, Store, UpdateOptions};
 
 /// What one reconcile saw: the key and the ConfigMap's `v` value (`None` when it is gone).
@@ -294,6 +296,68 @@ async fn changes_of_a_secondary_kind_reconcile_the_keys_they_map_to() {
         .delete("default", "s", &NoAdmission, &DeleteOptions::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    expect(&mut seen, &key("target"), Some("t")).await;
+    running.abort();
+}
+
+#[tokio::test]
+async fn a_mapping_of_changes_sees_what_happened_and_the_key() {
+    let f = fixture();
+    let store = &f.config_maps;
+    let secrets = f
+        .registry
+        .store(&kubernetes_api::core::SECRET_KIND)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut before = Secret::default();
+    before.metadata.name = Some("old".into());
+    before.metadata.namespace = Some("default".into());
+    secrets
+        .create(Box::new(before), &NoAdmission, false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    store
+        .create(config_map("target", "t"), &NoAdmission, false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (reconciler, mut seen) = recorder(store, None);
+    let (changes_tx, mut changes) = mpsc::unbounded_channel();
+    let running = tokio::spawn(
+        Controller::new("test", store.clone(), reconciler)
+            // Only a deleted Secret concerns a ConfigMap: `target` in its namespace.
+            .watches_changes(secrets.clone(), move |n: Notification| {
+                let _ = changes_tx.send((n.change, n.key.clone()));
+                let keys = if n.change == Change::Deleted {
+                    vec![ObjectKey::new(n.key.namespace, "target")]
+                } else {
+                    Vec::new()
+                };
+                async move { keys }
+            })
+            .run(std::future::pending()),
+    );
+    expect(&mut seen, &key("target"), Some("t")).await;
+    // The initial list reports the existing Secret as added, which maps to nothing.
+    let got = timeout(Duration::from_secs(5), changes.recv()).await;
+    assert_eq!(got, Ok(Some((Change::Added, key("old")))));
+    assert_eq!(count_within(&mut seen, Duration::from_millis(200)).await, 0);
+
+    let mut secret = Secret::default();
+    secret.metadata.name = Some("s".into());
+    secret.metadata.namespace = Some("default".into());
+    secrets
+        .create(Box::new(secret), &NoAdmission, false)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = timeout(Duration::from_secs(5), changes.recv()).await;
+    assert_eq!(got, Ok(Some((Change::Added, key("s")))));
+    assert_eq!(count_within(&mut seen, Duration::from_millis(200)).await, 0);
+
+    secrets
+        .delete("default", "s", &NoAdmission, &DeleteOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = timeout(Duration::from_secs(5), changes.recv()).await;
+    assert_eq!(got, Ok(Some((Change::Deleted, key("s")))));
     expect(&mut seen, &key("target"), Some("t")).await;
     running.abort();
 }

@@ -3,7 +3,9 @@
 //! namespace controller that empties a terminating namespace and then lets it go, the quota
 //! controller that keeps every ResourceQuota's status counted, the cluster role aggregation
 //! controller, and the ValidatingAdmissionPolicy type-checking controller. Both run as
-//! post-start hooks of the generic server ([`crate::KubernetesApis`] installs them).
+//! post-start hooks of the generic server ([`crate::KubernetesApis`] installs them); the four
+//! controllers run on the generic server's controller runtime ([`server::controller`]), as a
+//! user's controllers do.
 
 pub mod cluster_role_aggregation;
 pub mod namespace;
@@ -27,12 +29,15 @@ pub async fn bootstrap(api: &ApiContext) -> Result<(), ApiError> {
 }
 
 /// Starts, in the background, the controllers of the kinds the scheme serves: namespaces,
-/// cluster role aggregation, ValidatingAdmissionPolicy type checking and resource quotas.
+/// cluster role aggregation, ValidatingAdmissionPolicy type checking and resource quotas. Each
+/// runs on the controller runtime ([`server::controller`]) and stops with the server.
 pub fn start(api: &ApiContext) -> Result<(), ApiError> {
     let scheme = &api.scheme;
     if scheme.by_kind("", "Namespace").is_some() {
-        let controller = namespace::NamespaceController::new(api.registry.clone(), scheme.clone())?;
-        tokio::spawn(controller.run());
+        api.spawn_controller(namespace::NamespaceController::new(
+            api.registry.clone(),
+            scheme.clone(),
+        )?);
     }
     if scheme
         .by_kind("rbac.authorization.k8s.io", "ClusterRole")
@@ -46,14 +51,16 @@ pub fn start(api: &ApiContext) -> Result<(), ApiError> {
         .by_kind("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
         .is_some()
     {
-        let controller =
-            policy_type_checking::TypeCheckingController::new(&api.registry, scheme.clone())?;
-        tokio::spawn(controller.run());
+        api.spawn_controller(policy_type_checking::TypeCheckingController::new(
+            &api.registry,
+            scheme.clone(),
+        )?);
     }
     if scheme.by_kind("", "ResourceQuota").is_some() {
-        let controller =
-            resource_quota::QuotaController::new(api.registry.clone(), scheme.clone())?;
-        tokio::spawn(controller.run());
+        api.spawn_controller(resource_quota::QuotaController::new(
+            api.registry.clone(),
+            scheme.clone(),
+        )?);
     }
     Ok(())
 }
