@@ -18,7 +18,8 @@
 //! Run: `cargo bench -p apiary --bench server -- [seconds per throughput case]` (default 4).
 //! The report is printed as Markdown tables. With `APIARY_BENCH_KEEP=1` the filled data directory
 //! (100k ConfigMaps) is kept and its path printed, for profiling a server over it. With
-//! `APIARY_BENCH_ONLY=creates` only the create case runs (`reads`: only consistent GETs over
+//! `APIARY_BENCH_ONLY=creates` only the create case runs (`core`: creates, GETs and lists,
+//! the A/B figures of two builds; `reads`: only consistent GETs over
 //! etcd and embedded; `watch`: only the watch fan-out; `audit`: only the audit case; `rbac`:
 //! GETs and creates by a user authorized through one RoleBinding among 1,000 against
 //! `system:masters`; `tokens`: token authentication against x509; `webhooks`: creates with one

@@ -126,8 +126,8 @@ pub struct Report {
     pub gets: Vec<GetRow>,
     /// List figures.
     pub lists: Vec<ListRow>,
-    /// Memory figures.
-    pub memory: MemoryRow,
+    /// Memory figures (none in a `core` run).
+    pub memory: Option<MemoryRow>,
     /// Wall time of the whole run.
     pub total: Duration,
     /// Duration of each throughput case.
@@ -210,7 +210,9 @@ pub fn print(r: &Report) {
         );
     }
 
-    let m = &r.memory;
+    let Some(m) = &r.memory else {
+        return;
+    };
     let ratio = m.loaded_rss as f64 / m.everything.value_bytes.max(1) as f64;
     println!("\n## Server memory\n");
     println!("| figure | value |");
