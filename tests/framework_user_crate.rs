@@ -66,11 +66,8 @@ server = {{ path = "{r}/server" }}
 controlplane = {{ path = "{r}/server/controlplane" }}
 kubernetes-api = {{ path = "{r}/generated/kubernetes" }}
 apimachinery = {{ path = "{r}/apimachinery" }}
-macros = {{ path = "{r}/macros" }}
 clap = {{ version = "4", features = ["derive"] }}
 async-trait = "0.1"
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
 
 [build-dependencies]
 codegen = {{ path = "{r}/codegen" }}

@@ -16,10 +16,11 @@
 //!
 //! which is `include!(concat!(env!("OUT_DIR"), "/apiary_generated.rs"));`: one module per
 //! group of the crate (`example_dev`, with `v1`, …), `register_all(&mut Scheme)` and
-//! `sample_object`. The crate depends on `apimachinery` (the generated code names it by its
-//! absolute path) and on `serde`, `serde_json`, `prost`, `bytes`, `chrono`, `base64`,
-//! `async-trait` and `thiserror`, as the generated items use them; a `kube` feature of the
-//! crate that enables `apimachinery/kube` makes every kind a kube-rs resource
+//! `sample_object`. The generated code names one crate, `apimachinery`, by its absolute path
+//! (serde, serde_json and the `Object` derive too, through it), so that is the one dependency
+//! it needs, besides the API crates whose types the definitions refer to; hand-written
+//! admission plugins beside the definitions use `async-trait`. A `kube` feature of the crate
+//! that enables `apimachinery/kube` makes every kind a kube-rs resource
 //! (`apimachinery::kube::KubeObject`).
 
 use std::path::{Path, PathBuf};
