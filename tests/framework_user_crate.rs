@@ -62,18 +62,15 @@ name = "fleet-apiserver"
 path = "src/main.rs"
 
 [dependencies]
-server = {{ path = "{r}/server" }}
-controlplane = {{ path = "{r}/server/controlplane" }}
-kubernetes-api = {{ path = "{r}/generated/kubernetes" }}
-apimachinery = {{ path = "{r}/apimachinery" }}
-macros = {{ path = "{r}/macros" }}
+apiary-server = {{ path = "{r}/server" }}
+apiary-controlplane = {{ path = "{r}/server/controlplane" }}
+apiary-kubernetes-api = {{ path = "{r}/generated/kubernetes" }}
+apiary-apimachinery = {{ path = "{r}/apimachinery" }}
 clap = {{ version = "4", features = ["derive"] }}
 async-trait = "0.1"
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
 
 [build-dependencies]
-codegen = {{ path = "{r}/codegen" }}
+apiary-codegen = {{ path = "{r}/codegen" }}
 {profile}"#,
         profile = crates::PROFILE
     )

@@ -257,9 +257,9 @@ fn wardle_client_pulls_no_server() {
             "axum",
             "redb",
             "etcd-client",
-            "server",
-            "controlplane",
-            "storage",
+            "apiary-server",
+            "apiary-controlplane",
+            "apiary-storage",
             "tonic",
         ] {
             assert!(

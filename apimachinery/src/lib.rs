@@ -45,6 +45,15 @@ pub mod testing;
 pub mod user;
 pub mod validation;
 
+/// The crates the generated code names, reached through this crate so that a crate of
+/// generated types depends on `apimachinery` alone. Not a public API: its contents follow the
+/// generator.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+    pub use serde_json;
+}
+
 pub use gvk::{GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
 pub use resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope, SubresourceInfo};
 pub use scheme::{CodecError, Scheme};

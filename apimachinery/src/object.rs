@@ -1,4 +1,11 @@
-//! Traits of typed API objects and lists, implemented by `#[derive(macros::Object)]`.
+//! Traits of typed API objects and lists, implemented by `#[derive(Object)]`.
+//!
+//! The derive shares the trait's name (as serde's derives do): `use apimachinery::object::Object`
+//! brings both. The generated code derives it for every kind and list.
+
+/// Implements [`Object`](trait@Object) for a kind, or [`ListObject`] with `list`:
+/// `#[derive(Object)] #[object(group = "…", version = "…", kind = "…")]` (the `macros` crate).
+pub use macros::Object;
 
 use crate::gvk::GroupVersionKind;
 use crate::meta::{ListMeta, ObjectMeta};

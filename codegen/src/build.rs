@@ -16,10 +16,11 @@
 //!
 //! which is `include!(concat!(env!("OUT_DIR"), "/apiary_generated.rs"));`: one module per
 //! group of the crate (`example_dev`, with `v1`, …), `register_all(&mut Scheme)` and
-//! `sample_object`. The crate depends on `apimachinery` (the generated code names it by its
-//! absolute path) and on `serde`, `serde_json`, `prost`, `bytes`, `chrono`, `base64`,
-//! `async-trait` and `thiserror`, as the generated items use them; a `kube` feature of the
-//! crate that enables `apimachinery/kube` makes every kind a kube-rs resource
+//! `sample_object`. The generated code names one crate, `apimachinery`, by its absolute path
+//! (serde, serde_json and the `Object` derive too, through it), so that is the one dependency
+//! it needs, besides the API crates whose types the definitions refer to; hand-written
+//! admission plugins beside the definitions use `async-trait`. A `kube` feature of the crate
+//! that enables `apimachinery/kube` makes every kind a kube-rs resource
 //! (`apimachinery::kube::KubeObject`).
 
 use std::path::{Path, PathBuf};
@@ -41,8 +42,8 @@ pub const GENERATED_FILE: &str = "apiary_generated.rs";
 /// that publish their definitions (such as `kubernetes-api`: `core::v1::ObjectReference`); see
 /// [`dependency_definitions`]. A crate that declares `links` in its manifest publishes its own
 /// to its dependents in the same way: the directory (`api_defs`), the Rust name of the crate
-/// (`rust_crate`, its package name with `_` for `-`) and the directory of its `.proto` files
-/// (`proto_dir`), as `cargo::metadata`.
+/// (`rust_crate`: its `[lib] name`, else its package name with `_` for `-`) and the directory
+/// of its `.proto` files (`proto_dir`), as `cargo::metadata`.
 pub fn compile(api_defs: impl AsRef<Path>) {
     let (generator, out_dir) = build_generator(api_defs.as_ref());
     generator.generate_for_build_script(&out_dir);
@@ -64,8 +65,11 @@ fn build_generator(api_defs: &Path) -> (Generator, PathBuf) {
     let dir = manifest.join(api_defs);
     if std::env::var_os("CARGO_MANIFEST_LINKS").is_some() {
         let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+        let manifest_text =
+            std::fs::read_to_string(manifest.join("Cargo.toml")).unwrap_or_default();
+        let rust_crate = lib_name(&manifest_text).unwrap_or_else(|| package.replace('-', "_"));
         println!("cargo::metadata=api_defs={}", dir.display());
-        println!("cargo::metadata=rust_crate={}", package.replace('-', "_"));
+        println!("cargo::metadata=rust_crate={rust_crate}");
         println!(
             "cargo::metadata=proto_dir={}",
             out_dir.join("proto").display()
@@ -80,11 +84,37 @@ fn build_generator(api_defs: &Path) -> (Generator, PathBuf) {
     (generator, out_dir)
 }
 
+/// The `name` of a manifest's `[lib]` table (`name = "kubernetes_api"`), if it sets one: the
+/// name dependents use for the crate when it differs from the package's. Cargo gives a build
+/// script the package name alone, so this reads the manifest's text (one key of one table).
+pub fn lib_name(manifest: &str) -> Option<String> {
+    let mut in_lib = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_lib = line == "[lib]";
+            continue;
+        }
+        if !in_lib {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim() == "name" {
+            let value = value.split('#').next().unwrap_or_default().trim();
+            let name = value.trim_matches(|c| c == '"' || c == '\'');
+            return (!name.is_empty()).then(|| name.to_string());
+        }
+    }
+    None
+}
+
 /// The definitions the direct dependencies of a build script's crate publish, from its
 /// environment: for a dependency with `links = "<name>"` whose build script ran [`compile`],
 /// cargo sets `DEP_<NAME>_API_DEFS` (the directory) and `DEP_<NAME>_RUST_CRATE` (the Rust name
-/// the generated code uses for it, which is its package name with `_`: depend on it under
-/// that name). Returns (Rust crate name, directory) pairs, sorted.
+/// the generated code uses for it: its library's name, which is the name a dependent uses when
+/// it does not rename the dependency). Returns (Rust crate name, directory) pairs, sorted.
 pub fn dependency_definitions(
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Vec<(String, PathBuf)> {

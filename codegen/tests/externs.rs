@@ -237,3 +237,29 @@ fn dependency_definitions_come_from_the_links_metadata() {
         )]
     );
 }
+
+#[test]
+fn the_published_crate_name_is_the_library_name() {
+    // The Kubernetes crate's manifest: the package `apiary-kubernetes-api`, the library
+    // `kubernetes_api`, which is the name its dependents' generated code uses.
+    let manifest = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated/kubernetes/Cargo.toml"),
+    )
+    .expect("the Kubernetes crate's manifest");
+    assert_eq!(
+        codegen::build::lib_name(&manifest).as_deref(),
+        Some("kubernetes_api")
+    );
+    // As `cargo package` writes it, and without a `[lib]` name.
+    assert_eq!(
+        codegen::build::lib_name(
+            "[package]\nname = \"apiary-x\"\n\n[lib]\nname = \"x\" # short\npath = \"src/lib.rs\"\n"
+        )
+        .as_deref(),
+        Some("x")
+    );
+    assert_eq!(
+        codegen::build::lib_name("[package]\nname = \"x\"\n\n[lib]\nproc-macro = true\n"),
+        None
+    );
+}

@@ -1,7 +1,8 @@
 //! apiary's own demo API crate: the `example.dev` group (Widgets, `v1` and `v1alpha1` over an
 //! internal hub), generated from the repository's `api-defs/` by `codegen` at build time, the
 //! way a user's crate generates its own groups. The Kubernetes groups are the
-//! `kubernetes-api` crate; [`scheme()`] puts both together, as the `apiary` binary serves them.
+//! `apiary-kubernetes-api` crate (`kubernetes_api`); [`scheme()`] puts both together, as the
+//! `apiary` binary serves them.
 //!
 //! `generated::example_dev` has one module per served version (`example_dev::v1`) plus
 //! `internal` for the hub. A version module holds the typed structs with Kubernetes' JSON
@@ -17,9 +18,9 @@
 //!   `example.dev`, what the `apiary` binary serves.
 //! - [`resources()`] and [`routes()`]: the resources and REST routes of that scheme.
 //! - feature `kube`: every kind implements `apimachinery::kube::KubeKind`, so
-//!   `kube::Api<KubeObject<Widget>>` works ([`kube::KubeObject`]).
+//!   `kube::Api<KubeObject<Widget>>` works (`apimachinery::kube::KubeObject`).
 //!
-//! Read the generated source with `cargo run -p codegen -- show example.dev/v1`.
+//! Read the generated source with `cargo run -p apiary-codegen -- show example.dev/v1`.
 
 #[cfg(feature = "kube")]
 pub use apimachinery::kube;

@@ -1,5 +1,8 @@
 //! Derive macros for the per-type work of the generated API crate.
 //!
+//! `apimachinery` re-exports them (`apimachinery::object::Object`), and the generated code names
+//! them there: a crate of generated types depends on `apimachinery` alone.
+//!
 //! Structured like `serde_derive`: this file only holds the entry points; each derive has
 //! attribute parsing, a model, checks and emission in its own module. Every mistake becomes a
 //! spanned `syn::Error`, all of them reported together; nothing panics on bad input.
@@ -15,7 +18,7 @@ use proc_macro::TokenStream;
 /// Implements `apimachinery::object::Object` (or `ListObject` with `list`) for a struct.
 ///
 /// ```text
-/// #[derive(macros::Object)]
+/// #[derive(apimachinery::object::Object)]
 /// #[object(group = "example.dev", version = "v1", kind = "Widget")]
 /// pub struct Widget { pub metadata: ObjectMeta, pub spec: WidgetSpec }
 /// ```

@@ -27,7 +27,7 @@
 //! definitions to the build scripts of the crates that depend on it (see `api-defs/README.md`).
 //!
 //! Read the generated source with
-//! `cargo run -p codegen -- show core/v1 --api-defs generated/kubernetes/api-defs`.
+//! `cargo run -p apiary-codegen -- show core/v1 --api-defs generated/kubernetes/api-defs`.
 
 use apimachinery::routes::RouteEntry;
 

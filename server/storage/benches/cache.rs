@@ -4,7 +4,7 @@
 //!
 //! The cache runs over a synthetic in-memory upstream so that the figures measure the cache,
 //! not a backend. Run:
-//! `cargo bench -p storage --bench cache -- --warm-up-time 1 --measurement-time 5`
+//! `cargo bench -p apiary-storage --bench cache -- --warm-up-time 1 --measurement-time 5`
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]

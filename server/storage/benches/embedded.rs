@@ -1,7 +1,7 @@
 //! Throughput of the embedded engine, printed as a table (not a criterion bench: the figure of
 //! interest is sustained operations per second at a given writer concurrency).
 //!
-//! Run: `cargo bench -p storage --bench embedded -- [seconds per case] [case filter...]`
+//! Run: `cargo bench -p apiary-storage --bench embedded -- [seconds per case] [case filter...]`
 //! (default 3 seconds, all cases; a filter such as `store` selects cases whose name contains it).
 //!
 //! Cases, each at 1, 16 and 64 concurrent writers:

@@ -9,7 +9,7 @@
 //! client side: etcd-client, tonic, the Store), from `/proc/<pid>/stat` (Linux, 100 ticks/s).
 //!
 //! Starts its own etcd (`/usr/bin/etcd`, fails if missing). Run:
-//! `cargo bench -p storage --bench etcd_put -- --warm-up-time 1 --measurement-time 5`
+//! `cargo bench -p apiary-storage --bench etcd_put -- --warm-up-time 1 --measurement-time 5`
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]

@@ -479,7 +479,7 @@ fn selectable_fields(group: &GroupModel, kind: &str) -> (TokenStream, TokenStrea
         let value = field_value_expr(storage, s, label).unwrap_or_else(|| {
             // Not a plain path of fields: read it from the JSON form.
             quote! {
-                ::serde_json::to_value(obj)
+                ::apimachinery::__private::serde_json::to_value(obj)
                     .map(|v| ::apimachinery::selectors::field_value(&v, #label))
                     .unwrap_or_default()
             }

@@ -185,7 +185,7 @@ pub fn root_file(model: &ApiModel) -> String {
         #(#mods)*
 
         /// A random object of a served (group, version, kind) in its JSON form, for property tests.
-        pub fn sample_object(group: &str, version: &str, kind: &str, sampler: &mut ::apimachinery::sample::Sampler) -> ::std::option::Option<::serde_json::Value> {
+        pub fn sample_object(group: &str, version: &str, kind: &str, sampler: &mut ::apimachinery::sample::Sampler) -> ::std::option::Option<::apimachinery::__private::serde_json::Value> {
             match group {
                 #(#samples)*
                 _ => ::std::option::Option::None,

@@ -36,13 +36,13 @@ pub fn emit_sample_dispatch(group: &GroupModel) -> TokenStream {
             let (ver, kind) = (v.version.as_str(), k.name.as_str());
             let (m, t) = (ident(ver), ident(kind));
             quote! {
-                (#ver, #kind) => ::serde_json::to_value(<#m::#t as ::apimachinery::sample::Sample>::sample(sampler)).ok(),
+                (#ver, #kind) => ::apimachinery::__private::serde_json::to_value(<#m::#t as ::apimachinery::sample::Sample>::sample(sampler)).ok(),
             }
         })
     });
     quote! {
         /// A random object of `kind` at `version` in its JSON form, for property tests.
-        pub fn sample_object(version: &str, kind: &str, sampler: &mut ::apimachinery::sample::Sampler) -> ::std::option::Option<::serde_json::Value> {
+        pub fn sample_object(version: &str, kind: &str, sampler: &mut ::apimachinery::sample::Sampler) -> ::std::option::Option<::apimachinery::__private::serde_json::Value> {
             match (version, kind) {
                 #(#arms)*
                 _ => ::std::option::Option::None,

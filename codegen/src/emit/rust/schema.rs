@@ -106,8 +106,8 @@ fn emit_validate(version: &VersionModel, s: &StructModel) -> TokenStream {
         }
 
         impl ::apimachinery::markers::MarkerValue for #name {
-            fn to_json(&self) -> ::serde_json::Value {
-                ::serde_json::to_value(self).unwrap_or(::serde_json::Value::Null)
+            fn to_json(&self) -> ::apimachinery::__private::serde_json::Value {
+                ::apimachinery::__private::serde_json::to_value(self).unwrap_or(::apimachinery::__private::serde_json::Value::Null)
             }
         }
     }

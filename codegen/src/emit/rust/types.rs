@@ -87,7 +87,7 @@ pub fn default_expr(t: &TypeRef, d: &serde_json::Value) -> TokenStream {
         (t, d) => {
             let ty = rust_type(t);
             let j = json_tokens(d);
-            quote!(::serde_json::from_value::<#ty>(#j).unwrap_or_default())
+            quote!(::apimachinery::__private::serde_json::from_value::<#ty>(#j).unwrap_or_default())
         }
     }
 }
@@ -146,7 +146,7 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
             #[doc(hidden)]
             fn #d() -> #ty { #expr }
             #[doc(hidden)]
-            fn #de<'de, D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<#ty, D::Error> {
+            fn #de<'de, D: ::apimachinery::__private::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<#ty, D::Error> {
                 #read
             }
         });
@@ -155,7 +155,7 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
         Some(kind) => {
             let (group, ver, k) = (&version.group, &version.version, &kind.name);
             quote! {
-                #[derive(::macros::Object)]
+                #[derive(::apimachinery::object::Object)]
                 #[object(group = #group, version = #ver, kind = #k)]
             }
         }
@@ -172,9 +172,9 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
     let entries = s.fields.iter().map(serialize_entry);
     quote! {
         #docs
-        #[derive(Clone, Debug, PartialEq, ::serde::Deserialize)]
+        #[derive(Clone, Debug, PartialEq, ::apimachinery::__private::serde::Deserialize)]
         #object_derive
-        #[serde(default)]
+        #[serde(crate = "::apimachinery::__private::serde", default)]
         pub struct #name { #(#fields)* }
 
         impl ::std::default::Default for #name {
@@ -189,16 +189,16 @@ fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
             /// Writes this struct's JSON fields into a map being serialized (used for inline
             /// fields as well as by `Serialize`).
             #[doc(hidden)]
-            pub fn serialize_fields<M: ::serde::ser::SerializeMap>(&self, map: &mut M) -> ::std::result::Result<(), M::Error> {
+            pub fn serialize_fields<M: ::apimachinery::__private::serde::ser::SerializeMap>(&self, map: &mut M) -> ::std::result::Result<(), M::Error> {
                 #header
                 #(#entries)*
                 ::std::result::Result::Ok(())
             }
         }
 
-        impl ::serde::Serialize for #name {
-            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
-                use ::serde::ser::SerializeMap as _;
+        impl ::apimachinery::__private::serde::Serialize for #name {
+            fn serialize<S: ::apimachinery::__private::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::apimachinery::__private::serde::ser::SerializeMap as _;
                 let mut map = serializer.serialize_map(::std::option::Option::None)?;
                 self.serialize_fields(&mut map)?;
                 map.end()
@@ -262,9 +262,9 @@ fn emit_list(version: &VersionModel, kind: &str) -> TokenStream {
     let doc = format!(" A list of {kind} objects.");
     quote! {
         #[doc = #doc]
-        #[derive(Clone, Debug, Default, PartialEq, ::serde::Deserialize, ::macros::Object)]
+        #[derive(Clone, Debug, Default, PartialEq, ::apimachinery::__private::serde::Deserialize, ::apimachinery::object::Object)]
         #[object(group = #group, version = #ver, kind = #list_kind, list)]
-        #[serde(default)]
+        #[serde(crate = "::apimachinery::__private::serde", default)]
         pub struct #list_name {
             /// Standard list metadata.
             #[serde(rename = "metadata")]
@@ -274,9 +274,9 @@ fn emit_list(version: &VersionModel, kind: &str) -> TokenStream {
             pub items: ::std::vec::Vec<#item>,
         }
 
-        impl ::serde::Serialize for #list_name {
-            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
-                use ::serde::ser::SerializeMap as _;
+        impl ::apimachinery::__private::serde::Serialize for #list_name {
+            fn serialize<S: ::apimachinery::__private::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::apimachinery::__private::serde::ser::SerializeMap as _;
                 let mut map = serializer.serialize_map(::std::option::Option::Some(4))?;
                 map.serialize_entry("apiVersion", <Self as ::apimachinery::object::ListObject>::API_VERSION)?;
                 map.serialize_entry("kind", <Self as ::apimachinery::object::ListObject>::KIND)?;

@@ -64,7 +64,7 @@ pub fn rust_type(t: &TypeRef) -> TokenStream {
         TypeRef::RawExtension => quote!(::apimachinery::meta::RawExtension),
         TypeRef::Duration => quote!(::apimachinery::meta::Duration),
         TypeRef::FieldsV1 => quote!(::apimachinery::meta::FieldsV1),
-        TypeRef::Json => quote!(::serde_json::Value),
+        TypeRef::Json => quote!(::apimachinery::__private::serde_json::Value),
         TypeRef::Meta(m) => meta_type(m),
         TypeRef::Extern(r) => extern_item(r, &ident(&r.name)),
         TypeRef::Struct(n) => {
@@ -96,27 +96,33 @@ pub fn meta_type(name: &str) -> TokenStream {
 /// An expression building a JSON literal value.
 pub fn json_tokens(v: &serde_json::Value) -> TokenStream {
     match v {
-        serde_json::Value::Null => quote!(::serde_json::Value::Null),
-        serde_json::Value::Bool(b) => quote!(::serde_json::Value::Bool(#b)),
+        serde_json::Value::Null => quote!(::apimachinery::__private::serde_json::Value::Null),
+        serde_json::Value::Bool(b) => {
+            quote!(::apimachinery::__private::serde_json::Value::Bool(#b))
+        }
         serde_json::Value::Number(n) => {
             if let Some(i) = n.as_i64() {
-                quote!(::serde_json::Value::from(#i))
+                quote!(::apimachinery::__private::serde_json::Value::from(#i))
             } else {
                 let f = n.as_f64().unwrap_or_default();
-                quote!(::serde_json::Value::from(#f))
+                quote!(::apimachinery::__private::serde_json::Value::from(#f))
             }
         }
-        serde_json::Value::String(s) => quote!(::serde_json::Value::from(#s)),
+        serde_json::Value::String(s) => {
+            quote!(::apimachinery::__private::serde_json::Value::from(#s))
+        }
         serde_json::Value::Array(items) => {
             let items = items.iter().map(json_tokens);
-            quote!(::serde_json::Value::Array(::std::vec![#(#items),*]))
+            quote!(::apimachinery::__private::serde_json::Value::Array(
+                ::std::vec![#(#items),*]
+            ))
         }
         serde_json::Value::Object(map) => {
             let entries = map.iter().map(|(k, v)| {
                 let v = json_tokens(v);
                 quote!((::std::string::String::from(#k), #v))
             });
-            quote!(::serde_json::Value::Object([#(#entries),*].into_iter().collect()))
+            quote!(::apimachinery::__private::serde_json::Value::Object([#(#entries),*].into_iter().collect()))
         }
     }
 }

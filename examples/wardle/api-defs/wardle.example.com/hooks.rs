@@ -35,7 +35,7 @@ pub fn validate_v1beta1_flunder(obj: &v1beta1::Flunder, errors: &mut Vec<FieldEr
     let fischer = spec.fischer_reference.as_deref().unwrap_or("");
     let kind = spec.reference_type.as_deref().unwrap_or("");
     let invalid = |path: &str, value: &str, detail: &str| {
-        FieldError::invalid(path, &serde_json::Value::from(value), detail)
+        FieldError::invalid(path, &value.into(), detail)
     };
     if !flunder.is_empty() && !fischer.is_empty() {
         errors.push(invalid("spec.fischerReference", fischer, "cannot be set with flunderReference at the same time"));

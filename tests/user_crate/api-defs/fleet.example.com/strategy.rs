@@ -17,7 +17,7 @@ impl Strategy for ShipStrategy {
         }
         vec![FieldError::invalid(
             "spec.harbor",
-            &::serde_json::Value::from(new.spec.harbor.clone()),
+            &new.spec.harbor.as_str().into(),
             "a ship may not change harbors",
         )]
     }
