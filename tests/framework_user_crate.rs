@@ -102,6 +102,14 @@ fn write_crate(dir: &Path) {
         std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     };
     write("Cargo.toml", &manifest(&repo));
+    // As the README says: etcd's client needs protoc, the repository's wrapper here.
+    write(
+        ".cargo/config.toml",
+        &format!(
+            "[env]\nPROTOC = {:?}\n",
+            repo.join("tools/protoc").display().to_string()
+        ),
+    );
     write("build.rs", BUILD_RS);
     write("src/lib.rs", LIB_RS);
     write("src/main.rs", MAIN_RS);

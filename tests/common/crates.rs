@@ -71,6 +71,8 @@ pub fn cargo(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
+        // What the crate's own configuration says, not what this repository's gave the test.
+        .env_remove("PROTOC")
         .env("CARGO_TERM_COLOR", "never")
         // The crates are built once per run: incremental state would only take disk.
         .env("CARGO_INCREMENTAL", "0")
