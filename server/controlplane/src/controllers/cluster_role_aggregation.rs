@@ -212,10 +212,7 @@ mod tests {
 
     #[tokio::test]
     async fn aggregated_roles_follow_the_roles_their_selectors_match() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let backend = storage::embedded::EmbeddedBackend::open_dir(dir.path())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let registry = Registry::new(Arc::new(backend), "/registry".to_string());
+        let (_dir, registry) = super::super::test_support::registry();
         let roles = registry
             .store(&CLUSTER_ROLE_KIND)
             .unwrap_or_else(|e| panic!("{e}"));

@@ -75,3 +75,21 @@ impl server::registry::UpdatedObjectInfo for Replace {
         Ok(self.0.clone_object())
     }
 }
+
+/// What the controllers' unit tests share.
+#[cfg(test)]
+mod test_support {
+    use std::sync::Arc;
+
+    use server::registry::Registry;
+
+    /// A registry over a fresh embedded store in a temporary directory (kept while the
+    /// directory lives).
+    pub fn registry() -> (tempfile::TempDir, Arc<Registry>) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let backend = storage::embedded::EmbeddedBackend::open_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let registry = Arc::new(Registry::new(Arc::new(backend), "/registry".to_string()));
+        (dir, registry)
+    }
+}

@@ -201,10 +201,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_terminating_namespace_is_emptied_then_finalized_once_its_contents_are_gone() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let backend = storage::embedded::EmbeddedBackend::open_dir(dir.path())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let registry = Arc::new(Registry::new(Arc::new(backend), "/registry".to_string()));
+        let (_dir, registry) = super::super::test_support::registry();
         let scheme = Arc::new(kubernetes_api::scheme());
         let namespaces = registry
             .store(&NAMESPACE_KIND)

@@ -187,10 +187,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_policy_is_type_checked_at_every_generation() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let backend = storage::embedded::EmbeddedBackend::open_dir(dir.path())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let registry = Registry::new(Arc::new(backend), "/registry".to_string());
+        let (_dir, registry) = super::super::test_support::registry();
         let policies = registry
             .store(&VALIDATING_ADMISSION_POLICY_KIND)
             .unwrap_or_else(|e| panic!("{e}"));

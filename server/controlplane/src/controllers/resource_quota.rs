@@ -338,10 +338,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_new_quota_is_counted_and_a_deletion_without_admission_is_replenished() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let backend = storage::embedded::EmbeddedBackend::open_dir(dir.path())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let registry = Arc::new(Registry::new(Arc::new(backend), "/registry".to_string()));
+        let (_dir, registry) = super::super::test_support::registry();
         let scheme = Arc::new(kubernetes_api::scheme());
         let quotas = registry
             .store(&RESOURCE_QUOTA_KIND)
