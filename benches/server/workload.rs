@@ -432,18 +432,20 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         ListRow::new("all 20 limit=500 pages, summed", walks, false),
     ];
 
+    // The report of the cases so far, with the memory figures when they are measured.
+    let report = move |memory| report::Report {
+        machine,
+        machine_after: Machine::read(),
+        value_size,
+        creates,
+        gets,
+        lists,
+        memory,
+        total: started.elapsed(),
+        case,
+    };
     if std::env::var(ONLY_ENV).is_ok_and(|v| v == "core") {
-        report::print(&report::Report {
-            machine,
-            machine_after: Machine::read(),
-            value_size,
-            creates,
-            gets,
-            lists,
-            memory: None,
-            total: started.elapsed(),
-            case,
-        });
+        report::print(&report(None));
         return Ok(());
     }
     let watches = watch_case::run(tmp.path(), case).await?;
@@ -496,17 +498,7 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
         file_bytes,
     };
 
-    report::print(&report::Report {
-        machine,
-        machine_after: Machine::read(),
-        value_size,
-        creates,
-        gets,
-        lists,
-        memory: Some(memory),
-        total: started.elapsed(),
-        case,
-    });
+    report::print(&report(Some(memory)));
     report::print_watches(&watches);
     audit_case::print(&audit.0, audit.1);
     if let Some(reads) = &reads {
