@@ -144,6 +144,15 @@ impl Reconciler for AggregationController {
     type Error = ApiError;
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ApiError> {
+        // Most roles aggregate nothing (every role is reconciled at each resync): those are
+        // read alone, and only an aggregating role reads every role.
+        let aggregates = self.roles.try_get("", &key.name).await?.is_some_and(|o| {
+            o.downcast_ref::<ClusterRole>()
+                .is_some_and(|r| r.aggregation_rule.is_some())
+        });
+        if !aggregates {
+            return Ok(Action::Done);
+        }
         let roles = all_roles(&self.roles).await?;
         if let Some(role) = roles
             .iter()
