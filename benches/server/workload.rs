@@ -12,7 +12,7 @@ use http::{Method, StatusCode};
 use crate::client::{Conn, Endpoint, Kubeconfig, Proto};
 use crate::etcd_case;
 use crate::load::{Limit, Outcome, drive, quantile};
-use crate::process::{start_apiary, start_baseline};
+use crate::process::{self, start_apiary, start_baseline};
 use crate::raw;
 use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
 use crate::{audit_case, rbac_case, reads_case, token_case, watch_case, webhook_case};
@@ -131,17 +131,32 @@ pub(crate) async fn wait_ready(ep: &Endpoint) -> anyhow::Result<()> {
     }
 }
 
-/// Timed sequential GETs of one list URL (at most `max` samples or `budget`), checking the
-/// item count of the first answer.
+/// Sorted latencies of sequential list requests, and the server's CPU time per request over
+/// them (user + system of the whole process, background work included).
+struct ListSamples {
+    latencies: Vec<Duration>,
+    server_cpu: Duration,
+}
+
+/// The server's CPU time per request over `requests` requests since `before`.
+fn cpu_per_request(pid: u32, before: Duration, requests: usize) -> anyhow::Result<Duration> {
+    let used = process::cpu_time(pid)?.saturating_sub(before);
+    Ok(used / u32::try_from(requests.max(1)).unwrap_or(u32::MAX))
+}
+
+/// Timed sequential GETs of one list URL (at most `max` samples or `budget`) served by the
+/// process `pid`, checking the item count of the first answer.
 async fn list_samples(
     conn: &mut Conn,
     ep: &Endpoint,
+    pid: u32,
     path: &str,
     items: usize,
     max: usize,
     budget: Duration,
-) -> anyhow::Result<Vec<Duration>> {
+) -> anyhow::Result<ListSamples> {
     let start = Instant::now();
+    let cpu_before = process::cpu_time(pid)?;
     let mut samples = Vec::new();
     while samples.len() < max && start.elapsed() < budget {
         let req = ep.request(Method::GET, path, Bytes::new());
@@ -156,21 +171,28 @@ async fn list_samples(
             }
         }
     }
+    let server_cpu = cpu_per_request(pid, cpu_before, samples.len())?;
     samples.sort();
-    Ok(samples)
+    Ok(ListSamples {
+        latencies: samples,
+        server_cpu,
+    })
 }
 
-/// Walks the collection in `limit=500` pages (at most `max_walks` or `budget`); returns the
-/// sorted page latencies and walk durations.
+/// Walks the collection in `limit=500` pages (at most `max_walks` or `budget`) served by the
+/// process `pid`; returns the page latencies and the walk durations, each with the server's
+/// CPU time per page or per walk.
 async fn paged_samples(
     conn: &mut Conn,
     ep: &Endpoint,
+    pid: u32,
     base: &str,
     items: usize,
     max_walks: usize,
     budget: Duration,
-) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
+) -> anyhow::Result<(ListSamples, ListSamples)> {
     let start = Instant::now();
+    let cpu_before = process::cpu_time(pid)?;
     let (mut pages, mut walks) = (Vec::new(), Vec::new());
     while walks.len() < max_walks && start.elapsed() < budget {
         let mut page_time = Duration::ZERO;
@@ -203,9 +225,21 @@ async fn paged_samples(
         // A walk's time is the sum of its requests (the client's JSON parsing excluded).
         walks.push(page_time);
     }
+    let used = process::cpu_time(pid)?.saturating_sub(cpu_before);
+    let per = |n: usize| used / u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+    let (page_cpu, walk_cpu) = (per(pages.len()), per(walks.len()));
     pages.sort();
     walks.sort();
-    Ok((pages, walks))
+    Ok((
+        ListSamples {
+            latencies: pages,
+            server_cpu: page_cpu,
+        },
+        ListSamples {
+            latencies: walks,
+            server_cpu: walk_cpu,
+        },
+    ))
 }
 
 /// Runs every benchmark and prints the report.
@@ -410,26 +444,44 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
     let items = LIST_OBJECTS as usize;
     let budget = Duration::from_secs(20);
     eprintln!("listing");
-    let full = list_samples(&mut conn, &h1, list_path, items, 50, budget).await?;
+    let pid = apiary.pid();
+    let full = list_samples(&mut conn, &h1, pid, list_path, items, 50, budget).await?;
     let full_rv0 = list_samples(
         &mut conn,
         &h1,
+        pid,
         &format!("{list_path}?resourceVersion=0"),
         items,
         50,
         budget,
     )
     .await?;
-    let (pages, walks) = paged_samples(&mut conn, &h1, list_path, items, 5, budget).await?;
+    let (pages, walks) = paged_samples(&mut conn, &h1, pid, list_path, items, 5, budget).await?;
     let lists = vec![
         ListRow::new(
             "full list, resourceVersion unset (consistent, from the watch cache)",
-            full,
+            full.latencies,
+            full.server_cpu,
             true,
         ),
-        ListRow::new("full list, resourceVersion=0 (watch cache)", full_rv0, true),
-        ListRow::new("one limit=500 page (delegated to storage)", pages, false),
-        ListRow::new("all 20 limit=500 pages, summed", walks, false),
+        ListRow::new(
+            "full list, resourceVersion=0 (watch cache)",
+            full_rv0.latencies,
+            full_rv0.server_cpu,
+            true,
+        ),
+        ListRow::new(
+            "one limit=500 page (delegated to storage)",
+            pages.latencies,
+            pages.server_cpu,
+            false,
+        ),
+        ListRow::new(
+            "all 20 limit=500 pages, summed",
+            walks.latencies,
+            walks.server_cpu,
+            false,
+        ),
     ];
 
     // The report of the cases so far, with the memory figures when they are measured.
@@ -530,6 +582,7 @@ async fn restarted_rss(data_dir: &Path, creds: &Kubeconfig) -> anyhow::Result<u6
     list_samples(
         &mut conn,
         &ep,
+        apiary.pid(),
         path,
         LIST_OBJECTS as usize,
         1,
