@@ -199,8 +199,7 @@ mod tests {
     /// Waits until the role `name` has rules on exactly `resources`; panics after 5 s.
     async fn wait_for_rules(roles: &Store, name: &str, resources: &[&str]) {
         let wanted: Vec<String> = resources.iter().map(|r| r.to_string()).collect();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
+        super::super::test_support::eventually(|| async {
             let got: Vec<String> = match roles.try_get("", name).await {
                 Ok(Some(o)) => o
                     .downcast_ref::<ClusterRole>()
@@ -209,14 +208,12 @@ mod tests {
                 other => panic!("reading {name}: {other:?}"),
             };
             if got == wanted {
-                return;
+                Ok(())
+            } else {
+                Err(format!("{name} aggregates {got:?}, not {wanted:?}"))
             }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{name} aggregates {got:?}, not {wanted:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 
     #[tokio::test]

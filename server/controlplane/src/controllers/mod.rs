@@ -79,9 +79,28 @@ impl server::registry::UpdatedObjectInfo for Replace {
 /// What the controllers' unit tests share.
 #[cfg(test)]
 mod test_support {
+    use std::future::Future;
     use std::sync::Arc;
+    use std::time::Duration;
 
     use server::registry::Registry;
+
+    /// Calls `check` every 20 ms until it returns `Ok`, and returns that value; panics with
+    /// the last `Err` (what was seen instead) after 5 s.
+    pub async fn eventually<T, F, Fut>(check: F) -> T
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, String>>,
+    {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match check().await {
+                Ok(value) => return value,
+                Err(seen) => assert!(tokio::time::Instant::now() < deadline, "{seen}"),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 
     /// A registry over a fresh embedded store in a temporary directory (kept while the
     /// directory lives).

@@ -192,11 +192,14 @@ mod tests {
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while !check().await {
-            assert!(tokio::time::Instant::now() < deadline, "{what}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        super::super::test_support::eventually(|| async {
+            if check().await {
+                Ok(())
+            } else {
+                Err(what.to_string())
+            }
+        })
+        .await
     }
 
     #[tokio::test]

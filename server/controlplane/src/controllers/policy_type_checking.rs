@@ -157,8 +157,7 @@ mod tests {
     /// Waits until the policy's status has observed `generation`, and returns its warnings'
     /// field references; panics after 5 s.
     async fn checked_at(policies: &Store, generation: i64) -> Vec<String> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
+        super::super::test_support::eventually(|| async {
             let object = policies
                 .get("", "checked", "")
                 .await
@@ -167,22 +166,18 @@ mod tests {
                 .downcast_ref::<ValidatingAdmissionPolicy>()
                 .and_then(|p| p.status.clone())
                 .unwrap_or_default();
-            if let (Some(observed), Some(checking)) =
-                (status.observed_generation, &status.type_checking)
-                && observed == generation
-            {
-                return checking
+            match (status.observed_generation, &status.type_checking) {
+                (Some(observed), Some(checking)) if observed == generation => Ok(checking
                     .expression_warnings
                     .iter()
                     .map(|w| w.field_ref.clone())
-                    .collect();
+                    .collect()),
+                _ => Err(format!(
+                    "generation {generation} was never checked: {status:?}"
+                )),
             }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "generation {generation} was never checked: {status:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 
     #[tokio::test]

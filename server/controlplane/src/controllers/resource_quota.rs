@@ -311,8 +311,7 @@ mod tests {
 
     /// Waits until the quota counts `count` ConfigMaps; panics after 5 s (half the resync).
     async fn wait_for_count(quotas: &Store, count: &str) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
+        super::super::test_support::eventually(|| async {
             let quota = quotas
                 .get("default", "q", "")
                 .await
@@ -326,14 +325,12 @@ mod tests {
                 .map(|q| q.0.clone());
             if used.as_deref() == Some(count) {
                 assert_eq!(quota.status.hard, quota.spec.hard);
-                return;
+                Ok(())
+            } else {
+                Err(format!("the quota counts {used:?}, not {count}"))
             }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the quota counts {used:?}, not {count}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 
     #[tokio::test]
