@@ -421,6 +421,27 @@ fn delete_wait_and_namespace_deletion() {
             terminating["metadata"]["deletionTimestamp"].is_string(),
             || format!("no deletionTimestamp: {terminating}"),
         );
+        // The namespace controller says what holds the namespace, in Kubernetes' words.
+        for (condition, want) in [
+            (
+                "NamespaceContentRemaining",
+                "True SomeResourcesRemain Some resources are remaining: widgets.example.dev has 1 resource instances",
+            ),
+            (
+                "NamespaceFinalizersRemaining",
+                "True SomeFinalizerRemain Some finalizers are remaining: example.dev/hold in 1 resource instances",
+            ),
+            (
+                "NamespaceDeletionContentFailure",
+                "False ContentDeleted All content successfully deleted, may be waiting on finalization",
+            ),
+        ] {
+            let jsonpath = format!(
+                "jsonpath={{.status.conditions[?(@.type==\"{condition}\")].status}} {{.status.conditions[?(@.type==\"{condition}\")].reason}} {{.status.conditions[?(@.type==\"{condition}\")].message}}"
+            );
+            let got = k.until(&["get", "namespace", &held_ns, "-o", &jsonpath], want);
+            c.eq(condition, got.as_str(), want);
+        }
         let run = k.run(&[
             "create",
             "configmap",

@@ -8,8 +8,12 @@
 //! changes and every 5 s (its resync), so a deletion interrupted by a restart is finished by
 //! the next server. One reconcile is one pass over the namespace's contents (Kubernetes'
 //! `deleteAllContent`); while anything is left, the namespace is looked at again after 500 ms,
-//! without holding a worker meanwhile.
+//! without holding a worker meanwhile. Each pass records what it found in the namespace's
+//! status conditions, as Kubernetes' namespace deleter does (`NamespaceContentRemaining`,
+//! `NamespaceFinalizersRemaining`, `NamespaceDeletionContentFailure`, and the discovery and
+//! group-version conditions, which never fail here: the kinds are known).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +23,7 @@ use apimachinery::status::ApiError;
 use async_trait::async_trait;
 use kubernetes_api::core::NAMESPACE_KIND;
 use kubernetes_api::core::strategy::KUBERNETES_FINALIZER;
-use kubernetes_api::core::v1::Namespace;
+use kubernetes_api::core::v1::{Namespace, NamespaceCondition};
 
 use crate::admission::namespace_lifecycle::is_terminating;
 use server::controller::{Action, Controller, ExponentialBackoff, Mutate, ObjectKey, Reconciler};
@@ -82,19 +86,25 @@ impl NamespaceController {
     }
 
     /// One pass over `namespace`'s contents: deletes every object not being deleted yet, and
-    /// returns how many objects were found (a kind that could not be listed counts as one).
-    async fn delete_contents(&self, namespace: &str) -> Result<usize, ApiError> {
-        let mut remaining = 0usize;
+    /// returns what it found.
+    async fn delete_contents(&self, namespace: &str) -> Result<Contents, ApiError> {
+        let mut contents = Contents::default();
         for store in self.namespaced_stores()? {
-            let Ok(items) = store.list_uncached(namespace).await else {
-                remaining += 1;
-                continue;
+            let items = match store.list_uncached(namespace).await {
+                Ok(items) => items,
+                Err(e) => {
+                    contents.found += 1;
+                    contents.failures.push(e.to_string());
+                    continue;
+                }
             };
+            let info = store.info();
             for item in items {
-                remaining += 1;
-                if item.metadata().deletion_timestamp.is_none() {
+                contents.found += 1;
+                let mut left = item.metadata().deletion_timestamp.is_some();
+                if !left {
                     // A failed delete leaves the object, which the next pass finds again.
-                    let _ = store
+                    let deleted = store
                         .delete(
                             namespace,
                             item.name(),
@@ -102,10 +112,57 @@ impl NamespaceController {
                             &DeleteOptions::default(),
                         )
                         .await;
+                    left = match deleted {
+                        Ok(_) => !item.metadata().finalizers.is_empty(),
+                        Err(e) if e.code() == 404 => false,
+                        Err(e) => {
+                            contents.failures.push(e.to_string());
+                            true
+                        }
+                    };
+                }
+                if left {
+                    *contents
+                        .remaining
+                        .entry((info.plural.to_string(), info.group.to_string()))
+                        .or_default() += 1;
+                    for finalizer in &item.metadata().finalizers {
+                        *contents.finalizers.entry(finalizer.clone()).or_default() += 1;
+                    }
                 }
             }
         }
-        Ok(remaining)
+        Ok(contents)
+    }
+
+    /// Writes the deletion conditions of what `contents` found into the namespace's status
+    /// (through `/status`), if they changed.
+    async fn record(&self, namespace: &Namespace, contents: &Contents) -> Result<(), ApiError> {
+        let conditions = contents.conditions();
+        let mut status = namespace.status.clone();
+        if !merge_conditions(&mut status.conditions, &conditions) {
+            return Ok(());
+        }
+        let write = Mutate(move |o: &mut dyn Object| {
+            if let Some(ns) = o.downcast_mut::<Namespace>() {
+                merge_conditions(&mut ns.status.conditions, &conditions);
+            }
+        });
+        let options = UpdateOptions {
+            subresource: "status",
+            force_allow_create: false,
+            dry_run: false,
+        };
+        let name = namespace.metadata.name.as_deref().unwrap_or_default();
+        match self
+            .namespaces
+            .update("", name, &write, &NoAdmission, &NoAdmission, options)
+            .await
+        {
+            // Gone meanwhile: nothing to record.
+            Err(e) if e.code() == 404 => Ok(()),
+            other => other.map(|_| ()),
+        }
     }
 
     /// Removes the `kubernetes` finalizer through the `finalize` subresource.
@@ -155,12 +212,151 @@ impl Reconciler for NamespaceController {
         if !is_terminating(namespace) || finalized {
             return Ok(Action::Done);
         }
-        if self.delete_contents(&key.name).await? > 0 {
+        let contents = self.delete_contents(&key.name).await?;
+        self.record(namespace, &contents).await?;
+        if contents.found > 0 {
             return Ok(Action::RequeueAfter(RETRY));
         }
         self.finalize(&key.name).await?;
         Ok(Action::Done)
     }
+}
+
+/// What one pass over a namespace's contents found.
+#[derive(Default)]
+struct Contents {
+    /// Objects found (a kind that could not be listed counts as one).
+    found: usize,
+    /// The objects still there after the pass, by resource and group.
+    remaining: BTreeMap<(String, String), usize>,
+    /// The finalizers those objects hold, with how many hold each.
+    finalizers: BTreeMap<String, usize>,
+    /// Lists and deletes that failed.
+    failures: Vec<String>,
+}
+
+/// The condition types the namespace deleter maintains, in Kubernetes' order, with the reason
+/// and message of each when nothing is wrong.
+const CONDITIONS: [(&str, &str, &str); 5] = [
+    (
+        "NamespaceDeletionDiscoveryFailure",
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    ),
+    (
+        "NamespaceDeletionGroupVersionParsingFailure",
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    ),
+    (
+        "NamespaceDeletionContentFailure",
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
+    (
+        "NamespaceContentRemaining",
+        "ContentRemoved",
+        "All content successfully removed",
+    ),
+    (
+        "NamespaceFinalizersRemaining",
+        "ContentRemoved",
+        "All content successfully removed",
+    ),
+];
+
+impl Contents {
+    /// The deletion conditions of what was found (Kubernetes' `namespaceConditionUpdater`).
+    fn conditions(&self) -> Vec<NamespaceCondition> {
+        CONDITIONS
+            .iter()
+            .map(|(kind, ok_reason, ok_message)| {
+                let failing = match *kind {
+                    "NamespaceDeletionContentFailure" if !self.failures.is_empty() => {
+                        let mut failures = self.failures.clone();
+                        failures.sort();
+                        Some((
+                            "ContentDeletionFailed",
+                            format!(
+                                "Failed to delete all resource types, {} remaining: {}",
+                                failures.len(),
+                                failures.join(", ")
+                            ),
+                        ))
+                    }
+                    "NamespaceContentRemaining" if !self.remaining.is_empty() => {
+                        let left: Vec<String> = self
+                            .remaining
+                            .iter()
+                            .map(|((resource, group), n)| {
+                                format!("{resource}.{group} has {n} resource instances")
+                            })
+                            .collect();
+                        Some((
+                            "SomeResourcesRemain",
+                            format!("Some resources are remaining: {}", left.join(", ")),
+                        ))
+                    }
+                    "NamespaceFinalizersRemaining" if !self.finalizers.is_empty() => {
+                        let left: Vec<String> = self
+                            .finalizers
+                            .iter()
+                            .map(|(finalizer, n)| format!("{finalizer} in {n} resource instances"))
+                            .collect();
+                        Some((
+                            "SomeFinalizerRemain",
+                            format!("Some finalizers are remaining: {}", left.join(", ")),
+                        ))
+                    }
+                    _ => None,
+                };
+                let (status, reason, message) = match failing {
+                    Some((reason, message)) => ("True", reason.to_string(), message),
+                    None => ("False", ok_reason.to_string(), ok_message.to_string()),
+                };
+                NamespaceCondition {
+                    r#type: kind.to_string(),
+                    status: status.into(),
+                    last_transition_time: Some(apimachinery::meta::Time::now()),
+                    reason: Some(reason),
+                    message: Some(message),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Sets each of `wanted` in `conditions` (Kubernetes' `updateConditions`): a missing type is
+/// added, a changed one takes the new status, reason and message (and the new transition time
+/// only when its status changed). Returns whether anything changed.
+fn merge_conditions(
+    conditions: &mut Vec<NamespaceCondition>,
+    wanted: &[NamespaceCondition],
+) -> bool {
+    let mut changed = false;
+    for new in wanted {
+        match conditions.iter_mut().find(|c| c.r#type == new.r#type) {
+            None => {
+                conditions.push(new.clone());
+                changed = true;
+            }
+            Some(old)
+                if old.status != new.status
+                    || old.reason != new.reason
+                    || old.message != new.message =>
+            {
+                if old.status != new.status {
+                    old.last_transition_time = new.last_transition_time;
+                }
+                old.status = new.status.clone();
+                old.reason = new.reason.clone();
+                old.message = new.message.clone();
+                changed = true;
+            }
+            Some(_) => {}
+        }
+    }
+    changed
 }
 
 #[cfg(test)]
@@ -200,6 +396,32 @@ mod tests {
             }
         })
         .await
+    }
+
+    #[test]
+    fn a_condition_keeps_its_transition_time_until_its_status_changes() {
+        let condition = |status: &str, message: &str, at: i64| NamespaceCondition {
+            r#type: "NamespaceContentRemaining".into(),
+            status: status.into(),
+            last_transition_time: Some(apimachinery::meta::Time::from_timestamp(at)),
+            reason: Some("SomeResourcesRemain".into()),
+            message: Some(message.into()),
+        };
+        let mut conditions = vec![condition("True", "two left", 100)];
+        assert!(!merge_conditions(
+            &mut conditions,
+            &[condition("True", "two left", 200)]
+        ));
+        assert!(merge_conditions(
+            &mut conditions,
+            &[condition("True", "one left", 300)]
+        ));
+        assert_eq!(conditions, [condition("True", "one left", 100)]);
+        assert!(merge_conditions(
+            &mut conditions,
+            &[condition("False", "one left", 400)]
+        ));
+        assert_eq!(conditions, [condition("False", "one left", 400)]);
     }
 
     #[tokio::test]
@@ -263,6 +485,61 @@ mod tests {
         let ns = ns.downcast_ref::<Namespace>().cloned().unwrap_or_default();
         assert_eq!(ns.status.phase.as_deref(), Some("Terminating"));
         assert_eq!(ns.spec.finalizers, [KUBERNETES_FINALIZER]);
+        // Its status says what is left, as Kubernetes' namespace controller writes it.
+        let conditions: Vec<(&str, &str, &str, &str)> = ns
+            .status
+            .conditions
+            .iter()
+            .map(|c| {
+                (
+                    c.r#type.as_str(),
+                    c.status.as_str(),
+                    c.reason.as_deref().unwrap_or_default(),
+                    c.message.as_deref().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            conditions,
+            [
+                (
+                    "NamespaceDeletionDiscoveryFailure",
+                    "False",
+                    "ResourcesDiscovered",
+                    "All resources successfully discovered"
+                ),
+                (
+                    "NamespaceDeletionGroupVersionParsingFailure",
+                    "False",
+                    "ParsedGroupVersions",
+                    "All legacy kube types successfully parsed"
+                ),
+                (
+                    "NamespaceDeletionContentFailure",
+                    "False",
+                    "ContentDeleted",
+                    "All content successfully deleted, may be waiting on finalization"
+                ),
+                (
+                    "NamespaceContentRemaining",
+                    "True",
+                    "SomeResourcesRemain",
+                    "Some resources are remaining: configmaps. has 1 resource instances"
+                ),
+                (
+                    "NamespaceFinalizersRemaining",
+                    "True",
+                    "SomeFinalizerRemain",
+                    "Some finalizers are remaining: example.com/hold in 1 resource instances"
+                ),
+            ]
+        );
+        assert!(
+            ns.status
+                .conditions
+                .iter()
+                .all(|c| c.last_transition_time.is_some())
+        );
 
         // Once the held ConfigMap is gone, the namespace is finalized and removed.
         let release = Mutate(|o: &mut dyn Object| o.metadata_mut().finalizers.clear());
