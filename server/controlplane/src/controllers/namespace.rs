@@ -235,94 +235,94 @@ struct Contents {
     failures: Vec<String>,
 }
 
-/// The condition types the namespace deleter maintains, in Kubernetes' order, with the reason
-/// and message of each when nothing is wrong.
-const CONDITIONS: [(&str, &str, &str); 5] = [
-    (
-        "NamespaceDeletionDiscoveryFailure",
-        "ResourcesDiscovered",
-        "All resources successfully discovered",
-    ),
-    (
-        "NamespaceDeletionGroupVersionParsingFailure",
-        "ParsedGroupVersions",
-        "All legacy kube types successfully parsed",
-    ),
-    (
-        "NamespaceDeletionContentFailure",
-        "ContentDeleted",
-        "All content successfully deleted, may be waiting on finalization",
-    ),
-    (
-        "NamespaceContentRemaining",
-        "ContentRemoved",
-        "All content successfully removed",
-    ),
-    (
-        "NamespaceFinalizersRemaining",
-        "ContentRemoved",
-        "All content successfully removed",
-    ),
-];
-
 impl Contents {
-    /// The deletion conditions of what was found (Kubernetes' `namespaceConditionUpdater`).
+    /// The deletion conditions of what was found, in Kubernetes' order and words (its
+    /// `namespaceConditionUpdater`): each is `True` with what went wrong, or `False` with its
+    /// "ok" reason and message. Discovery and group versions never fail here: the kinds are
+    /// known.
     fn conditions(&self) -> Vec<NamespaceCondition> {
-        CONDITIONS
-            .iter()
-            .map(|(kind, ok_reason, ok_message)| {
-                let failing = match *kind {
-                    "NamespaceDeletionContentFailure" if !self.failures.is_empty() => {
-                        let mut failures = self.failures.clone();
-                        failures.sort();
-                        Some((
-                            "ContentDeletionFailed",
-                            format!(
-                                "Failed to delete all resource types, {} remaining: {}",
-                                failures.len(),
-                                failures.join(", ")
-                            ),
-                        ))
-                    }
-                    "NamespaceContentRemaining" if !self.remaining.is_empty() => {
-                        let left: Vec<String> = self
-                            .remaining
-                            .iter()
-                            .map(|((resource, group), n)| {
-                                format!("{resource}.{group} has {n} resource instances")
-                            })
-                            .collect();
-                        Some((
-                            "SomeResourcesRemain",
-                            format!("Some resources are remaining: {}", left.join(", ")),
-                        ))
-                    }
-                    "NamespaceFinalizersRemaining" if !self.finalizers.is_empty() => {
-                        let left: Vec<String> = self
-                            .finalizers
-                            .iter()
-                            .map(|(finalizer, n)| format!("{finalizer} in {n} resource instances"))
-                            .collect();
-                        Some((
-                            "SomeFinalizerRemain",
-                            format!("Some finalizers are remaining: {}", left.join(", ")),
-                        ))
-                    }
-                    _ => None,
-                };
-                let (status, reason, message) = match failing {
-                    Some((reason, message)) => ("True", reason.to_string(), message),
-                    None => ("False", ok_reason.to_string(), ok_message.to_string()),
-                };
-                NamespaceCondition {
-                    r#type: kind.to_string(),
-                    status: status.into(),
-                    last_transition_time: Some(apimachinery::meta::Time::now()),
-                    reason: Some(reason),
-                    message: Some(message),
-                }
-            })
-            .collect()
+        let content_failure = (!self.failures.is_empty()).then(|| {
+            let mut failures = self.failures.clone();
+            failures.sort();
+            let message = format!(
+                "Failed to delete all resource types, {} remaining: {}",
+                failures.len(),
+                failures.join(", ")
+            );
+            ("ContentDeletionFailed", message)
+        });
+        let remaining = (!self.remaining.is_empty()).then(|| {
+            let left: Vec<String> = self
+                .remaining
+                .iter()
+                .map(|((resource, group), n)| {
+                    format!("{resource}.{group} has {n} resource instances")
+                })
+                .collect();
+            let message = format!("Some resources are remaining: {}", left.join(", "));
+            ("SomeResourcesRemain", message)
+        });
+        let finalizers = (!self.finalizers.is_empty()).then(|| {
+            let left: Vec<String> = self
+                .finalizers
+                .iter()
+                .map(|(finalizer, n)| format!("{finalizer} in {n} resource instances"))
+                .collect();
+            let message = format!("Some finalizers are remaining: {}", left.join(", "));
+            ("SomeFinalizerRemain", message)
+        });
+        vec![
+            condition(
+                "NamespaceDeletionDiscoveryFailure",
+                None,
+                (
+                    "ResourcesDiscovered",
+                    "All resources successfully discovered",
+                ),
+            ),
+            condition(
+                "NamespaceDeletionGroupVersionParsingFailure",
+                None,
+                (
+                    "ParsedGroupVersions",
+                    "All legacy kube types successfully parsed",
+                ),
+            ),
+            condition(
+                "NamespaceDeletionContentFailure",
+                content_failure,
+                (
+                    "ContentDeleted",
+                    "All content successfully deleted, may be waiting on finalization",
+                ),
+            ),
+            condition(
+                "NamespaceContentRemaining",
+                remaining,
+                ("ContentRemoved", "All content successfully removed"),
+            ),
+            condition(
+                "NamespaceFinalizersRemaining",
+                finalizers,
+                ("ContentRemoved", "All content successfully removed"),
+            ),
+        ]
+    }
+}
+
+/// A condition of type `kind`, as of now: `True` with the reason and message of `failing`,
+/// else `False` with those of `ok`.
+fn condition(kind: &str, failing: Option<(&str, String)>, ok: (&str, &str)) -> NamespaceCondition {
+    let (status, reason, message) = match failing {
+        Some((reason, message)) => ("True", reason, message),
+        None => ("False", ok.0, ok.1.to_string()),
+    };
+    NamespaceCondition {
+        r#type: kind.into(),
+        status: status.into(),
+        last_transition_time: Some(apimachinery::meta::Time::now()),
+        reason: Some(reason.into()),
+        message: Some(message),
     }
 }
 
