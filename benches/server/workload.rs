@@ -138,10 +138,9 @@ struct ListSamples {
     server_cpu: Duration,
 }
 
-/// The server's CPU time per request over `requests` requests since `before`.
-fn cpu_per_request(pid: u32, before: Duration, requests: usize) -> anyhow::Result<Duration> {
-    let used = process::cpu_time(pid)?.saturating_sub(before);
-    Ok(used / u32::try_from(requests.max(1)).unwrap_or(u32::MAX))
+/// `used` CPU time shared among `requests` requests.
+fn per_request(used: Duration, requests: usize) -> Duration {
+    used / u32::try_from(requests.max(1)).unwrap_or(u32::MAX)
 }
 
 /// Timed sequential GETs of one list URL (at most `max` samples or `budget`) served by the
@@ -171,7 +170,8 @@ async fn list_samples(
             }
         }
     }
-    let server_cpu = cpu_per_request(pid, cpu_before, samples.len())?;
+    let used = process::cpu_time(pid)?.saturating_sub(cpu_before);
+    let server_cpu = per_request(used, samples.len());
     samples.sort();
     Ok(ListSamples {
         latencies: samples,
@@ -226,8 +226,10 @@ async fn paged_samples(
         walks.push(page_time);
     }
     let used = process::cpu_time(pid)?.saturating_sub(cpu_before);
-    let per = |n: usize| used / u32::try_from(n.max(1)).unwrap_or(u32::MAX);
-    let (page_cpu, walk_cpu) = (per(pages.len()), per(walks.len()));
+    let (page_cpu, walk_cpu) = (
+        per_request(used, pages.len()),
+        per_request(used, walks.len()),
+    );
     pages.sort();
     walks.sort();
     Ok((
