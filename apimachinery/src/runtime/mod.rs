@@ -6,6 +6,7 @@
 pub mod decode;
 mod kind;
 mod object;
+pub mod unstructured;
 pub mod walk;
 
 pub use kind::{

@@ -1,0 +1,718 @@
+//! Objects of kinds known only at run time (custom resources): [`Unstructured`], an object whose
+//! `metadata` is typed and whose other fields are JSON, and [`UnstructuredCodec`], the
+//! [`VersionCodec`] of one version of such a kind. What a version's schema does to its objects
+//! (pruning unknown fields, defaulting, validation) comes from an [`UnstructuredSchema`].
+//!
+//! The server's tables are `'static` (a [`super::Kind`] names its codecs by `&'static`
+//! reference), so the codec of a run-time version is allocated once and kept, and what is heavy
+//! about it (the schema and everything compiled from it) sits in a slot the codec's owner
+//! empties with [`UnstructuredCodec::retire`] when the version stops being served: the codec
+//! then refuses to decode (a request that still reaches it gets an error, never an old schema),
+//! and the schema is freed with its last object.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use apimachinery::runtime::unstructured::{UnstructuredCodec, UnstructuredVersion};
+//! use apimachinery::runtime::VersionCodec;
+//! # let info: &'static apimachinery::ResourceInfo =
+//! #     apimachinery::runtime::unstructured::tests_support::widget_info();
+//!
+//! let codec = UnstructuredCodec::new(Arc::new(UnstructuredVersion::new(info, None)));
+//! let decoded = codec
+//!     .decode_json(br#"{"apiVersion":"example.dev/v1","kind":"Gadget",
+//!                       "metadata":{"name":"a"},"spec":{"size":3}}"#)
+//!     .unwrap();
+//! assert_eq!(decoded.object.metadata().name.as_deref(), Some("a"));
+//! assert_eq!(
+//!     String::from_utf8(decoded.object.to_json().unwrap()).unwrap(),
+//!     r#"{"apiVersion":"example.dev/v1","kind":"Gadget","metadata":{"name":"a"},"spec":{"size":3}}"#
+//! );
+//! ```
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use std::sync::RwLock;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::decode::{self, DecodeError, FieldProblem, MAX_REPORTED};
+use super::kind::{DecodedObject, VersionCodec};
+use super::object::{Hub, Object};
+use crate::errors::FieldError;
+use crate::meta::ObjectMeta;
+use crate::resource::ResourceInfo;
+use crate::scheme::CodecError;
+use crate::structure::StructShape;
+
+/// What the schema of one version of a run-time kind does to its objects. Paths are
+/// Kubernetes' field paths without a leading dot (`spec.replicas`).
+pub trait UnstructuredSchema: Send + Sync + fmt::Debug + 'static {
+    /// Removes the fields the schema does not know from the object's fields (everything but
+    /// `apiVersion`, `kind` and `metadata`) and appends their paths to `pruned` (a strict
+    /// request refuses them, a warning request reports them as unknown fields).
+    fn prune(&self, fields: &mut Map<String, Value>, pruned: &mut Vec<String>);
+
+    /// Applies the schema's defaults to the object's fields.
+    fn default(&self, fields: &mut Map<String, Value>);
+
+    /// Checks a created object against the schema.
+    fn validate(&self, object: &Unstructured) -> Vec<FieldError>;
+
+    /// Checks an updated object against the schema, given the object it replaces.
+    fn validate_update(&self, object: &Unstructured, old: &Unstructured) -> Vec<FieldError>;
+}
+
+/// One served version of a run-time kind: its REST facts, its structure for patches and
+/// apply, and its schema (none: every field is kept, nothing is defaulted or checked).
+pub struct UnstructuredVersion {
+    info: &'static ResourceInfo,
+    shape: &'static StructShape,
+    schema: Option<Arc<dyn UnstructuredSchema>>,
+}
+
+impl fmt::Debug for UnstructuredVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnstructuredVersion")
+            .field("group", &self.info.group)
+            .field("version", &self.info.version)
+            .field("kind", &self.info.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The structure of a run-time kind whose schema states no list or map markers: `metadata` is
+/// `ObjectMeta`, everything else free-form (lists atomic, maps granular, as Kubernetes treats
+/// a custom resource's fields without markers).
+pub static SHAPE_FREE_FORM: StructShape = StructShape {
+    name: "Unstructured",
+    fields: &[crate::structure::FieldShape::plain(
+        "metadata",
+        crate::structure::Shape::Struct(&crate::meta::SHAPE_OBJECT_META),
+    )],
+    atomic: false,
+};
+
+impl UnstructuredVersion {
+    /// A version with the free-form structure ([`SHAPE_FREE_FORM`]).
+    pub fn new(info: &'static ResourceInfo, schema: Option<Arc<dyn UnstructuredSchema>>) -> Self {
+        Self {
+            info,
+            shape: &SHAPE_FREE_FORM,
+            schema,
+        }
+    }
+
+    /// The same version with the structure its schema's markers give.
+    pub fn with_shape(mut self, shape: &'static StructShape) -> Self {
+        self.shape = shape;
+        self
+    }
+
+    /// The REST facts of the version.
+    pub fn info(&self) -> &'static ResourceInfo {
+        self.info
+    }
+
+    /// The version's schema, if it has one.
+    pub fn schema(&self) -> Option<&Arc<dyn UnstructuredSchema>> {
+        self.schema.as_ref()
+    }
+}
+
+/// An object of a run-time kind: typed `metadata`, the other fields as JSON, and the version
+/// it is of.
+#[derive(Clone)]
+pub struct Unstructured {
+    version: Arc<UnstructuredVersion>,
+    metadata: ObjectMeta,
+    fields: Map<String, Value>,
+}
+
+impl fmt::Debug for Unstructured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Unstructured")
+            .field("apiVersion", &self.version.info.api_version())
+            .field("kind", &self.version.info.kind)
+            .field("metadata", &self.metadata)
+            .field("fields", &self.fields)
+            .finish()
+    }
+}
+
+impl PartialEq for Unstructured {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.version.info, other.version.info)
+            && self.metadata == other.metadata
+            && self.fields == other.fields
+    }
+}
+
+impl Unstructured {
+    /// An object of `version` with `metadata` and the other fields.
+    pub fn new(
+        version: Arc<UnstructuredVersion>,
+        metadata: ObjectMeta,
+        fields: Map<String, Value>,
+    ) -> Self {
+        Self {
+            version,
+            metadata,
+            fields,
+        }
+    }
+
+    /// The version the object is of.
+    pub fn version(&self) -> &Arc<UnstructuredVersion> {
+        &self.version
+    }
+
+    /// The fields other than `apiVersion`, `kind` and `metadata`.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    /// The fields other than `apiVersion`, `kind` and `metadata`, mutably.
+    pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
+        &mut self.fields
+    }
+
+    /// The object as another version of its kind (a conversion that changes nothing but the
+    /// `apiVersion`, Kubernetes' conversion strategy `None`).
+    pub fn with_version(mut self, version: Arc<UnstructuredVersion>) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The object's JSON bytes.
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("JSON maps always serialize")
+    }
+
+    fn has_status_subresource(&self) -> bool {
+        self.version.info.status_subresource
+    }
+
+    /// Whether two objects' fields are equal apart from `status` when the kind has a status
+    /// subresource (which is what moves `metadata.generation`).
+    fn spec_equal(&self, other: &Self) -> bool {
+        if !self.has_status_subresource() {
+            return self.fields == other.fields;
+        }
+        let visible = |m: &Map<String, Value>| m.iter().filter(|(k, _)| *k != "status").count();
+        visible(&self.fields) == visible(&other.fields)
+            && self
+                .fields
+                .iter()
+                .filter(|(k, _)| *k != "status")
+                .all(|(k, v)| other.fields.get(k) == Some(v))
+    }
+}
+
+impl Serialize for Unstructured {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let info = self.version.info;
+        let mut map = serializer.serialize_map(Some(3 + self.fields.len()))?;
+        map.serialize_entry("apiVersion", &ApiVersion(info))?;
+        map.serialize_entry("kind", info.kind)?;
+        map.serialize_entry("metadata", &self.metadata)?;
+        for (key, value) in &self.fields {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// A version's `apiVersion` string, written without building it.
+struct ApiVersion(&'static ResourceInfo);
+
+impl Serialize for ApiVersion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.group.is_empty() {
+            serializer.serialize_str(self.0.version)
+        } else {
+            serializer.collect_str(&format_args!("{}/{}", self.0.group, self.0.version))
+        }
+    }
+}
+
+fn json_error(e: serde_json::Error) -> CodecError {
+    CodecError::Json(e.to_string())
+}
+
+impl Object for Unstructured {
+    fn info(&self) -> &'static ResourceInfo {
+        self.version.info
+    }
+
+    fn shape(&self) -> &'static StructShape {
+        self.version.shape
+    }
+
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        serde_json::to_writer(out, self).map_err(json_error)
+    }
+
+    fn to_value(&self) -> Result<Value, CodecError> {
+        serde_json::to_value(self).map_err(json_error)
+    }
+
+    fn walk_json(&self, visitor: &mut dyn super::walk::JsonVisitor) -> Result<(), CodecError> {
+        super::walk::walk(self, visitor).map_err(json_error)
+    }
+
+    fn write_protobuf(&self, _out: &mut Vec<u8>) -> Result<(), CodecError> {
+        Err(CodecError::Protobuf(format!(
+            "{} has no protobuf encoding",
+            self.version.info.kind
+        )))
+    }
+
+    fn clone_object(&self) -> Box<dyn Object> {
+        Box::new(self.clone())
+    }
+
+    fn eq_object(&self, other: &dyn Object) -> bool {
+        other.as_any().downcast_ref::<Self>() == Some(self)
+    }
+
+    fn spec_eq(&self, other: &dyn Object) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<Self>()
+            .is_some_and(|o| self.spec_equal(o))
+    }
+
+    fn reset_status(&mut self) {
+        self.fields.shift_remove("status");
+    }
+
+    fn copy_status(&mut self, from: &dyn Object) {
+        let Some(from) = from.as_any().downcast_ref::<Self>() else {
+            return;
+        };
+        match from.fields.get("status") {
+            Some(status) => {
+                self.fields.insert("status".to_string(), status.clone());
+            }
+            None => {
+                self.fields.shift_remove("status");
+            }
+        }
+    }
+
+    fn validate(&self) -> Vec<FieldError> {
+        match &self.version.schema {
+            Some(schema) => schema.validate(self),
+            None => Vec::new(),
+        }
+    }
+
+    fn validate_update(&self, old: &dyn Object) -> Vec<FieldError> {
+        match (&self.version.schema, old.as_any().downcast_ref::<Self>()) {
+            (Some(schema), Some(old)) => schema.validate_update(self, old),
+            (Some(schema), None) => schema.validate(self),
+            (None, _) => Vec::new(),
+        }
+    }
+
+    fn run_default_hooks(&mut self) {
+        if let Some(schema) = &self.version.schema {
+            schema.default(&mut self.fields);
+        }
+    }
+
+    fn to_hub(&self) -> Hub {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// The parts of a decoded document: `metadata` typed, every other member kept as JSON (the
+/// top-level `apiVersion` and `kind` are captured by the decoder's tracker and dropped).
+struct Parts {
+    metadata: ObjectMeta,
+    fields: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for Parts {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // As a struct, so the decoder's tracker captures the top-level `apiVersion` and `kind`.
+        deserializer.deserialize_struct(
+            "Unstructured",
+            &["apiVersion", "kind", "metadata"],
+            PartsVisitor,
+        )
+    }
+}
+
+struct PartsVisitor;
+
+impl<'de> Visitor<'de> for PartsVisitor {
+    type Value = Parts;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
+        let mut parts = Parts {
+            metadata: ObjectMeta::default(),
+            fields: Map::new(),
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "metadata" => {
+                    parts.metadata = map.next_value::<Option<ObjectMeta>>()?.unwrap_or_default()
+                }
+                "apiVersion" | "kind" => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+                _ => {
+                    let value = map.next_value::<Value>()?;
+                    parts.fields.insert(key, value);
+                }
+            }
+        }
+        Ok(parts)
+    }
+}
+
+/// The [`VersionCodec`] of one version of a run-time kind (see the module documentation).
+pub struct UnstructuredCodec {
+    info: &'static ResourceInfo,
+    shape: &'static StructShape,
+    version: RwLock<Option<Arc<UnstructuredVersion>>>,
+}
+
+impl fmt::Debug for UnstructuredCodec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnstructuredCodec")
+            .field("info", &self.info.api_version())
+            .field("kind", &self.info.kind)
+            .field("retired", &self.version.read().unwrap_or_else(|e| e.into_inner()).is_none())
+            .finish()
+    }
+}
+
+impl UnstructuredCodec {
+    /// The codec of `version`.
+    pub fn new(version: Arc<UnstructuredVersion>) -> Self {
+        Self {
+            info: version.info,
+            shape: version.shape,
+            version: RwLock::new(Some(version)),
+        }
+    }
+
+    /// The version decoded objects are of; an error once the codec is retired.
+    pub fn version(&self) -> Result<Arc<UnstructuredVersion>, CodecError> {
+        self.version.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
+            CodecError::Conversion(format!(
+                "the definition of {} {} changed while the request was served",
+                self.info.kind,
+                self.info.api_version()
+            ))
+        })
+    }
+
+    /// Stops serving: the schema is dropped (with the last object decoded by it) and every
+    /// later decode fails.
+    pub fn retire(&self) {
+        self.version.write().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// Builds the object of decoded parts: prunes the fields the schema does not know (noting
+    /// them as unknown in the tracker) and applies the defaults.
+    fn finish(
+        &self,
+        parts: Parts,
+        mut tracker: decode::Tracker,
+    ) -> Result<DecodedObject, DecodeError> {
+        let version = self.version().map_err(|e| DecodeError {
+            path: String::new(),
+            message: e.to_string(),
+            syntax: false,
+        })?;
+        let mut object = Unstructured::new(version, parts.metadata, parts.fields);
+        if let Some(schema) = object.version.schema.clone() {
+            let mut pruned = Vec::new();
+            schema.prune(&mut object.fields, &mut pruned);
+            for path in pruned {
+                let problem = FieldProblem::Unknown(path);
+                if tracker.problems.len() < MAX_REPORTED && !tracker.problems.contains(&problem) {
+                    tracker.problems.push(problem);
+                }
+            }
+            schema.default(&mut object.fields);
+        }
+        Ok(DecodedObject {
+            object: Box::new(object),
+            tracker,
+        })
+    }
+}
+
+impl VersionCodec for UnstructuredCodec {
+    fn info(&self) -> &'static ResourceInfo {
+        self.info
+    }
+
+    fn shape(&self) -> &'static StructShape {
+        self.shape
+    }
+
+    fn metadata_field(&self) -> Option<u32> {
+        None
+    }
+
+    fn decode_json(&self, bytes: &[u8]) -> Result<DecodedObject, DecodeError> {
+        let decoded = decode::decode_json::<Parts>(bytes)?;
+        self.finish(decoded.object, decoded.tracker)
+    }
+
+    fn decode_value(&self, value: &Value) -> Result<DecodedObject, DecodeError> {
+        let decoded = decode::decode_value::<Parts>(value)?;
+        self.finish(decoded.object, decoded.tracker)
+    }
+
+    fn decode_protobuf(&self, _bytes: &[u8]) -> Result<Box<dyn Object>, CodecError> {
+        Err(CodecError::Protobuf(format!(
+            "{} has no protobuf encoding",
+            self.info.kind
+        )))
+    }
+
+    fn convert_from_hub(&self, hub: &Hub) -> Result<Box<dyn Object>, CodecError> {
+        let object = hub.downcast_ref::<Unstructured>().ok_or_else(|| {
+            CodecError::Conversion(format!(
+                "the hub object is not an object of {}",
+                self.info.kind
+            ))
+        })?;
+        Ok(Box::new(object.clone().with_version(self.version()?)))
+    }
+
+    fn new_object(&self) -> Box<dyn Object> {
+        let version = self
+            .version
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| Arc::new(UnstructuredVersion::new(self.info, None)));
+        Box::new(Unstructured::new(version, ObjectMeta::default(), Map::new()))
+    }
+}
+
+#[doc(hidden)]
+pub mod tests_support {
+    //! A resource for the examples of this module's documentation.
+    use crate::resource::{ResourceInfo, Scope};
+
+    static GADGET: ResourceInfo = ResourceInfo {
+        group: "example.dev",
+        version: "v1",
+        kind: "Gadget",
+        list_kind: "GadgetList",
+        plural: "gadgets",
+        singular: "gadget",
+        scope: Scope::Namespaced,
+        short_names: &[],
+        categories: &[],
+        verbs: &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        status_subresource: true,
+        scale: None,
+        subresources: &[],
+        printer_columns: &[],
+        field_selectors: &[],
+        storage_version: true,
+        strategic_merge_patch: false,
+        allow_unconditional_update: false,
+        allow_create_on_update: false,
+        tracks_generation: true,
+        create_only: false,
+        proto_package: "",
+        name_format: "dns1123-subdomain",
+    };
+
+    /// A namespaced `example.dev/v1` `Gadget` with a status subresource.
+    pub fn widget_info() -> &'static ResourceInfo {
+        &GADGET
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct KeepSpec;
+
+    impl UnstructuredSchema for KeepSpec {
+        fn prune(&self, fields: &mut Map<String, Value>, pruned: &mut Vec<String>) {
+            fields.retain(|k, _| {
+                let keep = k == "spec" || k == "status";
+                if !keep {
+                    pruned.push(k.clone());
+                }
+                keep
+            });
+        }
+
+        fn default(&self, fields: &mut Map<String, Value>) {
+            if let Some(Value::Object(spec)) = fields.get_mut("spec") {
+                spec.entry("size").or_insert(Value::from(1));
+            }
+        }
+
+        fn validate(&self, object: &Unstructured) -> Vec<FieldError> {
+            match object.fields().get("spec").and_then(|s| s.get("size")) {
+                Some(Value::Number(n)) if n.as_i64().is_some_and(|n| n < 0) => {
+                    vec![FieldError::invalid(
+                        "spec.size",
+                        &Value::Number(n.clone()),
+                        "should be greater than or equal to 0",
+                    )]
+                }
+                _ => Vec::new(),
+            }
+        }
+
+        fn validate_update(&self, object: &Unstructured, _old: &Unstructured) -> Vec<FieldError> {
+            self.validate(object)
+        }
+    }
+
+    fn codec(schema: bool) -> UnstructuredCodec {
+        let schema: Option<Arc<dyn UnstructuredSchema>> =
+            schema.then(|| Arc::new(KeepSpec) as Arc<dyn UnstructuredSchema>);
+        UnstructuredCodec::new(Arc::new(UnstructuredVersion::new(
+            tests_support::widget_info(),
+            schema,
+        )))
+    }
+
+    #[test]
+    fn decodes_prunes_and_defaults() {
+        let decoded = codec(true)
+            .decode_json(
+                br#"{"apiVersion":"example.dev/v1","kind":"Gadget","metadata":{"name":"a","bogus":1},"spec":{},"extra":true}"#,
+            )
+            .unwrap();
+        assert_eq!(decoded.tracker.api_version.as_deref(), Some("example.dev/v1"));
+        assert_eq!(decoded.tracker.kind.as_deref(), Some("Gadget"));
+        assert_eq!(
+            decoded.tracker.unknown_fields(),
+            vec!["metadata.bogus", "extra"]
+        );
+        assert_eq!(
+            String::from_utf8(decoded.object.to_json().unwrap()).unwrap(),
+            r#"{"apiVersion":"example.dev/v1","kind":"Gadget","metadata":{"name":"a"},"spec":{"size":1}}"#
+        );
+    }
+
+    #[test]
+    fn duplicates_are_reported_and_the_last_wins() {
+        let decoded = codec(false)
+            .decode_json(br#"{"metadata":{"name":"a"},"spec":{"x":1,"x":2}}"#)
+            .unwrap();
+        assert_eq!(decoded.tracker.duplicate_fields(), vec!["spec.x"]);
+        assert_eq!(
+            decoded.object.to_value().unwrap()["spec"]["x"],
+            Value::from(2)
+        );
+    }
+
+    #[test]
+    fn bad_metadata_names_its_path() {
+        let err = codec(false)
+            .decode_json(br#"{"metadata":{"labels":[]}}"#)
+            .unwrap_err();
+        assert_eq!(err.path, "metadata.labels");
+    }
+
+    #[test]
+    fn status_is_apart_from_the_spec() {
+        let c = codec(false);
+        let a = c
+            .decode_json(br#"{"spec":{"x":1},"status":{"y":1}}"#)
+            .unwrap()
+            .object;
+        let mut b = c
+            .decode_json(br#"{"spec":{"x":1},"status":{"y":2}}"#)
+            .unwrap()
+            .object;
+        assert!(a.spec_eq(&*b));
+        assert!(!a.eq_object(&*b));
+        b.copy_status(&*a);
+        assert!(a.eq_object(&*b));
+        b.reset_status();
+        assert_eq!(b.to_value().unwrap().get("status"), None);
+    }
+
+    #[test]
+    fn validation_comes_from_the_schema() {
+        let object = codec(true)
+            .decode_json(br#"{"spec":{"size":-1}}"#)
+            .unwrap()
+            .object;
+        let errors = object.validate();
+        assert_eq!(
+            errors[0].to_string(),
+            "spec.size: Invalid value: -1: should be greater than or equal to 0"
+        );
+    }
+
+    #[test]
+    fn a_retired_codec_refuses_to_decode() {
+        let c = codec(true);
+        let object = c.decode_json(br#"{"spec":{}}"#).unwrap().object;
+        c.retire();
+        assert!(c.decode_json(br#"{"spec":{}}"#).is_err());
+        // Objects decoded before keep their schema.
+        assert_eq!(object.to_value().unwrap()["spec"]["size"], Value::from(1));
+        assert!(c.convert_from_hub(&object.to_hub()).is_err());
+    }
+
+    #[test]
+    fn protobuf_is_refused() {
+        let c = codec(false);
+        let object = c.new_object();
+        assert!(matches!(
+            object.write_protobuf(&mut Vec::new()),
+            Err(CodecError::Protobuf(_))
+        ));
+        assert!(c.decode_protobuf(b"").is_err());
+    }
+}
