@@ -147,6 +147,41 @@ async fn a_dropped_watcher_of_an_idle_resource_is_not_counted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_cache_ends_its_watches_and_takes_no_new_ones() {
+    let fixture = Fixture::new();
+    let (cacher, keys) = fixture.cacher("widgets", |_| {}).await;
+    let start = cacher.current_resource_version().await.expect("rv");
+    let mut open = cacher
+        .watch(keys.resource_prefix(), watch_from(start))
+        .await
+        .expect("watch");
+    create(&cacher, &keys, "a").await;
+    assert!(matches!(
+        tokio::time::timeout(Duration::from_secs(5), open.next()).await,
+        Ok(Some(WatchEvent::Added(_)))
+    ));
+    cacher.stop();
+    let end = tokio::time::timeout(Duration::from_secs(5), open.next()).await;
+    assert!(matches!(end, Ok(None)), "the open watch ends: {end:?}");
+    assert_eq!(cacher.watcher_count(), 0);
+    let mut late = cacher
+        .watch(keys.resource_prefix(), watch_from(start))
+        .await
+        .expect("watch");
+    // The late watch replays what the cache holds, then ends instead of waiting.
+    let mut events = 0;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), late.next()).await {
+            Ok(Some(_)) => events += 1,
+            Ok(None) => break,
+            Err(_) => panic!("a watch of a stopped cache must end"),
+        }
+    }
+    assert!(events <= 1);
+    assert_eq!(cacher.watcher_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_event_is_encoded_once_per_encoding() {
     let fixture = Fixture::new();
     let (cacher, keys) = fixture.cacher("widgets", |_| {}).await;

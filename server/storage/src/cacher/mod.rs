@@ -109,6 +109,8 @@ pub(crate) struct Shared {
     consistent: Arc<RevisionBatcher>,
     /// Incremented with every change to the cached objects ([`Cacher::changes`]).
     changes: Arc<AtomicU64>,
+    /// Set by [`Cacher::stop`]: no watcher is added any more.
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -133,7 +135,7 @@ impl Drop for TaskGuard {
 #[derive(Clone)]
 pub struct Cacher {
     shared: Arc<Shared>,
-    _task: Arc<TaskGuard>,
+    task: Arc<TaskGuard>,
 }
 
 impl std::fmt::Debug for Cacher {
@@ -177,12 +179,23 @@ impl Cacher {
             watchers: Mutex::new(Vec::new()),
             revision,
             changes: Arc::default(),
+            stopped: Default::default(),
         });
         let task = tokio::spawn(reflector::run(Arc::clone(&shared)));
         Self {
             shared,
-            _task: Arc::new(TaskGuard(task)),
+            task: Arc::new(TaskGuard(task)),
         }
+    }
+
+    /// Stops the cache before its last clone is dropped: its upstream watch ends and every
+    /// open watch it serves ends (the stream closes, so clients watch again), as kube-apiserver
+    /// ends the watches of a custom resource whose definition changed or went away.
+    pub fn stop(&self) {
+        self.task.0.abort();
+        let mut watchers = self.shared.watchers.lock();
+        self.shared.stopped.store(true, Ordering::Release);
+        watchers.clear();
     }
 
     /// The storage underneath.
@@ -424,7 +437,12 @@ impl Cacher {
             }
         }
         let (entry, stream) = new_watcher(filter, backlog, self.shared.config.watcher_buffer);
-        self.shared.watchers.lock().push(entry);
+        // A stopped cache drops the watcher at once, which ends its stream after the backlog.
+        let mut watchers = self.shared.watchers.lock();
+        if !self.shared.stopped.load(Ordering::Acquire) {
+            watchers.push(entry);
+        }
+        drop(watchers);
         drop(state);
         Ok(stream)
     }
