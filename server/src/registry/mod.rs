@@ -157,17 +157,69 @@ impl Registry {
             .collect()
     }
 
-    /// The store of a kind.
+    /// The store of a kind. A kind defined at run time is served by the store
+    /// [`Registry::install_store`] made for that definition: a request that still holds an
+    /// earlier definition of the resource is refused with 503 (clients retry) rather than served
+    /// by the store of another definition.
     pub fn store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
         let info = kind.storage_info();
         let id = (info.group, info.plural);
         if let Some(s) = self.stores.read().get(&id) {
-            return Ok(s.clone());
+            return Self::same_definition(s, kind);
         }
         let mut stores = self.stores.write();
         if let Some(s) = stores.get(&id) {
-            return Ok(s.clone());
+            return Self::same_definition(s, kind);
         }
+        let store = self.new_store(kind)?;
+        stores.insert(id, store.clone());
+        Ok(store)
+    }
+
+    fn same_definition(store: &Arc<Store>, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
+        if std::ptr::eq(store.kind(), kind) {
+            Ok(store.clone())
+        } else {
+            Err(ApiError::service_unavailable(format!(
+                "the definition of {} changed while the request was served",
+                store.resource()
+            )))
+        }
+    }
+
+    /// Creates the store and watch cache of a kind defined at run time (a custom resource's),
+    /// replacing the store of an earlier definition of the same group and resource, whose watch
+    /// cache stops: its open watches end and clients watch again, as kube-apiserver does when a
+    /// CustomResourceDefinition changes. Objects in storage are kept.
+    pub fn install_store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
+        let info = kind.storage_info();
+        let store = self.new_store(kind)?;
+        let old = self
+            .stores
+            .write()
+            .insert((info.group, info.plural), store.clone());
+        if let Some(cacher) = old.as_ref().and_then(|s| s.cacher()) {
+            cacher.stop();
+        }
+        Ok(store)
+    }
+
+    /// Removes the store of a kind defined at run time whose definition went away; its watch
+    /// cache stops (its watches end). Objects in storage are kept.
+    pub fn remove_store(&self, group: &str, resource: &str) -> Option<Arc<Store>> {
+        let mut stores = self.stores.write();
+        let id = *stores
+            .keys()
+            .find(|(g, r)| *g == group && *r == resource)?;
+        let store = stores.remove(&id)?;
+        if let Some(cacher) = store.cacher() {
+            cacher.stop();
+        }
+        Some(store)
+    }
+
+    fn new_store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
+        let info = kind.storage_info();
         let keys =
             ResourceKeys::new(&self.prefix, info.group, info.plural).map_err(ApiError::internal)?;
         let codec = Arc::new(StoredObjectCodec::new(kind));
@@ -183,13 +235,11 @@ impl Registry {
             Arc::new(backing),
             CacherConfig::new(keys.resource_prefix(), codec.clone()),
         );
-        let store = Arc::new(
+        Ok(Arc::new(
             Store::new(kind, Arc::new(cacher.clone()), keys)
                 .with_media_type(self.media_type)
                 .with_cacher(cacher),
-        );
-        stores.insert(id, store.clone());
-        Ok(store)
+        ))
     }
 }
 
