@@ -23,6 +23,7 @@ pub mod pki;
 pub mod registry;
 pub mod request_info;
 pub mod request_target;
+pub mod runtime_kinds;
 pub mod table;
 
 pub use builder::Server;
