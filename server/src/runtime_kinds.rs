@@ -19,12 +19,14 @@
 //! # async fn example(server: &mut server::genericserver::GenericServer) {
 //! let kinds = Arc::new(RuntimeKinds::new(server.api().clone()));
 //! server.add_delegate(kinds.clone());
+//! server.add_kind_source(kinds.clone());
 //! // Later, when a definition is accepted:
 //! kinds.serve(kind()).unwrap();
 //! # }
 //! ```
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use apimachinery::ResourceInfo;
@@ -37,6 +39,7 @@ use rustc_hash::FxHashMap;
 
 use crate::endpoints::{self, ApiContext};
 use crate::genericserver::director::{Delegate, DelegateFuture};
+use crate::genericserver::discovery::{KindSource, ServedKind};
 use crate::registry::Store;
 use crate::request_info::RequestInfo;
 
@@ -86,6 +89,8 @@ pub struct RuntimeKinds {
     api: Arc<ApiContext>,
     /// By group and resource (the plural).
     served: RwLock<FxHashMap<(String, String), Served>>,
+    /// Moves with every change of what is served (discovery is built again).
+    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for RuntimeKinds {
@@ -102,6 +107,7 @@ impl RuntimeKinds {
         Self {
             api,
             served: RwLock::new(FxHashMap::default()),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -118,6 +124,7 @@ impl RuntimeKinds {
                 terminating: false,
             },
         );
+        self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(store)
     }
 
@@ -130,6 +137,7 @@ impl RuntimeKinds {
             .get_mut(&(group.to_string(), resource.to_string()))
         {
             served.terminating = true;
+            self.generation.fetch_add(1, Ordering::AcqRel);
         }
     }
 
@@ -141,6 +149,7 @@ impl RuntimeKinds {
             .write()
             .remove(&(group.to_string(), resource.to_string()))?;
         self.api.registry.remove_store(group, resource);
+        self.generation.fetch_add(1, Ordering::AcqRel);
         Some(served.kind)
     }
 
@@ -169,6 +178,32 @@ impl RuntimeKinds {
             .cloned()?;
         let version = served.kind.info(&info.api_version)?;
         Some((served, version))
+    }
+}
+
+/// The verbs discovery lists for a terminating kind.
+const TERMINATING_VERBS: [&str; 5] = ["delete", "deletecollection", "get", "list", "watch"];
+
+impl KindSource for RuntimeKinds {
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn served_kinds(&self) -> Vec<ServedKind> {
+        let mut kinds: Vec<ServedKind> = self
+            .served
+            .read()
+            .values()
+            .map(|s| ServedKind {
+                kind: s.kind,
+                verbs: s.terminating.then(|| TERMINATING_VERBS.to_vec()),
+            })
+            .collect();
+        kinds.sort_by_key(|k| {
+            let info = k.kind.storage_info();
+            (info.group, info.plural)
+        });
+        kinds
     }
 }
 

@@ -33,11 +33,11 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use std::sync::RwLock;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::RwLock;
 
 use super::decode::{self, DecodeError, FieldProblem, MAX_REPORTED};
 use super::kind::{DecodedObject, VersionCodec};
@@ -412,7 +412,14 @@ impl fmt::Debug for UnstructuredCodec {
         f.debug_struct("UnstructuredCodec")
             .field("info", &self.info.api_version())
             .field("kind", &self.info.kind)
-            .field("retired", &self.version.read().unwrap_or_else(|e| e.into_inner()).is_none())
+            .field(
+                "retired",
+                &self
+                    .version
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .is_none(),
+            )
             .finish()
     }
 }
@@ -429,19 +436,26 @@ impl UnstructuredCodec {
 
     /// The version decoded objects are of; an error once the codec is retired.
     pub fn version(&self) -> Result<Arc<UnstructuredVersion>, CodecError> {
-        self.version.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
-            CodecError::Conversion(format!(
-                "the definition of {} {} changed while the request was served",
-                self.info.kind,
-                self.info.api_version()
-            ))
-        })
+        self.version
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(|| {
+                CodecError::Conversion(format!(
+                    "the definition of {} {} changed while the request was served",
+                    self.info.kind,
+                    self.info.api_version()
+                ))
+            })
     }
 
     /// Stops serving: the schema is dropped (with the last object decoded by it) and every
     /// later decode fails.
     pub fn retire(&self) {
-        self.version.write().unwrap_or_else(|e| e.into_inner()).take();
+        self.version
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 
     /// Builds the object of decoded parts: prunes the fields the schema does not know (noting
@@ -522,7 +536,11 @@ impl VersionCodec for UnstructuredCodec {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
             .unwrap_or_else(|| Arc::new(UnstructuredVersion::new(self.info, None)));
-        Box::new(Unstructured::new(version, ObjectMeta::default(), Map::new()))
+        Box::new(Unstructured::new(
+            version,
+            ObjectMeta::default(),
+            Map::new(),
+        ))
     }
 }
 
@@ -630,7 +648,10 @@ mod tests {
                 br#"{"apiVersion":"example.dev/v1","kind":"Gadget","metadata":{"name":"a","bogus":1},"spec":{},"extra":true}"#,
             )
             .unwrap();
-        assert_eq!(decoded.tracker.api_version.as_deref(), Some("example.dev/v1"));
+        assert_eq!(
+            decoded.tracker.api_version.as_deref(),
+            Some("example.dev/v1")
+        );
         assert_eq!(decoded.tracker.kind.as_deref(), Some("Gadget"));
         assert_eq!(
             decoded.tracker.unknown_fields(),

@@ -145,6 +145,7 @@ impl server::ApiGroups for Extensions {
     fn install(&self, server: &mut GenericServer) {
         let kinds = Arc::new(RuntimeKinds::new(server.api().clone()));
         server.add_delegate(kinds.clone());
+        server.add_kind_source(kinds.clone());
         let _ = self.0.set(kinds);
     }
 }
@@ -215,7 +216,46 @@ async fn kinds_defined_at_run_time_are_served_behind_the_main_server() {
     let (status, _) = reply(c.get(url(GADGETS)).send().await.expect("list")).await;
     assert_eq!(status, 404, "not served before it is defined");
 
+    let (_, groups) = reply(c.get(url("/apis")).send().await.expect("discovery")).await;
+    assert!(
+        !groups.to_string().contains("example.dev"),
+        "not discovered before it is defined: {groups}"
+    );
     kinds.serve(gadget_kind("Size")).expect("serve");
+    let (_, groups) = reply(c.get(url("/apis")).send().await.expect("discovery")).await;
+    assert!(
+        groups["groups"]
+            .as_array()
+            .is_some_and(|g| g.iter().any(|g| g["name"] == "example.dev")),
+        "{groups}"
+    );
+    let (status, resources) = reply(
+        c.get(url("/apis/example.dev/v1"))
+            .send()
+            .await
+            .expect("discovery"),
+    )
+    .await;
+    assert_eq!(status, 200, "{resources}");
+    assert_eq!(resources["resources"][0]["name"], "gadgets", "{resources}");
+    assert_eq!(resources["resources"][1]["name"], "gadgets/status");
+    let (_, aggregated) = reply(
+        c.get(url("/apis"))
+            .header(
+                "Accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+            )
+            .send()
+            .await
+            .expect("discovery"),
+    )
+    .await;
+    assert!(
+        aggregated["items"]
+            .as_array()
+            .is_some_and(|g| g.iter().any(|g| g["metadata"]["name"] == "example.dev")),
+        "{aggregated}"
+    );
     let (status, created) = reply(
         c.post(url(GADGETS))
             .json(&gadget("a", json!({})))
@@ -383,6 +423,17 @@ async fn kinds_defined_at_run_time_are_served_behind_the_main_server() {
     )
     .await;
     assert_eq!(status, 200);
+    let (_, resources) = reply(
+        c.get(url("/apis/example.dev/v1"))
+            .send()
+            .await
+            .expect("discovery"),
+    )
+    .await;
+    assert_eq!(
+        resources["resources"][0]["verbs"],
+        json!(["delete", "deletecollection", "get", "list", "watch"])
+    );
 
     // Withdrawn: 404 again.
     assert!(kinds.withdraw("example.dev", "gadgets").is_some());
@@ -394,6 +445,14 @@ async fn kinds_defined_at_run_time_are_served_behind_the_main_server() {
     )
     .await;
     assert_eq!(status, 404);
+    let (status, _) = reply(
+        c.get(url("/apis/example.dev/v1"))
+            .send()
+            .await
+            .expect("discovery"),
+    )
+    .await;
+    assert_eq!(status, 404, "no longer discovered");
 
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), running).await;

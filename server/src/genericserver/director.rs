@@ -14,7 +14,7 @@ use apimachinery::status::ApiError;
 use axum::body::Body;
 use http::{HeaderValue, Request, Response, header};
 
-use super::discovery::Discovery;
+use super::discovery::LiveDiscovery;
 use super::health::{self, HealthCheck};
 use super::metrics::Metrics;
 use super::openapi::OpenApi;
@@ -62,7 +62,7 @@ pub struct Director {
     /// Served group versions.
     pub runtime: RuntimeConfig,
     /// Discovery documents.
-    pub discovery: Discovery,
+    pub discovery: LiveDiscovery,
     /// OpenAPI documents.
     pub openapi: OpenApi,
     /// `/version`.

@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use apimachinery::runtime::Kind;
 use apimachinery::{ResourceInfo, Scheme};
@@ -14,6 +15,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::runtime_config::RuntimeConfig;
+use crate::registry::Registry;
+use parking_lot::RwLock;
 
 /// The media type of aggregated discovery v2.
 pub const AGGREGATED_V2: &str =
@@ -86,6 +89,99 @@ impl Document {
         let body = serde_json::to_vec(value).unwrap_or_default();
         let etag = format!("\"{}\"", hex::encode(Sha256::digest(&body)));
         Self { body, etag }
+    }
+}
+
+/// A kind defined at run time, as discovery lists it.
+#[derive(Clone, Debug)]
+pub struct ServedKind {
+    /// The kind.
+    pub kind: &'static Kind,
+    /// The verbs served when they are not the kind's own (a terminating custom resource
+    /// serves only `delete`, `deletecollection`, `get`, `list` and `watch`).
+    pub verbs: Option<Vec<&'static str>>,
+}
+
+/// Kinds defined while the server runs (such as `crate::runtime_kinds::RuntimeKinds`), which
+/// discovery lists beside the scheme's: the documents are built again on the first discovery
+/// request after the source's generation moves.
+pub trait KindSource: Send + Sync + 'static {
+    /// A number that increases whenever the kinds served change.
+    fn generation(&self) -> u64;
+
+    /// The kinds served now.
+    fn served_kinds(&self) -> Vec<ServedKind>;
+}
+
+/// The server's discovery documents, kept current with its [`KindSource`]s.
+pub struct LiveDiscovery {
+    scheme: Arc<Scheme>,
+    runtime: RuntimeConfig,
+    server_address: String,
+    registry: Arc<Registry>,
+    sources: Vec<Arc<dyn KindSource>>,
+    /// The documents and the sum of the sources' generations they were built at.
+    current: RwLock<(u64, Arc<Discovery>)>,
+}
+
+impl LiveDiscovery {
+    /// The documents of the scheme's kinds (see [`Discovery::new`]) and of the sources'.
+    pub fn new(
+        scheme: Arc<Scheme>,
+        runtime: RuntimeConfig,
+        server_address: String,
+        registry: Arc<Registry>,
+        sources: Vec<Arc<dyn KindSource>>,
+    ) -> Self {
+        let live = Self {
+            scheme,
+            runtime,
+            server_address,
+            registry,
+            sources,
+            current: RwLock::new((0, Arc::new(Discovery::empty()))),
+        };
+        let generation = live.generation();
+        *live.current.write() = (generation, Arc::new(live.build()));
+        live
+    }
+
+    fn generation(&self) -> u64 {
+        self.sources.iter().map(|s| s.generation()).sum()
+    }
+
+    fn build(&self) -> Discovery {
+        let runtime_kinds: Vec<ServedKind> =
+            self.sources.iter().flat_map(|s| s.served_kinds()).collect();
+        Discovery::with_runtime_kinds(
+            &self.scheme,
+            &runtime_kinds,
+            &self.runtime,
+            &self.server_address,
+            &|kind, r| self.registry.custom_verbs(kind, r.verbs),
+        )
+    }
+
+    /// The current documents (built again if a source changed since).
+    pub fn current(&self) -> Arc<Discovery> {
+        let generation = self.generation();
+        {
+            let current = self.current.read();
+            if current.0 == generation {
+                return current.1.clone();
+            }
+        }
+        let built = Arc::new(self.build());
+        let mut current = self.current.write();
+        if current.0 < generation {
+            *current = (generation, built.clone());
+        }
+        current.1.clone()
+    }
+
+    /// Serves a discovery path (see [`Discovery::serve`]).
+    pub fn serve(&self, path: &str, headers: &HeaderMap) -> Option<Response<Body>> {
+        self.current().serve(path, headers)
     }
 }
 
@@ -250,14 +346,41 @@ impl Discovery {
         server_address: &str,
         verbs_of: &VerbsOf<'_>,
     ) -> Self {
+        Self::with_runtime_kinds(scheme, &[], runtime, server_address, verbs_of)
+    }
+
+    /// [`Discovery::new`] with the kinds defined at run time (a [`KindSource`]'s) after the
+    /// scheme's, each with the verbs it serves when they are not its own.
+    pub fn with_runtime_kinds(
+        scheme: &Scheme,
+        runtime_kinds: &[ServedKind],
+        runtime: &RuntimeConfig,
+        server_address: &str,
+        verbs_of: &VerbsOf<'_>,
+    ) -> Self {
+        let mut names: Vec<String> = scheme.groups().to_vec();
+        let mut extra: Vec<String> = runtime_kinds
+            .iter()
+            .map(|k| k.kind.storage_info().group.to_string())
+            .filter(|g| !names.contains(g))
+            .collect();
+        extra.sort();
+        extra.dedup();
+        names.extend(extra);
+        let kinds: Vec<(&Kind, Option<&[&'static str]>)> = scheme
+            .kinds()
+            .iter()
+            .map(|k| (*k, None))
+            .chain(runtime_kinds.iter().map(|k| (k.kind, k.verbs.as_deref())))
+            .collect();
         let mut groups: Vec<Group> = Vec::new();
-        for group in scheme.groups() {
+        for group in &names {
             let mut g = Group {
                 name: group.clone(),
                 versions: Vec::new(),
                 resources: BTreeMap::new(),
             };
-            for kind in scheme.kinds() {
+            for (kind, verbs) in &kinds {
                 let storage = kind.storage_info().clone();
                 for r in kind.versions() {
                     if r.group != group.as_str() || !runtime.enabled(r.group, r.version) {
@@ -266,10 +389,14 @@ impl Discovery {
                     if !g.versions.iter().any(|v| v == r.version) {
                         g.versions.push(r.version.to_string());
                     }
+                    let verbs = match verbs {
+                        Some(verbs) => verbs.to_vec(),
+                        None => verbs_of(kind, r).unwrap_or_else(|| r.verbs.to_vec()),
+                    };
                     g.resources.entry(r.version.to_string()).or_default().push((
                         r.clone(),
                         storage.clone(),
-                        verbs_of(kind, r).unwrap_or_else(|| r.verbs.to_vec()),
+                        verbs,
                     ));
                 }
             }
@@ -316,6 +443,18 @@ impl Discovery {
             resource_lists,
             aggregated_api: agg(&core),
             aggregated_apis: agg(&named),
+        }
+    }
+
+    fn empty() -> Self {
+        let empty = Document::new(&Value::Null);
+        Self {
+            api_versions: empty.clone(),
+            api_group_list: empty.clone(),
+            groups: BTreeMap::new(),
+            resource_lists: BTreeMap::new(),
+            aggregated_api: [empty.clone(), empty.clone()],
+            aggregated_apis: [empty.clone(), empty],
         }
     }
 

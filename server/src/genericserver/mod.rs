@@ -279,6 +279,7 @@ pub struct GenericServer {
     pre_shutdown: Vec<PreShutdownHook>,
     checks: Vec<HealthCheck>,
     delegates: Vec<Arc<dyn Delegate>>,
+    kind_sources: Vec<Arc<dyn discovery::KindSource>>,
     metrics: Vec<metrics::MetricsFn>,
 }
 
@@ -337,6 +338,7 @@ impl CompletedConfig {
             pre_shutdown: Vec::new(),
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
+            kind_sources: Vec::new(),
             metrics: Vec::new(),
         };
         // Every served kind's store and watch cache starts now; readiness waits for the caches.
@@ -426,6 +428,12 @@ impl GenericServer {
         self.delegates.push(delegate);
     }
 
+    /// Lists the kinds `source` defines at run time in discovery, beside the scheme's (its
+    /// requests reach it as a delegate, [`GenericServer::add_delegate`]).
+    pub fn add_kind_source(&mut self, source: Arc<dyn discovery::KindSource>) {
+        self.kind_sources.push(source);
+    }
+
     /// Builds the handler (director + filter chain) and binds the listener.
     pub async fn prepare_run(self) -> Result<PreparedServer, ServerError> {
         let c = &self.config.config;
@@ -512,11 +520,12 @@ impl GenericServer {
             scheme: Arc::clone(&c.scheme),
             api: Arc::clone(&self.api),
             runtime: c.runtime_config.clone(),
-            discovery: discovery::Discovery::new(
-                &c.scheme,
-                &c.runtime_config,
-                &address,
-                &|kind, r| self.api.registry.custom_verbs(kind, r.verbs),
+            discovery: discovery::LiveDiscovery::new(
+                Arc::clone(&c.scheme),
+                c.runtime_config.clone(),
+                address.clone(),
+                Arc::clone(&self.api.registry),
+                self.kind_sources.clone(),
             ),
             openapi: openapi::OpenApi::new(
                 &c.scheme,

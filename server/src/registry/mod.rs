@@ -208,9 +208,7 @@ impl Registry {
     /// cache stops (its watches end). Objects in storage are kept.
     pub fn remove_store(&self, group: &str, resource: &str) -> Option<Arc<Store>> {
         let mut stores = self.stores.write();
-        let id = *stores
-            .keys()
-            .find(|(g, r)| *g == group && *r == resource)?;
+        let id = *stores.keys().find(|(g, r)| *g == group && *r == resource)?;
         let store = stores.remove(&id)?;
         if let Some(cacher) = store.cacher() {
             cacher.stop();
