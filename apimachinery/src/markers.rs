@@ -172,6 +172,22 @@ serialized!(
     crate::meta::FieldsV1
 );
 
+/// A boxed value reads as the value it holds.
+impl<T: MarkerValue> MarkerValue for Box<T> {
+    fn as_number(&self) -> Option<f64> {
+        (**self).as_number()
+    }
+    fn as_text(&self) -> Option<&str> {
+        (**self).as_text()
+    }
+    fn is_missing(&self) -> bool {
+        (**self).is_missing()
+    }
+    fn to_json(&self) -> Value {
+        (**self).to_json()
+    }
+}
+
 impl<T: MarkerValue> MarkerValue for Option<T> {
     fn as_number(&self) -> Option<f64> {
         self.as_ref().and_then(T::as_number)
@@ -642,6 +658,16 @@ leaves!(
     crate::meta::Duration,
     crate::meta::FieldsV1,
 );
+
+/// A boxed value (a struct that contains itself) is checked as the value it holds.
+impl<T: Validate> Validate for Box<T> {
+    fn validate(&self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        (**self).validate(path, errors);
+    }
+    fn validate_update(&self, old: &Self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+        (**self).validate_update(old, path, errors);
+    }
+}
 
 impl<T: Validate> Validate for Option<T> {
     fn validate(&self, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {

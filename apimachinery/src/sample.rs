@@ -121,6 +121,14 @@ impl<T: Sample> Sample for Option<T> {
     }
 }
 
+/// A boxed value (a struct that contains itself) samples the value it holds; the nesting
+/// guard of its `Option` or `Vec` ends the recursion.
+impl<T: Sample> Sample for Box<T> {
+    fn sample(s: &mut Sampler) -> Self {
+        Box::new(T::sample(s))
+    }
+}
+
 impl<T: Sample> Sample for Vec<T> {
     fn sample(s: &mut Sampler) -> Self {
         if s.too_deep() {

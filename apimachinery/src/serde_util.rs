@@ -47,3 +47,34 @@ where
         _ => Ok(default()),
     }
 }
+
+/// A `float64` as Go's `encoding/json` writes it: a whole number without a fraction (`1`, not
+/// `1.0`), so that a `minimum: 0` read from JSON is written back as `0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GoFloat(pub f64);
+
+impl serde::Serialize for GoFloat {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        // Whole numbers within i64's range print as integers, as Go prints them (Go switches
+        // to exponent form only from 1e21).
+        if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e18 {
+            serializer.serialize_i64(v as i64)
+        } else {
+            serializer.serialize_f64(v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GoFloat;
+
+    #[test]
+    fn go_float_writes_whole_numbers_without_a_fraction() {
+        assert_eq!(serde_json::to_string(&GoFloat(0.0)).unwrap(), "0");
+        assert_eq!(serde_json::to_string(&GoFloat(-3.0)).unwrap(), "-3");
+        assert_eq!(serde_json::to_string(&GoFloat(1.5)).unwrap(), "1.5");
+        assert_eq!(serde_json::to_string(&GoFloat(0.1)).unwrap(), "0.1");
+    }
+}

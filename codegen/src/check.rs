@@ -476,6 +476,21 @@ fn check_field(
         .map(|sv| sv.structs.iter().map(|s| s.name.as_str()).collect())
         .unwrap_or_default();
     check_type_refs(&f.ty, f, names, &shared_names, diags);
+    if f.json_inline
+        && let TypeRef::Struct(n) = &f.ty
+        && v.struct_named(n).is_some_and(|st| st.json_custom)
+    {
+        diags.push(
+            f.loc.clone(),
+            format!("`{n}` writes its own JSON (`#[json(custom)]`), which is not an object of fields to inline: remove `#[json(inline)]`"),
+        );
+    }
+    if f.boxed && f.default.is_some() {
+        diags.push(
+            f.loc.clone(),
+            "a boxed field (`Box<T>`) takes no `#[default]`: default the fields of its struct instead",
+        );
+    }
     if f.proto_by_value
         && !matches!(&f.ty, TypeRef::Option(inner) if matches!(inner.as_ref(),
             TypeRef::String | TypeRef::Bool | TypeRef::I32 | TypeRef::I64 | TypeRef::F64

@@ -304,6 +304,12 @@ pub struct StructModel {
     /// own group but is sent as an object (meta's `Status`, which Kubernetes documents as
     /// `v1` `Status`): its OpenAPI `x-kubernetes-group-version-kind`.
     pub gvk: Option<GvkMarker>,
+    /// `#[json(custom)]`: the struct's JSON encoding is written by hand in the group's
+    /// `hooks.rs` (`Serialize` and `Deserialize` impls), as for Kubernetes' "either" types
+    /// (`JSONSchemaPropsOrBool`); its protobuf message, shape and Rust struct are generated, its
+    /// OpenAPI schema is its description alone (any JSON), and server-side apply treats its
+    /// values as atomic.
+    pub json_custom: bool,
     /// Where the struct is declared.
     pub loc: Loc,
 }
@@ -494,6 +500,10 @@ pub struct FieldModel {
     pub json_keep_zero: bool,
     /// `#[json(inline)]`: the struct's fields are flattened into the parent.
     pub json_inline: bool,
+    /// The field is written `Box<T>` or `Option<Box<T>>` (a struct that contains itself, such
+    /// as a JSON schema's `not`): `ty` is the type without the box, which only the Rust field
+    /// type shows.
+    pub boxed: bool,
     /// `#[default(…)]`: the JSON form of the default.
     pub default: Option<serde_json::Value>,
     /// `#[validate(…)]`.
@@ -511,6 +521,23 @@ pub struct FieldModel {
 }
 
 impl FieldModel {
+    /// The field's name in the `.proto` file: its JSON name when that is an identifier, else
+    /// the lowerCamelCase of its Rust name (`x-kubernetes-list-type` → `xKubernetesListType`,
+    /// `$ref` of a field `ref_` → `ref`), as Kubernetes' generated.proto names such fields.
+    pub fn proto_name(&self) -> String {
+        let ident = |n: &str| {
+            n.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        if ident(&self.json_name) {
+            self.json_name.clone()
+        } else {
+            crate::parse::json_name_of(&self.name)
+        }
+    }
+
     /// Whether an empty value is left out of JSON: `Option` when `None`, `Vec`/maps when empty,
     /// unless `#[json(always)]`. Scalars and structs are always emitted.
     pub fn omit_empty(&self) -> bool {

@@ -574,6 +574,23 @@ impl<T: ProtoField + Default> ProtoField for Option<T> {
     }
 }
 
+/// A boxed field (a struct that contains itself, such as a JSON schema's `not`) is encoded as
+/// the value it holds.
+impl<T: ProtoField> ProtoField for Box<T> {
+    fn encode_field(&self, field: u32, buf: &mut Vec<u8>) {
+        (**self).encode_field(field, buf);
+    }
+
+    fn merge_field_value(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        dec: &mut Decoder<'_>,
+    ) -> Result<(), ProtoError> {
+        (**self).merge_field_value(field, wire, dec)
+    }
+}
+
 impl<T: ProtoRepeated> ProtoField for Vec<T> {
     fn encode_field(&self, field: u32, buf: &mut Vec<u8>) {
         for element in self {

@@ -23,7 +23,7 @@ use syn::{Attribute, Expr, ExprLit, Lit, Meta};
 use crate::diagnostics::{Diagnostics, suggestion};
 use crate::model::Loc;
 
-pub use encoding::{JsonKeys, ProtoMarker, parse_json, parse_proto};
+pub use encoding::{JsonKeys, ProtoMarker, parse_json, parse_proto, parse_struct_json};
 pub use resource::{
     KIND_KEYS, KindKeys, parse_gvk, parse_kind, parse_print_column, parse_scale, parse_subresource,
 };
@@ -33,7 +33,7 @@ pub use schema::{
 pub use syntax::literal_json;
 
 /// Markers allowed on a struct.
-pub const STRUCT_MARKERS: [&str; 8] = [
+pub const STRUCT_MARKERS: [&str; 9] = [
     "kind",
     "scale",
     "subresource",
@@ -42,6 +42,7 @@ pub const STRUCT_MARKERS: [&str; 8] = [
     "doc",
     "map",
     "gvk",
+    "json",
 ];
 /// Markers allowed on a field.
 pub const FIELD_MARKERS: [&str; 9] = [

@@ -464,6 +464,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
     let mut rules = Vec::new();
     let mut map = None;
     let mut gvk = None;
+    let mut json_custom = false;
     for attr in &s.attrs {
         match markers::attr_name(attr).as_str() {
             "doc" => {}
@@ -477,10 +478,17 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
             "print_column" => print_columns.extend(markers::parse_print_column(cx, attr)),
             "rule" => rules.extend(markers::parse_rule(cx, attr)),
             "map" => map = markers::parse_map(cx, attr),
+            "json" => json_custom |= markers::parse_struct_json(cx, attr),
             _ => markers::unknown_marker(cx, attr, &STRUCT_MARKERS, "struct"),
         }
     }
     let loc = cx.loc(s.ident.span());
+    if json_custom && kind_span.is_some() {
+        cx.error(
+            s.ident.span(),
+            "a kind's JSON is generated: `#[json(custom)]` is for a value type whose JSON is not an object of its fields (such as a schema or a boolean)",
+        );
+    }
     let kind = match kind_span {
         Some(span) => {
             if kind_keys.scope.is_none() {
@@ -561,6 +569,7 @@ fn parse_struct(cx: &mut MarkerCx<'_>, s: &syn::ItemStruct) -> Option<StructMode
         kind,
         map,
         gvk,
+        json_custom,
         loc,
     })
 }
@@ -596,7 +605,8 @@ fn parse_field(cx: &mut MarkerCx<'_>, f: &syn::Field) -> Option<FieldModel> {
             format!("definition fields are public: write `pub {name}: …`"),
         );
     }
-    let ty = types::parse_type(cx, &f.ty);
+    let (unboxed, boxed) = types::unbox(cx, &f.ty);
+    let ty = types::parse_type(cx, &unboxed);
     let mut json = JsonKeys::default();
     let mut proto = None;
     let mut default = None;
@@ -634,6 +644,7 @@ fn parse_field(cx: &mut MarkerCx<'_>, f: &syn::Field) -> Option<FieldModel> {
         json_always: json.always,
         json_keep_zero: json.keep_zero,
         json_inline: json.inline,
+        boxed,
         default,
         validation,
         rules,

@@ -95,7 +95,7 @@ pub fn parse_type(cx: &mut MarkerCx<'_>, ty: &Type) -> Option<TypeRef> {
             if name == "Box" {
                 cx.error(
                     ty.span(),
-                    "`Box` is not needed in definitions; write the type directly",
+                    "`Box` is only for a struct that contains itself, as a whole field: `Box<T>` or `Option<Box<T>>`",
                 );
                 return None;
             }
@@ -180,4 +180,53 @@ fn parse_extern(cx: &mut MarkerCx<'_>, ty: &Type, path: &syn::Path) -> Option<Ty
         name: segments[2].ident.to_string(),
         ..ExternRef::default()
     })))
+}
+
+/// Takes the box off a field type written `Box<T>` or `Option<Box<T>>` (a struct that contains
+/// itself): returns the type without it and whether there was one. `T` must be a struct name;
+/// a box anywhere else is refused by [`parse_type`].
+pub fn unbox(cx: &mut MarkerCx<'_>, ty: &Type) -> (Type, bool) {
+    /// The single type argument of a path segment named `name`, if `ty` is one.
+    fn arg_of<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
+        let Type::Path(tp) = ty else { return None };
+        if tp.qself.is_some() || tp.path.segments.len() != 1 {
+            return None;
+        }
+        let seg = tp.path.segments.first()?;
+        if seg.ident != name {
+            return None;
+        }
+        let PathArguments::AngleBracketed(a) = &seg.arguments else {
+            return None;
+        };
+        match a.args.iter().collect::<Vec<_>>().as_slice() {
+            [GenericArgument::Type(t)] => Some(t),
+            _ => None,
+        }
+    }
+    let checked = |cx: &mut MarkerCx<'_>, inner: &Type| {
+        let is_struct = matches!(inner, Type::Path(tp) if tp.path.segments.len() == 1
+            && matches!(tp.path.segments[0].arguments, PathArguments::None)
+            && tp.path.segments[0].ident.to_string().starts_with(|c: char| c.is_ascii_uppercase())
+            && !SCALAR_TYPE_NAMES.contains(&tp.path.segments[0].ident.to_string().as_str()));
+        if !is_struct {
+            cx.error(
+                inner.span(),
+                "`Box` holds a struct of this file that contains itself, such as `Option<Box<JSONSchemaProps>>`",
+            );
+        }
+        is_struct
+    };
+    if let Some(inner) = arg_of(ty, "Box") {
+        let ok = checked(cx, inner);
+        return (inner.clone(), ok);
+    }
+    if let Some(opt) = arg_of(ty, "Option")
+        && let Some(inner) = arg_of(opt, "Box")
+    {
+        let ok = checked(cx, inner);
+        let rewritten: Type = syn::parse_quote!(Option<#inner>);
+        return (rewritten, ok);
+    }
+    (ty.clone(), false)
 }

@@ -268,6 +268,12 @@ pub fn struct_schema(dialect: Dialect, version: &VersionModel, s: &StructModel) 
     if !s.docs.is_empty() {
         schema.insert("description".into(), Value::String(description(&s.docs)));
     }
+    if s.json_custom {
+        // Its JSON is not an object of its fields (a schema or a boolean, an array of schemas,
+        // any JSON value): the schema says nothing of its shape, as Kubernetes' documents of
+        // `JSONSchemaPropsOrBool` and `JSON` do.
+        return Value::Object(schema);
+    }
     schema.insert("type".into(), Value::String("object".into()));
     let mut properties = Map::new();
     if s.kind.is_some() {

@@ -94,7 +94,7 @@ fn scalar_type(ty: &TypeRef, imports: &mut BTreeSet<String>) -> String {
 
 /// One field declaration line (without the doc comment).
 fn field_line(f: &FieldModel, number: u32, imports: &mut BTreeSet<String>) -> String {
-    let json = &f.json_name;
+    let json = &f.proto_name();
     match &f.ty {
         TypeRef::Vec(inner) => format!(
             "repeated {} {json} = {number};",

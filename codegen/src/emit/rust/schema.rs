@@ -256,9 +256,13 @@ fn scalar(t: TokenStream) -> TokenStream {
     quote!(::apimachinery::structure::Shape::Scalar(::apimachinery::structure::Scalar::#t))
 }
 
-/// The `Shape` expression of a field type.
-fn shape_of(t: &TypeRef) -> TokenStream {
+/// The `Shape` expression of a field type. A struct whose JSON is hand-written
+/// (`#[json(custom)]`) is not an object of its fields: its values are opaque (`Unknown`).
+fn shape_of(version: &VersionModel, t: &TypeRef) -> TokenStream {
     match t {
+        TypeRef::Struct(n) if version.struct_named(n).is_some_and(|s| s.json_custom) => {
+            quote!(::apimachinery::structure::Shape::Unknown)
+        }
         TypeRef::Struct(n) => {
             let s = shape_ident(n);
             quote!(::apimachinery::structure::Shape::Struct(&#s))
@@ -271,13 +275,13 @@ fn shape_of(t: &TypeRef) -> TokenStream {
             let s = super::util::extern_item(r, &shape_ident(&r.name));
             quote!(::apimachinery::structure::Shape::Struct(&#s))
         }
-        TypeRef::Option(i) => shape_of(i),
+        TypeRef::Option(i) => shape_of(version, i),
         TypeRef::Vec(i) => {
-            let items = shape_of(i);
+            let items = shape_of(version, i);
             quote!(::apimachinery::structure::Shape::List(&::apimachinery::structure::ListShape { items: #items }))
         }
         TypeRef::Map(i) => {
-            let values = shape_of(i);
+            let values = shape_of(version, i);
             quote!(::apimachinery::structure::Shape::Map(&::apimachinery::structure::MapShape { values: #values }))
         }
         TypeRef::Json | TypeRef::RawExtension | TypeRef::FieldsV1 => {
@@ -303,7 +307,7 @@ fn emit_shape(version: &VersionModel, s: &StructModel) -> TokenStream {
     let atomic = s.map.is_some_and(|m| m.type_ == MapType::Atomic);
     let fields = version.json_fields(s).into_iter().map(|f| {
         let json = &f.json_name;
-        let shape = shape_of(&f.ty);
+        let shape = shape_of(version, &f.ty);
         let list_type = f.list.as_ref().map(|l| l.type_.as_str()).unwrap_or("");
         let keys: Vec<&String> = f.list.iter().flat_map(|l| l.map_keys.iter()).collect();
         let map_type = f.map.as_ref().map(|m| m.type_.as_str()).unwrap_or("");

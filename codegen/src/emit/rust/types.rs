@@ -92,14 +92,50 @@ pub fn default_expr(t: &TypeRef, d: &serde_json::Value) -> TokenStream {
     }
 }
 
+/// The Rust type of a field: its type, with the box of a `#[boxed]` field (`Option<Box<T>>`).
+pub fn field_type(f: &FieldModel) -> TokenStream {
+    if !f.boxed {
+        return rust_type(&f.ty);
+    }
+    match &f.ty {
+        TypeRef::Option(inner) => {
+            let i = rust_type(inner);
+            quote!(::std::option::Option<::std::boxed::Box<#i>>)
+        }
+        other => {
+            let i = rust_type(other);
+            quote!(::std::boxed::Box<#i>)
+        }
+    }
+}
+
+/// Emits a struct whose JSON encoding is written by hand (`#[json(custom)]`): the struct, its
+/// `Default`, and no serde impls (the group's `hooks.rs` has them).
+fn emit_custom_struct(s: &StructModel) -> TokenStream {
+    let name = ident(&s.name);
+    let docs = doc_attrs(&s.docs);
+    let fields = s.fields.iter().map(|f| {
+        let (fname, ty, fdocs) = (ident(&f.name), field_type(f), doc_attrs(&f.docs));
+        quote! { #fdocs pub #fname: #ty, }
+    });
+    quote! {
+        #docs
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub struct #name { #(#fields)* }
+    }
+}
+
 /// Emits one struct with its derives, its `Default` and its `Serialize` impl.
 fn emit_struct(version: &VersionModel, s: &StructModel) -> TokenStream {
+    if s.json_custom {
+        return emit_custom_struct(s);
+    }
     let name = ident(&s.name);
     let docs = doc_attrs(&s.docs);
     let mut helpers = TokenStream::new();
     let fields = s.fields.iter().map(|f| {
         let fname = ident(&f.name);
-        let ty = rust_type(&f.ty);
+        let ty = field_type(f);
         let fdocs = doc_attrs(&f.docs);
         let json = &f.json_name;
         let serde_attr = if f.json_inline {
@@ -225,6 +261,9 @@ fn serialize_entry(f: &FieldModel) -> TokenStream {
     if f.json_inline {
         return quote! { self.#fname.serialize_fields(map)?; };
     }
+    if let Some(float) = serialize_float(f) {
+        return float;
+    }
     if !f.omit_empty() {
         return quote! { map.serialize_entry(#json, &self.#fname)?; };
     }
@@ -251,6 +290,34 @@ fn serialize_entry(f: &FieldModel) -> TokenStream {
         _ => quote! {
             if !self.#fname.is_empty() { map.serialize_entry(#json, &self.#fname)?; }
         },
+    }
+}
+
+/// The statement writing an `f64` field (or `Option<f64>`) as Go writes a `float64`: a whole
+/// number without a fraction (`0`, not `0.0`), so that JSON read back writes the same.
+fn serialize_float(f: &FieldModel) -> Option<TokenStream> {
+    let fname = ident(&f.name);
+    let json = &f.json_name;
+    let go = quote!(::apimachinery::serde_util::GoFloat);
+    match &f.ty {
+        TypeRef::F64 => Some(quote! { map.serialize_entry(#json, &#go(self.#fname))?; }),
+        TypeRef::Option(inner) if **inner == TypeRef::F64 => {
+            let zero_left_out = f.proto_by_value && !f.json_keep_zero;
+            Some(if !f.omit_empty() {
+                quote! { map.serialize_entry(#json, &self.#fname.map(#go))?; }
+            } else if zero_left_out {
+                quote! {
+                    if let ::std::option::Option::Some(v) = self.#fname && v != 0.0 {
+                        map.serialize_entry(#json, &#go(v))?;
+                    }
+                }
+            } else {
+                quote! {
+                    if let ::std::option::Option::Some(v) = self.#fname { map.serialize_entry(#json, &#go(v))?; }
+                }
+            })
+        }
+        _ => None,
     }
 }
 

@@ -85,3 +85,23 @@ pub fn parse_json(cx: &mut MarkerCx<'_>, attr: &Attribute, keys: &mut JsonKeys) 
         cx.syn_error(e);
     }
 }
+
+/// Parses `#[json(custom)]` on a struct (its JSON encoding is hand-written in `hooks.rs`);
+/// returns whether it parsed.
+pub fn parse_struct_json(cx: &mut MarkerCx<'_>, attr: &Attribute) -> bool {
+    const HINT: &str = "on a struct, `#[json]` takes only `custom`: `#[json(custom)]` (its `Serialize` and `Deserialize` are written in the group's hooks.rs)";
+    let parsed = attr.parse_args_with(|input: syn::parse::ParseStream<'_>| {
+        let flag: syn::Ident = input.parse()?;
+        if flag != "custom" || !input.is_empty() {
+            return Err(syn::Error::new(flag.span(), HINT));
+        }
+        Ok(())
+    });
+    match parsed {
+        Ok(()) => true,
+        Err(e) => {
+            cx.error(e.span(), HINT);
+            false
+        }
+    }
+}
