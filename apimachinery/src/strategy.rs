@@ -180,6 +180,14 @@ pub trait TableConvertor: Send + Sync {
     /// The columns (`json_path` unused).
     fn columns(&self) -> &'static [PrinterColumn];
 
+    /// The columns of a Table of objects of the version `info` describes: by default
+    /// [`TableConvertor::columns`], the same for every version (a custom resource's differ per
+    /// version).
+    fn columns_of(&self, info: &crate::ResourceInfo) -> std::borrow::Cow<'static, [PrinterColumn]> {
+        let _ = info;
+        std::borrow::Cow::Borrowed(self.columns())
+    }
+
     /// The cells of one object, one per column, with ages measured at `now`.
     fn cells(&self, object: &dyn Object, now: DateTime<Utc>) -> Vec<Value>;
 }

@@ -153,6 +153,11 @@ impl RuntimeKinds {
         Some(served.kind)
     }
 
+    /// The store of a served kind.
+    pub fn store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
+        self.api.registry.store(kind)
+    }
+
     /// The kind served for a group and resource.
     pub fn kind(&self, group: &str, resource: &str) -> Option<&'static Kind> {
         self.served

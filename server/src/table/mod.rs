@@ -108,7 +108,7 @@ pub fn table(
     let (definitions, rows) = match convertor {
         Some(c) => {
             let definitions: Vec<Value> = c
-                .columns()
+                .columns_of(info)
                 .iter()
                 .map(|c| json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}))
                 .collect();

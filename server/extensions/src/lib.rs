@@ -1,0 +1,73 @@
+//! The extension server of apiary: `apiextensions.k8s.io` CustomResourceDefinitions, whose
+//! resources are served while the server runs, behind the main server in the delegation chain
+//! (kube-apiserver's apiextensions-apiserver: main → extensions → 404).
+//!
+//! [`ApiExtensions`] is the bundle of API groups to install into a server: it registers the
+//! `CustomResourceDefinition` kind (from `apiary-apiextensions-api`), serves custom resources
+//! through [`server::runtime_kinds::RuntimeKinds`] (every verb, watch, the watch cache,
+//! discovery, status and scale subresources, Tables from the printer columns, selectable
+//! fields), and runs the CRD controller ([`controller`]) that accepts names, establishes
+//! resources and cleans up the objects of a deleted CRD.
+//!
+//! ```no_run
+//! # async fn run(options: server::ServerOptions) -> anyhow::Result<()> {
+//! server::Server::new(options)
+//!     .install(controlplane::KubernetesApis::default())
+//!     .install(apiextensions_server::ApiExtensions::default())
+//!     .run()
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod conditions;
+pub mod controller;
+pub mod definition;
+pub mod strategy;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiextensions_api::apiextensions_k8s_io::CUSTOM_RESOURCE_DEFINITION_KIND;
+use apimachinery::Scheme;
+use server::ApiGroups;
+use server::controller::Controller;
+use server::genericserver::GenericServer;
+use server::runtime_kinds::RuntimeKinds;
+
+/// How often every CRD is reconciled again even when nothing changed (names another CRD
+/// released are picked up then at the latest).
+const RESYNC: Duration = Duration::from_secs(30);
+
+/// The extension server's bundle of API groups (see the crate documentation).
+#[derive(Debug, Default)]
+pub struct ApiExtensions {
+    _private: (),
+}
+
+impl ApiGroups for ApiExtensions {
+    fn register(&self, scheme: &mut Scheme) {
+        apiextensions_api::register_all(scheme);
+    }
+
+    fn install(&self, server: &mut GenericServer) {
+        let kinds = Arc::new(RuntimeKinds::new(server.api().clone()));
+        server.add_delegate(kinds.clone());
+        server.add_kind_source(kinds.clone());
+        let crds = match server.api().store(&CUSTOM_RESOURCE_DEFINITION_KIND) {
+            Ok(store) => store,
+            Err(e) => {
+                tracing::error!(error = %e.message(), "the CustomResourceDefinition store");
+                return;
+            }
+        };
+        let reconciler = controller::CrdController::new(crds.clone(), kinds, Box::new(|_| None));
+        // One worker: names are accepted one CRD at a time, as kube-apiserver's naming
+        // controller does, so two CRDs never accept the same name.
+        server.add_controller(
+            Controller::new("customresourcedefinitions", crds, reconciler)
+                .workers(1)
+                .resync(RESYNC),
+        );
+    }
+}
