@@ -22,7 +22,7 @@ use crate::conditions::{self, ConditionState, ESTABLISHED, NAMES_ACCEPTED, TERMI
 use crate::definition::{self, SchemaOf, ServedDefinition};
 
 /// The finalizer that holds a deleted CRD until its objects are gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+pub use apiextensions_api::apiextensions_k8s_io::strategy::CUSTOM_RESOURCE_CLEANUP_FINALIZER as CLEANUP_FINALIZER;
 
 /// How long a replaced definition's codecs keep decoding for requests already in flight.
 const RETIRE_AFTER: Duration = Duration::from_secs(120);
@@ -56,10 +56,21 @@ impl CrdController {
     }
 
     /// Writes the status of `crd` through `/status` with `change` applied (to the latest
-    /// object); a CRD gone meanwhile is no error.
+    /// object).
     async fn write_status(
         &self,
         crd: &CustomResourceDefinition,
+        change: impl Fn(&mut CustomResourceDefinition) + Send + Sync,
+    ) -> Result<(), ApiError> {
+        self.write(crd, "status", change).await
+    }
+
+    /// Writes `crd` through `subresource` (empty: the main resource) with `change` applied
+    /// to the latest object; a CRD gone meanwhile is no error.
+    async fn write(
+        &self,
+        crd: &CustomResourceDefinition,
+        subresource: &str,
         change: impl Fn(&mut CustomResourceDefinition) + Send + Sync,
     ) -> Result<(), ApiError> {
         let write = Mutate(move |o: &mut dyn Object| {
@@ -68,7 +79,7 @@ impl CrdController {
             }
         });
         let options = UpdateOptions {
-            subresource: "status",
+            subresource,
             force_allow_create: false,
             dry_run: false,
         };
@@ -162,49 +173,63 @@ impl CrdController {
         {
             return Ok(Action::Done);
         }
-        let in_progress = ConditionState::new(
-            TERMINATING,
-            "True",
-            "InstanceDeletionInProgress",
-            "CustomResource deletion is in progress",
-        );
-        if !conditions::says(crd, &in_progress) && !conditions::is_true(crd, TERMINATING) {
-            let state = in_progress.clone();
+        let done = conditions::condition(crd, TERMINATING).is_some_and(|c| {
+            c.status == "False"
+                && matches!(
+                    c.reason.as_deref(),
+                    Some("InstanceDeletionCompleted" | "NeverEstablished")
+                )
+        });
+        if !done {
+            let in_progress = ConditionState::new(
+                TERMINATING,
+                "True",
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+            );
+            if !conditions::says(crd, &in_progress) {
+                self.write_status(crd, move |c| {
+                    conditions::set(&mut c.status.conditions, &in_progress)
+                })
+                .await?;
+                return Ok(Action::Done);
+            }
+            let outcome = if !conditions::is_true(crd, ESTABLISHED) {
+                ConditionState::new(
+                    TERMINATING,
+                    "False",
+                    "NeverEstablished",
+                    "resource was never established",
+                )
+            } else {
+                match self.delete_instances(name).await {
+                    Ok(true) => ConditionState::new(
+                        TERMINATING,
+                        "False",
+                        "InstanceDeletionCompleted",
+                        "removed all instances",
+                    ),
+                    Ok(false) => return Ok(Action::RequeueAfter(CLEANUP_RECHECK)),
+                    Err(failed) => {
+                        let state = failed.clone();
+                        self.write_status(crd, move |c| {
+                            conditions::set(&mut c.status.conditions, &state)
+                        })
+                        .await?;
+                        return Err(ApiError::internal(failed.message));
+                    }
+                }
+            };
             self.write_status(crd, move |c| {
-                conditions::set(&mut c.status.conditions, &state)
+                conditions::set(&mut c.status.conditions, &outcome)
             })
             .await?;
             return Ok(Action::Done);
         }
-        let outcome = if !conditions::is_true(crd, ESTABLISHED) {
-            ConditionState::new(
-                TERMINATING,
-                "False",
-                "NeverEstablished",
-                "resource was never established",
-            )
-        } else {
-            match self.delete_instances(name).await {
-                Ok(true) => ConditionState::new(
-                    TERMINATING,
-                    "False",
-                    "InstanceDeletionCompleted",
-                    "removed all instances",
-                ),
-                Ok(false) => return Ok(Action::RequeueAfter(CLEANUP_RECHECK)),
-                Err(failed) => {
-                    let state = failed.clone();
-                    self.write_status(crd, move |c| {
-                        conditions::set(&mut c.status.conditions, &state)
-                    })
-                    .await?;
-                    return Err(ApiError::internal(failed.message));
-                }
-            }
-        };
-        self.write_status(crd, move |c| {
-            conditions::set(&mut c.status.conditions, &outcome);
-            c.metadata.finalizers.retain(|f| f != CLEANUP_FINALIZER);
+        // The finalizer goes through the main resource (a write of `/status` keeps the
+        // metadata); the store then removes the CRD.
+        self.write(crd, "", |c| {
+            c.metadata.finalizers.retain(|f| f != CLEANUP_FINALIZER)
         })
         .await?;
         Ok(Action::Done)
