@@ -1,0 +1,1 @@
+//! Tests of the schema engine through its public API.
