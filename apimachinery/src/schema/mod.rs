@@ -31,6 +31,8 @@ mod structural;
 mod value;
 
 #[cfg(test)]
+mod object_tests;
+#[cfg(test)]
 mod tests;
 
 use serde_json::Value;

@@ -183,6 +183,12 @@ fn strings(path: &str, v: &Value) -> Read<Option<Vec<String>>> {
 impl Props {
     /// Reads a schema node at `path`, `depth` levels below the root.
     pub(crate) fn read(v: &Value, path: &str, depth: usize) -> Read<Props> {
+        Self::read_boxed(v, path, depth).map(|p| *p)
+    }
+
+    /// [`Props::read`] into a box: the recursion passes pointers, not nodes, so each level
+    /// takes little stack.
+    fn read_boxed(v: &Value, path: &str, depth: usize) -> Read<Box<Props>> {
         if depth >= MAX_SCHEMA_DEPTH {
             return Err(ReadError {
                 path: path.to_string(),
@@ -193,7 +199,7 @@ impl Props {
         let Value::Object(m) = v else {
             return Err(wrong(path, v, "an object"));
         };
-        let mut p = Props::default();
+        let mut p = Box::<Props>::default();
         for (k, v) in m {
             p.read_field(k, v, &child(path, k), depth)?;
         }
@@ -201,7 +207,7 @@ impl Props {
     }
 
     fn read_field(&mut self, k: &str, v: &Value, at: &str, depth: usize) -> Read<()> {
-        let sub = |v: &Value, at: &str| Props::read(v, at, depth + 1);
+        let sub = |v: &Value, at: &str| Props::read_boxed(v, at, depth + 1);
         match k {
             "id" => self.id = string(at, v)?,
             "$schema" => self.schema = string(at, v)?,
@@ -246,13 +252,8 @@ impl Props {
             "required" => self.required = strings(at, v)?,
             "items" => {
                 self.items = match v {
-                    Value::Object(_) => Some(Items::Schema(Box::new(sub(v, at)?))),
-                    Value::Array(a) => Some(Items::Array(
-                        a.iter()
-                            .enumerate()
-                            .map(|(i, s)| sub(s, &index(at, i)))
-                            .collect::<Read<_>>()?,
-                    )),
+                    Value::Object(_) => Some(Items::Schema(sub(v, at)?)),
+                    Value::Array(_) => Some(Items::Array(list(v, at, depth)?)),
                     // As Go's decoder of `JSONSchemaPropsOrArray`: anything else is no items.
                     _ => None,
                 }
@@ -263,7 +264,7 @@ impl Props {
             "not" => {
                 self.not = match v {
                     Value::Null => None,
-                    v => Some(Box::new(sub(v, at)?)),
+                    v => Some(sub(v, at)?),
                 }
             }
             "properties" => self.properties = map(v, at, depth)?,
@@ -278,7 +279,7 @@ impl Props {
                         m.iter()
                             .map(|(k, d)| {
                                 let s = match d {
-                                    Value::Object(_) => Some(sub(d, &key(at, k))?),
+                                    Value::Object(_) => Some(*sub(d, &key(at, k))?),
                                     _ => None,
                                 };
                                 Ok((k.clone(), s))
@@ -381,11 +382,14 @@ impl Props {
 fn list(v: &Value, at: &str, depth: usize) -> Read<Vec<Props>> {
     match v {
         Value::Null => Ok(Vec::new()),
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Props::read(s, &index(at, i), depth + 1))
-            .collect(),
+        Value::Array(a) => {
+            // Plain loops: this recursion is as deep as the schema, so its frames stay small.
+            let mut out = Vec::with_capacity(a.len());
+            for (i, s) in a.iter().enumerate() {
+                out.push(*Props::read_boxed(s, &index(at, i), depth + 1)?);
+            }
+            Ok(out)
+        }
         other => Err(wrong(at, other, "a list")),
     }
 }
@@ -399,20 +403,22 @@ fn map(v: &Value, at: &str, depth: usize) -> Read<BTreeMap<String, Props>> {
 }
 
 fn read_map(m: &Map<String, Value>, at: &str, depth: usize) -> Read<BTreeMap<String, Props>> {
-    m.iter()
-        .map(|(k, s)| Ok((k.clone(), Props::read(s, &key(at, k), depth + 1)?)))
-        .collect()
+    let mut out = BTreeMap::new();
+    for (k, s) in m {
+        out.insert(k.clone(), *Props::read_boxed(s, &key(at, k), depth + 1)?);
+    }
+    Ok(out)
 }
 
 fn schema_or_bool(v: &Value, at: &str, depth: usize) -> Read<Option<SchemaOrBool>> {
     match v {
         Value::Null => Ok(None),
         Value::Bool(b) => Ok(Some(SchemaOrBool::Bool(*b))),
-        Value::Object(_) => Ok(Some(SchemaOrBool::Schema(Box::new(Props::read(
+        Value::Object(_) => Ok(Some(SchemaOrBool::Schema(Props::read_boxed(
             v,
             at,
             depth + 1,
-        )?)))),
+        )?))),
         other => Err(ReadError {
             path: at.to_string(),
             value: other.clone(),

@@ -6,11 +6,40 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-/// Compiles `pattern` as Go would read it; the error is the compiler's message.
+/// Compiles `pattern` as Go would read it; the error is worded as Go's
+/// (`error parsing regexp: missing closing ): `(``) for the common mistakes, and names the
+/// Rust compiler's reason otherwise.
 pub(crate) fn compile(pattern: &str) -> Result<Arc<Regex>, String> {
     Regex::new(&ascii_classes(pattern))
         .map(Arc::new)
-        .map_err(|e| e.to_string())
+        .map_err(|e| go_error(pattern, &e.to_string()))
+}
+
+/// Go's `regexp/syntax` error text for a Rust compiler message.
+fn go_error(pattern: &str, rust: &str) -> String {
+    let reason = rust
+        .lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .unwrap_or(rust)
+        .trim();
+    let code = match reason {
+        "unclosed group" => "missing closing )",
+        "unopened group" => "unexpected )",
+        "unclosed character class" => "missing closing ]",
+        "repetition operator missing expression" => "missing argument to repetition operator",
+        "unrecognized escape sequence"
+        | "incomplete escape sequence, reached end of pattern prematurely" => {
+            "invalid escape sequence"
+        }
+        "invalid character class range, the start must be <= the end" => {
+            "invalid character class range"
+        }
+        "invalid repetition count(s)" | "repetition quantifier expects a valid decimal" => {
+            "invalid repeat count"
+        }
+        other => other,
+    };
+    format!("error parsing regexp: {code}: `{pattern}`")
 }
 
 /// `pattern` with Go's ASCII-only Perl classes and word boundaries spelled out.
