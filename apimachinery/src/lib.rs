@@ -33,6 +33,7 @@ pub mod resource;
 pub mod routes;
 pub mod runtime;
 pub mod sample;
+pub mod schema;
 pub mod scheme;
 pub mod selectors;
 pub mod serde_util;

@@ -26,6 +26,9 @@ pub enum FieldPath<'a> {
     Index(&'a FieldPath<'a>, usize),
     /// An entry of the parent map.
     Key(&'a FieldPath<'a>, &'a str),
+    /// A whole path given as text: the name a schema validator gives a value
+    /// (`spec.items[0].name`), rendered as it is.
+    Named(&'a str),
 }
 
 impl<'a> FieldPath<'a> {
@@ -63,6 +66,7 @@ impl fmt::Display for FieldPath<'_> {
             }
             FieldPath::Index(parent, i) => write!(f, "{parent}[{i}]"),
             FieldPath::Key(parent, k) => write!(f, "{parent}[{k}]"),
+            FieldPath::Named(text) => f.write_str(text),
         }
     }
 }
@@ -368,35 +372,68 @@ pub fn check_enum<T: MarkerValue + ?Sized>(
     }
 }
 
-/// `#[validate(min_items = …)]`.
-pub fn check_min_items<T: Serialize>(
-    items: &[T],
+/// A list or map the count markers measure.
+pub trait Count {
+    /// How many items or entries it has.
+    fn count(&self) -> usize;
+}
+
+impl<T> Count for [T] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T> Count for Vec<T> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T> Count for BTreeMap<String, T> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Count for serde_json::Map<String, Value> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+/// A count below its minimum: `Invalid value: N: <path> in body should have at least M
+/// <noun>` (the value is the count, as Kubernetes shows it).
+fn too_few<C: Count + ?Sized>(
+    c: &C,
     path: &FieldPath<'_>,
     min: usize,
+    noun: &str,
     errors: &mut Vec<FieldError>,
 ) {
-    if items.len() < min {
+    if c.count() < min {
         let p = path.to_string();
         errors.push(FieldError::invalid(
             &p,
-            &json_of(items),
-            format!("{p} in body should have at least {min} items"),
+            &Value::from(c.count()),
+            format!("{p} in body should have at least {min} {noun}"),
         ));
     }
 }
 
-/// `#[validate(max_items = …)]`: `Too many: N: must have at most M items`.
-pub fn check_max_items<T>(
-    items: &[T],
+/// A count above its maximum: Kubernetes' `field.TooMany`, `Too many: N: must have at most M
+/// items` (`item` when M is 1), for lists and maps alike.
+fn too_many<C: Count + ?Sized>(
+    c: &C,
     path: &FieldPath<'_>,
     max: usize,
     errors: &mut Vec<FieldError>,
 ) {
-    if items.len() > max {
+    if c.count() > max {
         errors.push(FieldError::new(
             FieldErrorType::TooMany,
             path.to_string(),
-            Some(items.len().to_string()),
+            Some(c.count().to_string()),
             format!(
                 "must have at most {max} {}",
                 if max == 1 { "item" } else { "items" }
@@ -405,38 +442,44 @@ pub fn check_max_items<T>(
     }
 }
 
-/// `#[validate(min_properties = …)]`.
-pub fn check_min_properties<T: Serialize>(
-    map: &BTreeMap<String, T>,
+/// `#[validate(min_items = …)]`.
+pub fn check_min_items<C: Count + ?Sized>(
+    items: &C,
     path: &FieldPath<'_>,
     min: usize,
     errors: &mut Vec<FieldError>,
 ) {
-    if map.len() < min {
-        let p = path.to_string();
-        errors.push(FieldError::invalid(
-            &p,
-            &json_of(map),
-            format!("{p} in body should have at least {min} properties"),
-        ));
-    }
+    too_few(items, path, min, "items", errors);
 }
 
-/// `#[validate(max_properties = …)]`.
-pub fn check_max_properties<T>(
-    map: &BTreeMap<String, T>,
+/// `#[validate(max_items = …)]`: `Too many: N: must have at most M items`.
+pub fn check_max_items<C: Count + ?Sized>(
+    items: &C,
     path: &FieldPath<'_>,
     max: usize,
     errors: &mut Vec<FieldError>,
 ) {
-    if map.len() > max {
-        errors.push(FieldError::new(
-            FieldErrorType::TooMany,
-            path.to_string(),
-            Some(map.len().to_string()),
-            format!("must have at most {max} items"),
-        ));
-    }
+    too_many(items, path, max, errors);
+}
+
+/// `#[validate(min_properties = …)]`.
+pub fn check_min_properties<C: Count + ?Sized>(
+    map: &C,
+    path: &FieldPath<'_>,
+    min: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    too_few(map, path, min, "properties", errors);
+}
+
+/// `#[validate(max_properties = …)]`.
+pub fn check_max_properties<C: Count + ?Sized>(
+    map: &C,
+    path: &FieldPath<'_>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    too_many(map, path, max, errors);
 }
 
 /// `#[list(type = "map", map_keys = […])]`: items with the same key fields are duplicates

@@ -239,6 +239,28 @@ pub fn is_valid_label_value(s: &str) -> Vec<String> {
     errs
 }
 
+/// Maximum length of a DNS-1035 label.
+pub const DNS1035_LABEL_MAX_LENGTH: usize = 63;
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+
+/// Problems of `s` as a DNS-1035 label (`IsDNS1035Label`; empty when valid): a DNS-1123 label
+/// that starts with a letter.
+pub fn is_dns1035_label(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > DNS1035_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1035_LABEL_MAX_LENGTH));
+    }
+    if !(matches_dns1123_label(s) && s.as_bytes()[0].is_ascii_lowercase()) {
+        errs.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
 /// Problems of `s` as a name that appears in a URL path segment (`IsValidPathSegmentName`):
 /// not `.` or `..`, and without `/` or `%`.
 pub fn is_path_segment_name(s: &str) -> Vec<String> {
