@@ -51,13 +51,13 @@ use crate::structure::StructShape;
 /// What the schema of one version of a run-time kind does to its objects. Paths are
 /// Kubernetes' field paths without a leading dot (`spec.replicas`).
 pub trait UnstructuredSchema: Send + Sync + fmt::Debug + 'static {
-    /// Removes the fields the schema does not know from the object's fields (everything but
-    /// `apiVersion`, `kind` and `metadata`) and appends their paths to `pruned` (a strict
-    /// request refuses them, a warning request reports them as unknown fields).
-    fn prune(&self, fields: &mut Map<String, Value>, pruned: &mut Vec<String>);
+    /// Removes the fields the schema does not know from the object's fields (a JSON object of
+    /// everything but `apiVersion`, `kind` and `metadata`) and appends their paths to `pruned`
+    /// (a strict request refuses them, a warning request reports them as unknown fields).
+    fn prune(&self, fields: &mut Value, pruned: &mut Vec<String>);
 
     /// Applies the schema's defaults to the object's fields.
-    fn default(&self, fields: &mut Map<String, Value>);
+    fn default(&self, fields: &mut Value);
 
     /// Checks a created object against the schema.
     fn validate(&self, object: &Unstructured) -> Vec<FieldError>;
@@ -129,7 +129,8 @@ impl UnstructuredVersion {
 pub struct Unstructured {
     version: Arc<UnstructuredVersion>,
     metadata: ObjectMeta,
-    fields: Map<String, Value>,
+    /// Always a JSON object.
+    fields: Value,
 }
 
 impl fmt::Debug for Unstructured {
@@ -161,7 +162,7 @@ impl Unstructured {
         Self {
             version,
             metadata,
-            fields,
+            fields: Value::Object(fields),
         }
     }
 
@@ -172,12 +173,24 @@ impl Unstructured {
 
     /// The fields other than `apiVersion`, `kind` and `metadata`.
     pub fn fields(&self) -> &Map<String, Value> {
-        &self.fields
+        match &self.fields {
+            Value::Object(map) => map,
+            _ => unreachable!("the fields are a JSON object"),
+        }
     }
 
     /// The fields other than `apiVersion`, `kind` and `metadata`, mutably.
     pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
-        &mut self.fields
+        match &mut self.fields {
+            Value::Object(map) => map,
+            _ => unreachable!("the fields are a JSON object"),
+        }
+    }
+
+    /// The fields other than `apiVersion`, `kind` and `metadata`, as one JSON object (what a
+    /// schema prunes, defaults and validates).
+    pub fn fields_value(&self) -> &Value {
+        &self.fields
     }
 
     /// The object as another version of its kind (a conversion that changes nothing but the
@@ -202,24 +215,25 @@ impl Unstructured {
         if !self.has_status_subresource() {
             return self.fields == other.fields;
         }
-        let visible = |m: &Map<String, Value>| m.iter().filter(|(k, _)| *k != "status").count();
-        visible(&self.fields) == visible(&other.fields)
-            && self
-                .fields
+        let (mine, theirs) = (self.fields(), other.fields());
+        let visible = |m: &Map<String, Value>| m.keys().filter(|k| *k != "status").count();
+        visible(mine) == visible(theirs)
+            && mine
                 .iter()
                 .filter(|(k, _)| *k != "status")
-                .all(|(k, v)| other.fields.get(k) == Some(v))
+                .all(|(k, v)| theirs.get(k) == Some(v))
     }
 }
 
 impl Serialize for Unstructured {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let info = self.version.info;
-        let mut map = serializer.serialize_map(Some(3 + self.fields.len()))?;
+        let fields = self.fields();
+        let mut map = serializer.serialize_map(Some(3 + fields.len()))?;
         map.serialize_entry("apiVersion", &ApiVersion(info))?;
         map.serialize_entry("kind", info.kind)?;
         map.serialize_entry("metadata", &self.metadata)?;
-        for (key, value) in &self.fields {
+        for (key, value) in fields {
             map.serialize_entry(key, value)?;
         }
         map.end()
@@ -295,19 +309,20 @@ impl Object for Unstructured {
     }
 
     fn reset_status(&mut self) {
-        self.fields.shift_remove("status");
+        self.fields_mut().shift_remove("status");
     }
 
     fn copy_status(&mut self, from: &dyn Object) {
         let Some(from) = from.as_any().downcast_ref::<Self>() else {
             return;
         };
-        match from.fields.get("status") {
+        match from.fields().get("status") {
             Some(status) => {
-                self.fields.insert("status".to_string(), status.clone());
+                self.fields_mut()
+                    .insert("status".to_string(), status.clone());
             }
             None => {
-                self.fields.shift_remove("status");
+                self.fields_mut().shift_remove("status");
             }
         }
     }
@@ -598,7 +613,10 @@ mod tests {
     struct KeepSpec;
 
     impl UnstructuredSchema for KeepSpec {
-        fn prune(&self, fields: &mut Map<String, Value>, pruned: &mut Vec<String>) {
+        fn prune(&self, fields: &mut Value, pruned: &mut Vec<String>) {
+            let Value::Object(fields) = fields else {
+                return;
+            };
             fields.retain(|k, _| {
                 let keep = k == "spec" || k == "status";
                 if !keep {
@@ -608,7 +626,7 @@ mod tests {
             });
         }
 
-        fn default(&self, fields: &mut Map<String, Value>) {
+        fn default(&self, fields: &mut Value) {
             if let Some(Value::Object(spec)) = fields.get_mut("spec") {
                 spec.entry("size").or_insert(Value::from(1));
             }

@@ -15,7 +15,7 @@ use apimachinery::runtime::unstructured::{
     Unstructured, UnstructuredCodec, UnstructuredSchema, UnstructuredVersion,
 };
 use apimachinery::runtime::{Kind, VersionCodec, no_selectable_fields};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use server::genericserver::tls::TlsOptions;
 use server::genericserver::{Config, GenericServer};
 use server::runtime_kinds::{RuntimeKinds, intern, keep, keep_slice};
@@ -49,7 +49,10 @@ async fn reply(resp: reqwest::Response) -> (u16, Value) {
 struct GadgetSchema;
 
 impl UnstructuredSchema for GadgetSchema {
-    fn prune(&self, fields: &mut Map<String, Value>, pruned: &mut Vec<String>) {
+    fn prune(&self, fields: &mut Value, pruned: &mut Vec<String>) {
+        let Value::Object(fields) = fields else {
+            return;
+        };
         fields.retain(|k, _| {
             let keep = k == "spec" || k == "status";
             if !keep {
@@ -59,7 +62,7 @@ impl UnstructuredSchema for GadgetSchema {
         });
     }
 
-    fn default(&self, fields: &mut Map<String, Value>) {
+    fn default(&self, fields: &mut Value) {
         if let Some(Value::Object(spec)) = fields.get_mut("spec") {
             spec.entry("size").or_insert(Value::from(1));
         }

@@ -23,6 +23,7 @@
 pub mod conditions;
 pub mod controller;
 pub mod definition;
+pub mod schema;
 pub mod strategy;
 
 use std::sync::Arc;
@@ -61,7 +62,11 @@ impl ApiGroups for ApiExtensions {
                 return;
             }
         };
-        let reconciler = controller::CrdController::new(crds.clone(), kinds, Box::new(|_| None));
+        let reconciler = controller::CrdController::new(
+            crds.clone(),
+            kinds,
+            Box::new(schema::CompiledSchema::of),
+        );
         // One worker: names are accepted one CRD at a time, as kube-apiserver's naming
         // controller does, so two CRDs never accept the same name.
         server.add_controller(
