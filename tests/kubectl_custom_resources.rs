@@ -50,6 +50,7 @@ spec:
                   type: string
                 image:
                   type: string
+                  default: busybox
                 replicas:
                   type: integer
             status:
@@ -159,6 +160,41 @@ fn journey(k: &Kubectl, c: &mut Checks) {
         .collect();
     c.eq("columns", header, vec!["NAME", "SPEC", "REPLICAS", "AGE"]);
     c.contains("row", &table, "* * * * */5");
+
+    // The schema: unknown fields are refused by a strict request and pruned otherwise,
+    // defaults are applied, wrong types are refused with kube-apiserver's messages.
+    let unknown = k.write(
+        "unknown.yaml",
+        &format!(
+            "apiVersion: {group}/v1\nkind: CronTab\nmetadata:\n  name: unknown\n  namespace: {ns}\nspec:\n  cronSpec: x\n  bogus: 1\n"
+        ),
+    );
+    let strict = k.run(&["create", "-f", &unknown]);
+    c.contains(
+        "strict",
+        &strict.stderr,
+        r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.bogus""#,
+    );
+    c.run_ok(k, &["create", "--validate=false", "-f", &unknown]);
+    let pruned = k.json(&["get", &resource, "unknown", "-n", &ns, "-o", "json"]);
+    c.eq(
+        "pruned and defaulted",
+        pruned["spec"].clone(),
+        serde_json::json!({"cronSpec": "x", "image": "busybox"}),
+    );
+    let wrong = k.write(
+        "wrong.yaml",
+        &format!(
+            "apiVersion: {group}/v1\nkind: CronTab\nmetadata:\n  name: wrong\n  namespace: {ns}\nspec:\n  replicas: two\n"
+        ),
+    );
+    let refused = k.run(&["create", "-f", &wrong]);
+    c.contains(
+        "invalid",
+        &refused.stderr,
+        r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#,
+    );
+    c.run_ok(k, &["delete", &resource, "unknown", "-n", &ns]);
 
     // The category: `kubectl get all` lists them.
     let all = k.run(&["get", "all", "-n", &ns]).stdout;
