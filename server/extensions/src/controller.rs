@@ -17,6 +17,9 @@ use server::controller::{Action, Mutate, ObjectKey, Reconciler};
 use server::registry::{DeleteOptions, NoAdmission, Store, UpdateOptions};
 use server::runtime_kinds::RuntimeKinds;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use server::genericserver::openapi::{OpenApiSource, OwnedOpenApiDocs};
 
 use crate::conditions::{self, ConditionState, ESTABLISHED, NAMES_ACCEPTED, TERMINATING};
 use crate::definition::{self, SchemaOf, ServedDefinition};
@@ -30,26 +33,67 @@ const RETIRE_AFTER: Duration = Duration::from_secs(120);
 /// How often a deleted CRD's remaining objects are looked at again while they go.
 const CLEANUP_RECHECK: Duration = Duration::from_secs(1);
 
+/// The OpenAPI documents of the served CRDs, which the server publishes beside its own.
+#[derive(Debug, Default)]
+pub struct CrdDocuments {
+    /// By CRD name.
+    documents: Mutex<HashMap<String, Vec<OwnedOpenApiDocs>>>,
+    generation: AtomicU64,
+}
+
+impl CrdDocuments {
+    fn set(&self, name: &str, documents: Option<Vec<OwnedOpenApiDocs>>) {
+        let mut all = self.documents.lock();
+        match documents {
+            Some(d) => {
+                all.insert(name.to_string(), d);
+            }
+            None => {
+                if all.remove(name).is_none() {
+                    return;
+                }
+            }
+        }
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl OpenApiSource for CrdDocuments {
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn documents(&self) -> Vec<OwnedOpenApiDocs> {
+        let all = self.documents.lock();
+        let mut names: Vec<&String> = all.keys().collect();
+        names.sort();
+        names.into_iter().flat_map(|n| all[n].clone()).collect()
+    }
+}
+
 /// The reconciler of CustomResourceDefinitions (see the module documentation).
 pub struct CrdController {
     crds: Arc<Store>,
     kinds: Arc<RuntimeKinds>,
+    documents: Arc<CrdDocuments>,
     schema_of: Box<SchemaOf<'static>>,
     /// What is served, by CRD name.
     served: Mutex<HashMap<String, Arc<ServedDefinition>>>,
 }
 
 impl CrdController {
-    /// A controller over the CRDs' store serving through `kinds`, compiling each version's
-    /// schema with `schema_of`.
+    /// A controller over the CRDs' store serving through `kinds`, publishing the served CRDs'
+    /// OpenAPI documents in `documents`, compiling each version's schema with `schema_of`.
     pub fn new(
         crds: Arc<Store>,
         kinds: Arc<RuntimeKinds>,
+        documents: Arc<CrdDocuments>,
         schema_of: Box<SchemaOf<'static>>,
     ) -> Self {
         Self {
             crds,
             kinds,
+            documents,
             schema_of,
             served: Mutex::new(HashMap::new()),
         }
@@ -140,6 +184,8 @@ impl CrdController {
             }
         }
         self.kinds.serve(built.kind)?;
+        self.documents
+            .set(name, Some(crate::openapi::documents(crd)));
         if let Some(previous) = previous {
             retire_later(previous);
         }
@@ -148,6 +194,7 @@ impl CrdController {
 
     /// Stops serving the resource of the CRD `name`.
     fn withdraw(&self, name: &str) {
+        self.documents.set(name, None);
         if let Some(previous) = self.served.lock().remove(name) {
             let info = previous.kind.storage_info();
             self.kinds.withdraw(info.group, info.plural);

@@ -23,6 +23,7 @@
 pub mod conditions;
 pub mod controller;
 pub mod definition;
+pub mod openapi;
 pub mod schema;
 pub mod strategy;
 
@@ -62,9 +63,12 @@ impl ApiGroups for ApiExtensions {
                 return;
             }
         };
+        let documents = Arc::new(controller::CrdDocuments::default());
+        server.add_openapi_source(documents.clone());
         let reconciler = controller::CrdController::new(
             crds.clone(),
             kinds,
+            documents,
             Box::new(schema::CompiledSchema::of),
         );
         // One worker: names are accepted one CRD at a time, as kube-apiserver's naming

@@ -17,7 +17,7 @@ use http::{HeaderValue, Request, Response, header};
 use super::discovery::LiveDiscovery;
 use super::health::{self, HealthCheck};
 use super::metrics::Metrics;
-use super::openapi::OpenApi;
+use super::openapi::LiveOpenApi;
 use super::runtime_config::RuntimeConfig;
 use super::version::VersionInfo;
 use crate::endpoints::{self, ApiContext};
@@ -64,7 +64,7 @@ pub struct Director {
     /// Discovery documents.
     pub discovery: LiveDiscovery,
     /// OpenAPI documents.
-    pub openapi: OpenApi,
+    pub openapi: LiveOpenApi,
     /// `/version`.
     pub version: VersionInfo,
     /// Health checks.

@@ -280,6 +280,7 @@ pub struct GenericServer {
     checks: Vec<HealthCheck>,
     delegates: Vec<Arc<dyn Delegate>>,
     kind_sources: Vec<Arc<dyn discovery::KindSource>>,
+    openapi_sources: Vec<Arc<dyn openapi::OpenApiSource>>,
     metrics: Vec<metrics::MetricsFn>,
 }
 
@@ -339,6 +340,7 @@ impl CompletedConfig {
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
             kind_sources: Vec::new(),
+            openapi_sources: Vec::new(),
             metrics: Vec::new(),
         };
         // Every served kind's store and watch cache starts now; readiness waits for the caches.
@@ -434,6 +436,11 @@ impl GenericServer {
         self.kind_sources.push(source);
     }
 
+    /// Serves the OpenAPI documents of kinds `source` defines at run time beside the scheme's.
+    pub fn add_openapi_source(&mut self, source: Arc<dyn openapi::OpenApiSource>) {
+        self.openapi_sources.push(source);
+    }
+
     /// Builds the handler (director + filter chain) and binds the listener.
     pub async fn prepare_run(self) -> Result<PreparedServer, ServerError> {
         let c = &self.config.config;
@@ -527,17 +534,21 @@ impl GenericServer {
                 Arc::clone(&self.api.registry),
                 self.kind_sources.clone(),
             ),
-            openapi: openapi::OpenApi::new(
-                &c.scheme,
-                &c.runtime_config,
-                &c.version.git_version,
-                &|group, kind, verb| {
-                    c.scheme
-                        .by_kind(group, kind)
-                        .and_then(|k| self.api.registry.custom_store(k))
-                        .is_none_or(|custom| custom.serves(verb))
-                },
-            ),
+            openapi: {
+                let (scheme, registry) = (Arc::clone(&c.scheme), Arc::clone(&self.api.registry));
+                openapi::LiveOpenApi::new(
+                    Arc::clone(&c.scheme),
+                    c.runtime_config.clone(),
+                    c.version.git_version.clone(),
+                    Box::new(move |group, kind, verb| {
+                        scheme
+                            .by_kind(group, kind)
+                            .and_then(|k| registry.custom_store(k))
+                            .is_none_or(|custom| custom.serves(verb))
+                    }),
+                    self.openapi_sources.clone(),
+                )
+            },
             version: c.version.clone(),
             health,
             metrics: Arc::clone(&metrics),

@@ -44,7 +44,7 @@ fn merge_object(into: &mut Map<String, Value>, from: Option<&Value>) {
 /// Whether an operation on a kind is served, given the kind's group and name and the
 /// operation's Kubernetes verb (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
 /// `deletecollection`): false for a verb a kind's user storage lacks.
-pub type ServedOperation<'a> = dyn Fn(&str, &str, &str) -> bool + 'a;
+pub type ServedOperation<'a> = dyn Fn(&str, &str, &str) -> bool + Send + Sync + 'a;
 
 /// The Kubernetes verb of an operation's `x-kubernetes-action`.
 fn action_verb(action: &str) -> &str {
@@ -78,6 +78,140 @@ fn drop_unserved(paths: &mut Map<String, Value>, served: &ServedOperation<'_>) {
     });
 }
 
+/// The OpenAPI documents of one group version built at run time (a custom resource's): the v3
+/// document, and the v2 document's `paths` and `definitions`.
+#[derive(Clone, Debug)]
+pub struct OwnedOpenApiDocs {
+    /// The group.
+    pub group: String,
+    /// The version.
+    pub version: String,
+    /// The OpenAPI v3 document (`components.schemas` and `paths`); a `$ref` to a schema the
+    /// compiled documents define (`ObjectMeta`, `Status`, …) is completed from them.
+    pub v3: Value,
+    /// The v2 `paths` and `definitions`.
+    pub v2: Value,
+}
+
+/// Documents of kinds defined at run time (such as custom resources'), served beside the
+/// scheme's: the documents are built again on the first OpenAPI request after the source's
+/// generation moves.
+pub trait OpenApiSource: Send + Sync + 'static {
+    /// A number that increases whenever the documents change.
+    fn generation(&self) -> u64;
+
+    /// The documents now, one per group version.
+    fn documents(&self) -> Vec<OwnedOpenApiDocs>;
+}
+
+/// The server's OpenAPI documents, kept current with its [`OpenApiSource`]s.
+pub struct LiveOpenApi {
+    scheme: std::sync::Arc<Scheme>,
+    runtime: RuntimeConfig,
+    version: String,
+    served: Box<ServedOperation<'static>>,
+    sources: Vec<std::sync::Arc<dyn OpenApiSource>>,
+    current: parking_lot::RwLock<(u64, std::sync::Arc<OpenApi>)>,
+}
+
+impl LiveOpenApi {
+    /// The documents of the scheme (see [`OpenApi::new`]) and of the sources.
+    pub fn new(
+        scheme: std::sync::Arc<Scheme>,
+        runtime: RuntimeConfig,
+        version: String,
+        served: Box<ServedOperation<'static>>,
+        sources: Vec<std::sync::Arc<dyn OpenApiSource>>,
+    ) -> Self {
+        let generation = sources.iter().map(|s| s.generation()).sum();
+        let built = OpenApi::with_runtime_documents(
+            &scheme,
+            &runtime,
+            &version,
+            &*served,
+            sources.iter().flat_map(|s| s.documents()).collect(),
+        );
+        Self {
+            scheme,
+            runtime,
+            version,
+            served,
+            sources,
+            current: parking_lot::RwLock::new((generation, std::sync::Arc::new(built))),
+        }
+    }
+
+    /// The current documents (built again if a source changed since).
+    pub fn current(&self) -> std::sync::Arc<OpenApi> {
+        let generation: u64 = self.sources.iter().map(|s| s.generation()).sum();
+        {
+            let current = self.current.read();
+            if current.0 == generation {
+                return current.1.clone();
+            }
+        }
+        let built = std::sync::Arc::new(OpenApi::with_runtime_documents(
+            &self.scheme,
+            &self.runtime,
+            &self.version,
+            &*self.served,
+            self.sources.iter().flat_map(|s| s.documents()).collect(),
+        ));
+        let mut current = self.current.write();
+        if current.0 < generation {
+            *current = (generation, built);
+        }
+        current.1.clone()
+    }
+
+    /// Serves `/openapi/...` (see [`OpenApi::serve`]).
+    pub fn serve(&self, path: &str, query: &str, headers: &HeaderMap) -> Option<Response<Body>> {
+        self.current().serve(path, query, headers)
+    }
+}
+
+/// Adds to `doc`'s `components.schemas` every schema it references (transitively) that it does
+/// not define and `known` does.
+fn complete_refs(doc: &mut Value, known: &Map<String, Value>) {
+    fn refs(value: &Value, out: &mut Vec<String>, depth: usize) {
+        if depth > 256 {
+            return;
+        }
+        match value {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref")
+                    && let Some(name) = r.strip_prefix("#/components/schemas/")
+                {
+                    out.push(name.to_string());
+                }
+                m.values().for_each(|v| refs(v, out, depth + 1));
+            }
+            Value::Array(a) => a.iter().for_each(|v| refs(v, out, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut wanted = Vec::new();
+    refs(doc, &mut wanted, 0);
+    let Some(schemas) = doc
+        .as_object_mut()
+        .map(|d| d.entry("components").or_insert_with(|| json!({})))
+        .and_then(|c| c.as_object_mut())
+        .map(|c| c.entry("schemas").or_insert_with(|| json!({})))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    while let Some(name) = wanted.pop() {
+        if schemas.contains_key(&name) {
+            continue;
+        }
+        if let Some(schema) = known.get(&name) {
+            refs(schema, &mut wanted, 0);
+            schemas.insert(name, schema.clone());
+        }
+    }
+}
+
 impl OpenApi {
     /// Builds the documents; group versions disabled by `runtime` are left out, and so are
     /// the operations `served` refuses (the verbs a kind's user storage lacks). Empty or
@@ -88,9 +222,22 @@ impl OpenApi {
         version: &str,
         served: &ServedOperation<'_>,
     ) -> Self {
+        Self::with_runtime_documents(scheme, runtime, version, served, Vec::new())
+    }
+
+    /// [`OpenApi::new`] with the documents of kinds defined at run time after the scheme's.
+    pub fn with_runtime_documents(
+        scheme: &Scheme,
+        runtime: &RuntimeConfig,
+        version: &str,
+        served: &ServedOperation<'_>,
+        runtime_documents: Vec<OwnedOpenApiDocs>,
+    ) -> Self {
         let mut paths = Map::new();
         let mut definitions = Map::new();
         let mut v3 = BTreeMap::new();
+        // Every schema the compiled v3 documents define, to complete the run-time ones.
+        let mut known_schemas = Map::new();
         for docs in scheme.openapi() {
             if !runtime.enabled(docs.group, docs.version) {
                 continue;
@@ -120,6 +267,9 @@ impl OpenApi {
                         if let Some(Value::Object(p)) = v.get_mut("paths") {
                             drop_unserved(p, served);
                         }
+                        if !runtime_documents.is_empty() {
+                            merge_object(&mut known_schemas, v.pointer("/components/schemas"));
+                        }
                         let bytes = serde_json::to_vec(&v).unwrap_or_default();
                         let hash = etag(&bytes);
                         v3.insert(key, (bytes, hash));
@@ -129,6 +279,45 @@ impl OpenApi {
                     }
                 }
             }
+        }
+        for mut docs in runtime_documents {
+            if !runtime.enabled(&docs.group, &docs.version) {
+                continue;
+            }
+            let key = format!("apis/{}/{}", docs.group, docs.version);
+            merge_object(&mut paths, docs.v2.get("paths"));
+            merge_object(&mut definitions, docs.v2.get("definitions"));
+            // Several kinds of one group version (several CRDs) share its document.
+            if let Some((bytes, _)) = v3.get(&key)
+                && let Ok(existing) = serde_json::from_slice::<Value>(bytes)
+            {
+                for section in ["paths", "components"] {
+                    let (Some(Value::Object(into)), Some(Value::Object(from))) =
+                        (docs.v3.get_mut(section), existing.get(section))
+                    else {
+                        continue;
+                    };
+                    for (k, v) in from {
+                        match (into.get_mut(k), v) {
+                            (Some(Value::Object(a)), Value::Object(b))
+                                if section == "components" =>
+                            {
+                                for (name, schema) in b {
+                                    a.entry(name.clone()).or_insert_with(|| schema.clone());
+                                }
+                            }
+                            (None, _) => {
+                                into.insert(k.clone(), v.clone());
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            complete_refs(&mut docs.v3, &known_schemas);
+            let bytes = serde_json::to_vec(&docs.v3).unwrap_or_default();
+            let hash = etag(&bytes);
+            v3.insert(key, (bytes, hash));
         }
         let doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
             "paths": paths, "definitions": definitions});
