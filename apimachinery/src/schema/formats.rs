@@ -245,7 +245,7 @@ fn is_isbn10(s: &str) -> bool {
         .enumerate()
         .map(|(i, c)| (i as u32 + 1) * if *c == b'X' { 10 } else { u32::from(c - b'0') })
         .sum();
-    sum % 11 == 0
+    sum.is_multiple_of(11)
 }
 
 fn is_isbn13(s: &str) -> bool {
@@ -282,7 +282,7 @@ fn is_credit_card(s: &str) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// `time.Parse("2006-01-02", s)`.

@@ -11,7 +11,9 @@ use crate::errors::FieldError;
 /// Go's `int64(f)` on amd64: truncation, and the minimum `int64` for NaN and out-of-range
 /// values.
 pub(crate) fn go_f64_to_i64(f: f64) -> i64 {
-    if f.is_nan() || f >= 9.223_372_036_854_775_807e18 || f < -9.223_372_036_854_775_808e18 {
+    // 2^63: the first float no `int64` holds.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
         i64::MIN
     } else {
         f as i64

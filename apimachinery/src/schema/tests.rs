@@ -17,6 +17,19 @@ fn crd_errors_with(schema: Value, opts: &CrdSchemaOptions) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that `errs` holds each of the `expected` errors.
+fn assert_has_errors(errs: &[String], expected: &[&str]) {
+    for e in expected {
+        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
+    }
+}
+
+/// Asserts that `errs` holds exactly the `expected` errors, in any order.
+pub(super) fn assert_errors(errs: &[String], expected: &[&str]) {
+    assert_has_errors(errs, expected);
+    assert_eq!(errs.len(), expected.len(), "{errs:#?}");
+}
+
 fn object(props: Value) -> Value {
     json!({"type": "object", "properties": props})
 }
@@ -72,9 +85,7 @@ fn structural_rules_speak_kubernetes() {
         "spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified",
         "spec.validation.openAPIV3Schema.type: Required value: must not be empty at the root",
     ];
-    for e in expected {
-        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
-    }
+    assert_has_errors(&errs, &expected);
     assert!(
         errs.iter().any(|e| e == "spec.validation.openAPIV3Schema.properties[g].pattern: Invalid value: \"(\": must be a valid regular expression, but isn't: error parsing regexp: missing closing ): `(`"),
         "{errs:#?}"
@@ -162,10 +173,7 @@ fn per_node_checks_speak_kubernetes() {
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must be non-empty if specified",
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must not contain line breaks",
     ];
-    for e in expected {
-        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
-    }
-    assert_eq!(errs.len(), expected.len(), "{errs:#?}");
+    assert_errors(&errs, &expected);
 }
 
 #[test]

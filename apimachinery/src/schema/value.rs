@@ -166,9 +166,9 @@ pub(crate) fn validate(
             && has("integer");
         let int_float = seen == "integer" && has("number");
         let ok_type = has(seen) || float_int || int_float;
-        if !is_text && !format.is_empty() && !(ok_type || seen_format == format) {
+        if !(is_text || format.is_empty() || ok_type || seen_format == format) {
             out.field(invalid_type(name, format, seen_format));
-        } else if !(has("number") || has("integer")) && !format.is_empty() && is_text {
+        } else if is_text && !(has("number") || has("integer") || format.is_empty()) {
             out.matches += 1;
         } else if !ok_type {
             out.field(invalid_type(name, &types.join(","), seen));
