@@ -372,3 +372,77 @@ fn the_deepest_schema_allowed_is_walked_within_the_stack() {
     assert!(s.validate(&pruned).is_empty());
     assert!(s.validate_update(&pruned, &obj).is_empty());
 }
+
+/// Schema-shaped JSON: objects whose keys are schema keywords, with any values.
+fn arb_schema() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let keys = prop_oneof![
+        Just("type"),
+        Just("properties"),
+        Just("items"),
+        Just("additionalProperties"),
+        Just("default"),
+        Just("enum"),
+        Just("required"),
+        Just("nullable"),
+        Just("allOf"),
+        Just("anyOf"),
+        Just("not"),
+        Just("pattern"),
+        Just("format"),
+        Just("minimum"),
+        Just("maxLength"),
+        Just("x-kubernetes-preserve-unknown-fields"),
+        Just("x-kubernetes-embedded-resource"),
+        Just("x-kubernetes-int-or-string"),
+        Just("x-kubernetes-list-type"),
+        Just("x-kubernetes-list-map-keys"),
+        Just("metadata"),
+        Just("a"),
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-3i64..3).prop_map(Value::from),
+        prop_oneof![
+            Just("object"),
+            Just("array"),
+            Just("string"),
+            Just("integer"),
+            Just("set"),
+            Just("map"),
+            Just("a"),
+            Just("date-time"),
+            Just("("),
+        ]
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 40, 5, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map(keys.clone(), inner, 0..5).prop_map(|m| {
+                Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            }),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_schemas_and_objects_never_panic(schema in arb_schema(), obj in arb_schema()) {
+        let _ = validate_crd_schema(&schema, P, &CrdSchemaOptions::default());
+        let _ = nonstructural_condition(true, &[("v1", Some(&schema))]);
+        let _ = CrdSchemaOptions::ratcheted_from([&schema], true, true, true);
+        if let Ok(s) = Structural::new(&schema) {
+            let mut o = obj.clone();
+            s.prune(&mut o);
+            proptest::prop_assert!(s.prune(&mut o.clone()).is_empty());
+            let _ = s.coerce_embedded(&mut o.clone(), false);
+            let _ = s.coerce_embedded(&mut o, true);
+            s.drop_nulls(&mut o);
+            s.default(&mut o);
+            let _ = s.validate(&o);
+            let _ = s.validate_update(&o, &obj);
+        }
+    }
+}
