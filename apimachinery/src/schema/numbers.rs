@@ -20,6 +20,16 @@ pub(crate) fn go_f64_to_i64(f: f64) -> i64 {
     }
 }
 
+/// go-openapi's `IsFloat64AJSONInteger`: a finite float within 2^53 that is an integer up to
+/// a relative error of 1e-9 (so `0.3 / 0.1` counts as 3).
+pub(crate) fn is_json_integer(f: f64) -> bool {
+    const MAX_JSON_FLOAT: f64 = 9_007_199_254_740_992.0;
+    if !f.is_finite() || f.abs() > MAX_JSON_FLOAT {
+        return false;
+    }
+    (f - f.round()).abs() <= 1e-9 * f.abs().max(1.0)
+}
+
 /// Go's `%v` of a `float64` (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest digits, in
 /// exponent form when the decimal exponent is below -4 or at least 6 (`1e+06`, `123456`,
 /// `1e-05`).
@@ -150,7 +160,7 @@ pub(crate) fn check(s: &Props, name: &str, n: &Number, sink: &mut Sink<'_>) {
             )),
             _ => {
                 let mult = if m < 1.0 { 1.0 / m * value } else { value / m };
-                (mult.fract() != 0.0 || !mult.is_finite())
+                (!is_json_integer(mult))
                     .then(|| format!("{name} in body should be a multiple of {}", go_float(m)))
             }
         };

@@ -297,3 +297,29 @@ proptest! {
         prop_assert!(update.iter().all(|e| created.contains(e)), "{update:?}");
     }
 }
+
+#[test]
+fn status_updates_validate_the_status_with_its_own_names() {
+    let s = widget();
+    let old = json!({"spec": {"size": "small"}, "status": {"phase": "A"}});
+    let new = json!({"spec": {"size": "nope"}, "status": {"phase": 1}});
+    assert_eq!(
+        rendered(s.validate_status_update(&new, &old)),
+        [
+            "status.phase: Invalid value: \"integer\": phase in body must be of type string: \"integer\""
+        ]
+    );
+    assert!(s.validate_status_update(&old, &old).is_empty());
+}
+
+#[test]
+fn multiples_of_fractions_allow_float_error() {
+    let s = Structural::new(&json!({"type": "object", "properties": {
+        "n": {"type": "number", "multipleOf": 0.1}}}))
+    .unwrap();
+    assert!(s.validate(&json!({"n": 0.3})).is_empty());
+    assert_eq!(
+        rendered(s.validate(&json!({"n": 0.35}))),
+        ["n: Invalid value: 0.35: n in body should be a multiple of 0.1"]
+    );
+}

@@ -105,6 +105,40 @@ impl Structural {
         errs
     }
 
+    /// Validates an update of the status subresource (`/status`) from `old`: the `status`
+    /// schema on the new `status` (paths under `status`, messages with the status-relative
+    /// names, ratcheted against the old status), then the lists' uniqueness when the old
+    /// object was unique, as Kubernetes' status strategy does.
+    pub fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        if let (Some(status), Some(schema)) =
+            (new.get("status"), self.root.properties.get("status"))
+        {
+            let root = Correlated {
+                new,
+                old,
+                schema: &self.root,
+            };
+            let corr = root.key("status", false);
+            errs = super::value::validate(schema, "", status, corr.as_ref())
+                .into_field_errors("status");
+        }
+        if let Value::Object(n) = new {
+            let mut new_errs = Vec::new();
+            super::listtype::validate_object("", &self.root, n, &mut new_errs);
+            if !new_errs.is_empty() {
+                let mut old_errs = Vec::new();
+                if let Value::Object(o) = old {
+                    super::listtype::validate_object("", &self.root, o, &mut old_errs);
+                }
+                if old_errs.is_empty() {
+                    errs.extend(new_errs);
+                }
+            }
+        }
+        errs
+    }
+
     /// Validates a custom resource being updated from `old`, with validation ratcheting: an
     /// error inside a value that did not change (correlated by key, and by item key in
     /// `map` lists) is not reported, and list uniqueness is only checked when the old object

@@ -162,7 +162,7 @@ pub(crate) fn validate(
     // The type validator.
     if !types.is_empty() || !format.is_empty() {
         let has = |t: &str| types.contains(&t);
-        let float_int = matches!(data, Value::Number(n) if !n.is_i64() && n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(53)))
+        let float_int = matches!(data, Value::Number(n) if !n.is_i64() && n.as_f64().is_some_and(super::numbers::is_json_integer))
             && has("integer");
         let int_float = seen == "integer" && has("number");
         let ok_type = has(seen) || float_int || int_float;
