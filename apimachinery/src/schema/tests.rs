@@ -172,6 +172,7 @@ fn per_node_checks_speak_kubernetes() {
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].reason: Unsupported value: \"Nope\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\"",
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must be non-empty if specified",
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must not contain line breaks",
+        "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must be a valid path",
     ];
     assert_errors(&errs, &expected);
 }
@@ -445,4 +446,28 @@ proptest::proptest! {
             let _ = s.validate_update(&o, &obj);
         }
     }
+}
+
+#[test]
+fn rule_field_paths_must_name_fields() {
+    let rules = json!([
+        {"rule": "true", "fieldPath": ".spec.a"},
+        {"rule": "true", "fieldPath": ".spec['x.y']"},
+        {"rule": "true", "fieldPath": ".labels.anything"},
+        {"rule": "true", "fieldPath": ".spec.nope"},
+        {"rule": "true", "fieldPath": "spec"},
+        {"rule": "true", "fieldPath": ".spec[0]"}
+    ]);
+    let schema = json!({"type": "object", "x-kubernetes-validations": rules, "properties": {
+        "spec": {"type": "object", "properties": {"a": {"type": "string"}, "x.y": {"type": "string"}}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}}
+    }});
+    assert_eq!(
+        crd_errors(schema),
+        [
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[3].fieldPath: Invalid value: \".spec.nope\": must be a valid path",
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[4].fieldPath: Invalid value: \"spec\": must be a valid path",
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[5].fieldPath: Invalid value: \".spec[0]\": must be a valid path",
+        ]
+    );
 }
