@@ -25,7 +25,7 @@ mod path;
 mod props;
 mod prune;
 mod ratchet;
-mod regex;
+pub(crate) mod regex;
 mod rules;
 mod structural;
 mod value;

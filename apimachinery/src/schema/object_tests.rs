@@ -323,3 +323,15 @@ fn multiples_of_fractions_allow_float_error() {
         ["n: Invalid value: 0.35: n in body should be a multiple of 0.1"]
     );
 }
+
+#[test]
+fn patterns_match_as_go_s_regexp() {
+    let s = Structural::new(&json!({"type": "object", "properties": {
+        "n": {"type": "string", "pattern": "^\\d+$"}}}))
+    .unwrap();
+    assert!(s.validate(&json!({"n": "42"})).is_empty());
+    assert_eq!(
+        rendered(s.validate(&json!({"n": "٤٢"}))),
+        ["n: Invalid value: \"٤٢\": n in body should match '^\\d+$'"]
+    );
+}
