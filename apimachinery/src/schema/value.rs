@@ -111,13 +111,13 @@ fn type_of(v: &Value) -> (&'static str, &'static str) {
 }
 
 /// The types the validator checks: `integer,string` for `x-kubernetes-int-or-string`.
-fn types(s: &Props) -> Vec<&str> {
+fn types(s: &Props) -> ([&str; 2], usize) {
     if s.int_or_string {
-        vec!["integer", "string"]
+        (["integer", "string"], 2)
     } else if s.type_.is_empty() {
-        Vec::new()
+        (["", ""], 0)
     } else {
-        vec![s.type_.as_str()]
+        ([s.type_.as_str(), ""], 1)
     }
 }
 
@@ -148,7 +148,8 @@ pub(crate) fn validate(
     old: Option<&Correlated<'_>>,
 ) -> Outcome {
     let mut out = Outcome::default();
-    let types = types(s);
+    let (buf, n) = types(s);
+    let types = &buf[..n];
     let format = format(s);
     if data.is_null() {
         if !types.is_empty() && !s.nullable {
@@ -182,8 +183,8 @@ pub(crate) fn validate(
     if let Value::String(text) = data {
         strings(s, name, text, data, &mut out);
         out.matches += 1;
-        if formats::supported(format) {
-            if !formats::valid(format, text) {
+        if let Some(key) = formats::string_format(format) {
+            if !formats::valid(key, text) {
                 out.field(FieldError::new(
                     FieldErrorType::TypeInvalid,
                     name,
