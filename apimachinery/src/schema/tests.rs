@@ -300,6 +300,10 @@ fn schemas_too_deep_or_malformed_are_errors() {
         ]
     );
     assert_eq!(
+        crd_errors(json!(true)),
+        ["spec.validation.openAPIV3Schema: Invalid value: true: must be an object"]
+    );
+    assert_eq!(
         crd_errors(json!({"type": "object", "additionalProperties": 3})),
         [
             "spec.validation.openAPIV3Schema.additionalProperties: Invalid value: 3: boolean or JSON schema expected"
