@@ -335,3 +335,14 @@ fn patterns_match_as_go_s_regexp() {
         ["n: Invalid value: \"٤٢\": n in body should match '^\\d+$'"]
     );
 }
+
+#[test]
+fn served_defaults_are_pruned() {
+    let s = Structural::new(&json!({"type": "object", "properties": {
+        "a": {"type": "object", "properties": {"x": {"type": "string"}},
+              "default": {"x": "1", "junk": true}}}}))
+    .unwrap();
+    let mut obj = json!({});
+    s.default(&mut obj);
+    assert_eq!(obj, json!({"a": {"x": "1"}}));
+}

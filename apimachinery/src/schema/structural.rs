@@ -47,6 +47,8 @@ impl Structural {
             detail: e.detail,
         })?;
         unsupported(&root)?;
+        let mut root = root;
+        prune_defaults(&mut root, true, false);
         Ok(Structural { root })
     }
 
@@ -162,6 +164,28 @@ impl Structural {
             super::listtype::validate_object("", &self.root, n, &mut errs);
         }
         errs
+    }
+}
+
+/// Prunes every default against its own schema, as Kubernetes prunes the defaults of a
+/// schema it serves (`PruneDefaults`): a CRD accepted before defaults had to be pruned may
+/// still have unknown fields in them. Defaults under the `apiVersion`, `kind` or `metadata`
+/// of a resource are left as they are.
+fn prune_defaults(s: &mut Props, is_root: bool, under_meta: bool) {
+    let embedded = is_root || s.embedded_resource;
+    if !under_meta && let Some(mut d) = s.default.take() {
+        super::prune::prune(&mut d, s, embedded);
+        s.default = Some(d);
+    }
+    if let Some(Items::Schema(i)) = &mut s.items {
+        prune_defaults(i, false, under_meta);
+    }
+    if let Some(super::props::SchemaOrBool::Schema(a)) = &mut s.additional_properties {
+        prune_defaults(a, false, under_meta);
+    }
+    for (k, p) in s.properties.iter_mut() {
+        let meta = embedded && ["apiVersion", "kind", "metadata"].contains(&k.as_str());
+        prune_defaults(p, false, under_meta || meta);
     }
 }
 
