@@ -41,7 +41,8 @@ const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist 
 #[cfg(test)]
 const UUID_FMT: &str = "^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$";
 
-/// Returns a compiled regular expression, cached by pattern. `None` if it does not compile.
+/// Returns a compiled regular expression, cached by pattern, read with Go's `regexp` meaning
+/// (`\d`, `\w`, `\s`, `\b` are ASCII, as in Kubernetes). `None` if it does not compile.
 /// The `Arc` shares one regex (and its match caches) between callers; cloning a `Regex`
 /// itself would build a fresh cache pool on every call.
 pub(crate) fn cached_regex(pattern: &str) -> Option<Arc<Regex>> {
@@ -53,7 +54,11 @@ pub(crate) fn cached_regex(pattern: &str) -> Option<Arc<Regex>> {
     }
     guard
         .entry(pattern.to_string())
-        .or_insert_with(|| Regex::new(pattern).ok().map(Arc::new))
+        .or_insert_with(|| {
+            Regex::new(&crate::schema::regex::ascii_classes(pattern))
+                .ok()
+                .map(Arc::new)
+        })
         .clone()
 }
 

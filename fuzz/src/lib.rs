@@ -373,6 +373,51 @@ pub fn api_defs(data: &[u8]) {
     allowing_caught_panics(|| check_api_defs(text));
 }
 
+/// The CRD schema engine on a schema and an object (the input split at its first NUL): the
+/// CRD checks under strict and relaxed options, the `NonStructuralSchema` condition, and, when
+/// the schema compiles, pruning, coercion, null dropping, defaulting, validation and ratcheted
+/// validation of the object. Properties: no panic and no stack overflow whatever the nesting;
+/// pruning a pruned object removes nothing more.
+pub fn schema_compile(data: &[u8]) {
+    use apimachinery::schema::{
+        CrdSchemaOptions, Structural, nonstructural_condition, validate_crd_schema,
+    };
+    let (schema, object) = split_nul(data);
+    let Ok(schema) = serde_json::from_slice::<Value>(schema) else {
+        return;
+    };
+    let path = "spec.validation.openAPIV3Schema";
+    let _ = validate_crd_schema(&schema, path, &CrdSchemaOptions::default());
+    let relaxed = CrdSchemaOptions {
+        require_structural_schema: false,
+        require_valid_property_type: false,
+        require_pruned_defaults: false,
+        require_atomic_set_type: false,
+        require_map_list_keys_map_set_validation: false,
+        status_subresource_enabled: true,
+        ..CrdSchemaOptions::default()
+    };
+    let _ = validate_crd_schema(&schema, path, &relaxed);
+    let _ = CrdSchemaOptions::ratcheted_from([&schema], true, false, false);
+    let _ = nonstructural_condition(true, &[("v1", Some(&schema)), ("v2", None)]);
+    let Ok(compiled) = Structural::new(&schema) else {
+        return;
+    };
+    let original = serde_json::from_slice::<Value>(object).unwrap_or(Value::Null);
+    let mut object = original.clone();
+    compiled.prune(&mut object);
+    assert!(
+        compiled.prune(&mut object.clone()).is_empty(),
+        "pruning a pruned object removed more"
+    );
+    let _ = compiled.coerce_embedded(&mut object.clone(), false);
+    let _ = compiled.coerce_embedded(&mut object, true);
+    compiled.drop_nulls(&mut object);
+    compiled.default(&mut object);
+    let _ = compiled.validate(&object);
+    let _ = compiled.validate_update(&object, &original);
+}
+
 /// Runs `f` with a panic hook that does not abort. The CEL parser (a dependency) panics on some
 /// malformed expressions; codegen catches that and reports the rule as not compiling, but
 /// libFuzzer's panic hook would abort the process on the caught panic. A panic that `f` does

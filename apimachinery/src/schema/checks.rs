@@ -457,6 +457,13 @@ fn rules(s: &Props, p: &str, errs: &mut Vec<FieldError>) {
                 "must not contain line breaks",
             ));
         }
+        if !field_path.is_empty() && !field_path_valid(s, field_path) {
+            errs.push(FieldError::invalid(
+                child(&rp, "fieldPath"),
+                &Value::from(field_path),
+                "must be a valid path",
+            ));
+        }
     }
 }
 
@@ -564,4 +571,78 @@ pub(crate) fn status_root(schema: &Value, path: &str) -> Option<FieldError> {
         }
     }
     None
+}
+
+/// The tokens of a rule's `fieldPath` as Kubernetes splits it: `.`, `[` and `]` alone, a
+/// single-quoted string whole, and the text between delimiters.
+fn field_path_tokens(path: &str) -> Vec<&str> {
+    let mut tokens = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        let b = rest.as_bytes();
+        let end = if b[0] == b'\'' {
+            (1..b.len())
+                .find(|&i| b[i] == b'\'' && b[i - 1] != b'\\')
+                .map_or(b.len(), |i| i + 1)
+        } else if matches!(b[0], b'.' | b'[' | b']') {
+            1
+        } else {
+            b.iter()
+                .position(|c| matches!(c, b'.' | b'[' | b']'))
+                .unwrap_or(b.len())
+        };
+        tokens.push(&rest[..end]);
+        rest = &rest[end..];
+    }
+    tokens
+}
+
+/// Whether a rule's `fieldPath` names a field of the schema (Kubernetes' `ValidFieldPath`:
+/// `.name` and `['name']` steps through properties, or any key of a map). A schema that is
+/// not structural accepts any path, as Kubernetes' `pathValid` does.
+fn field_path_valid(s: &Props, path: &str) -> bool {
+    if super::structural::unsupported(s).is_err() {
+        return true;
+    }
+    let mut node = Some(s);
+    let mut tokens = field_path_tokens(path).into_iter();
+    while let Some(tok) = tokens.next() {
+        let name = match tok {
+            "[" => {
+                let Some(quoted) = tokens.next() else {
+                    return false;
+                };
+                let Some(inner) = quoted
+                    .strip_prefix('\'')
+                    .and_then(|q| q.strip_suffix('\''))
+                    .filter(|_| quoted.len() >= 2)
+                else {
+                    return false;
+                };
+                if tokens.next() != Some("]") {
+                    return false;
+                }
+                inner.replace("\\'", "'").replace("\\\\", "\\")
+            }
+            "." => match tokens.next() {
+                Some(t) => t.to_string(),
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Some(n) = node else {
+            return false;
+        };
+        node = if !n.properties.is_empty() {
+            match n.properties.get(&name) {
+                Some(p) => Some(p),
+                None => return false,
+            }
+        } else if n.additional_properties.is_some() {
+            n.additional_schema()
+        } else {
+            return false;
+        };
+    }
+    true
 }

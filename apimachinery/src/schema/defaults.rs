@@ -111,7 +111,6 @@ fn surrounding(steps: &[Step], default: &Value) -> Value {
 /// The walk's state: the embedded resource the node is in and the way down from it.
 struct Walk<'s> {
     resource: &'s Props,
-    resource_is_root: bool,
     steps: Vec<Step>,
     inside_meta: bool,
 }
@@ -121,7 +120,6 @@ pub(crate) fn validate_defaults(path: &str, root: &Props, require_pruned: bool) 
     let mut errs = Vec::new();
     let walk = Walk {
         resource: root,
-        resource_is_root: true,
         steps: Vec::new(),
         inside_meta: false,
     };
@@ -141,7 +139,6 @@ fn node<'s>(
     if embedded {
         w = Walk {
             resource: s,
-            resource_is_root: is_root,
             steps: Vec::new(),
             inside_meta: false,
         };
@@ -198,7 +195,6 @@ fn node<'s>(
     if let Some(is) = s.item_schema() {
         let mut sub = Walk {
             resource: w.resource,
-            resource_is_root: w.resource_is_root,
             steps: w.steps.clone(),
             inside_meta: w.inside_meta,
         };
@@ -208,7 +204,6 @@ fn node<'s>(
     for (k, p) in &s.properties {
         let mut sub = Walk {
             resource: w.resource,
-            resource_is_root: w.resource_is_root,
             steps: w.steps.clone(),
             inside_meta: w.inside_meta
                 || (embedded && ["metadata", "kind", "apiVersion"].contains(&k.as_str())),

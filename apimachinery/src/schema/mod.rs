@@ -25,7 +25,7 @@ mod path;
 mod props;
 mod prune;
 mod ratchet;
-mod regex;
+pub(crate) mod regex;
 mod rules;
 mod structural;
 mod value;
@@ -91,7 +91,7 @@ impl CrdSchemaOptions {
     /// `spec_has_defaults` and `spec_has_extensions` describe the *new* CRD (Kubernetes
     /// requires structural schemas again when it prunes, defaults or uses extensions).
     pub fn ratcheted_from<'a>(
-        old_schemas: impl IntoIterator<Item = &'a Value> + Clone,
+        old_schemas: impl IntoIterator<Item = &'a Value>,
         preserve_unknown_fields: bool,
         spec_has_defaults: bool,
         spec_has_extensions: bool,

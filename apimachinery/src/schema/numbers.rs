@@ -11,11 +11,23 @@ use crate::errors::FieldError;
 /// Go's `int64(f)` on amd64: truncation, and the minimum `int64` for NaN and out-of-range
 /// values.
 pub(crate) fn go_f64_to_i64(f: f64) -> i64 {
-    if f.is_nan() || f >= 9.223_372_036_854_775_807e18 || f < -9.223_372_036_854_775_808e18 {
+    // 2^63: the first float no `int64` holds.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
         i64::MIN
     } else {
         f as i64
     }
+}
+
+/// go-openapi's `IsFloat64AJSONInteger`: a finite float within 2^53 that is an integer up to
+/// a relative error of 1e-9 (so `0.3 / 0.1` counts as 3).
+pub(crate) fn is_json_integer(f: f64) -> bool {
+    const MAX_JSON_FLOAT: f64 = 9_007_199_254_740_992.0;
+    if !f.is_finite() || f.abs() > MAX_JSON_FLOAT {
+        return false;
+    }
+    (f - f.round()).abs() <= 1e-9 * f.abs().max(1.0)
 }
 
 /// Go's `%v` of a `float64` (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest digits, in
@@ -148,7 +160,7 @@ pub(crate) fn check(s: &Props, name: &str, n: &Number, sink: &mut Sink<'_>) {
             )),
             _ => {
                 let mult = if m < 1.0 { 1.0 / m * value } else { value / m };
-                (mult.fract() != 0.0 || !mult.is_finite())
+                (!is_json_integer(mult))
                     .then(|| format!("{name} in body should be a multiple of {}", go_float(m)))
             }
         };

@@ -156,10 +156,7 @@ fn validation_messages_are_kube_openapi_s() {
         "spec.tags[2]: Duplicate value: \"a\"",
         "spec.ports[1]: Duplicate value: {\"name\":\"x\"}",
     ];
-    for e in expected {
-        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
-    }
-    assert_eq!(errs.len(), expected.len(), "{errs:#?}");
+    super::tests::assert_errors(&errs, &expected);
     // The kube-openapi errors come first, then embedded resources, then list types.
     let dup = errs.iter().position(|e| e.contains("Duplicate")).unwrap();
     let embedded = errs
@@ -182,10 +179,7 @@ fn more_messages_required_lengths_and_counts() {
         "<nil>: Invalid value: \"\": Checked value must be of type integer with format int32 in spec.count",
         "spec.note: Invalid value: \"integer\": spec.note in body must be of type string: \"integer\"",
     ];
-    for e in expected {
-        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
-    }
-    assert_eq!(errs.len(), expected.len(), "{errs:#?}");
+    super::tests::assert_errors(&errs, &expected);
     let errs =
         rendered(s.validate(&json!({"spec": {"size": "small", "name": "abc1", "replicas": null}})));
     assert_eq!(
@@ -302,4 +296,53 @@ proptest! {
         let update = s.validate_update(&once, &once);
         prop_assert!(update.iter().all(|e| created.contains(e)), "{update:?}");
     }
+}
+
+#[test]
+fn status_updates_validate_the_status_with_its_own_names() {
+    let s = widget();
+    let old = json!({"spec": {"size": "small"}, "status": {"phase": "A"}});
+    let new = json!({"spec": {"size": "nope"}, "status": {"phase": 1}});
+    assert_eq!(
+        rendered(s.validate_status_update(&new, &old)),
+        [
+            "status.phase: Invalid value: \"integer\": phase in body must be of type string: \"integer\""
+        ]
+    );
+    assert!(s.validate_status_update(&old, &old).is_empty());
+}
+
+#[test]
+fn multiples_of_fractions_allow_float_error() {
+    let s = Structural::new(&json!({"type": "object", "properties": {
+        "n": {"type": "number", "multipleOf": 0.1}}}))
+    .unwrap();
+    assert!(s.validate(&json!({"n": 0.3})).is_empty());
+    assert_eq!(
+        rendered(s.validate(&json!({"n": 0.35}))),
+        ["n: Invalid value: 0.35: n in body should be a multiple of 0.1"]
+    );
+}
+
+#[test]
+fn patterns_match_as_go_s_regexp() {
+    let s = Structural::new(&json!({"type": "object", "properties": {
+        "n": {"type": "string", "pattern": "^\\d+$"}}}))
+    .unwrap();
+    assert!(s.validate(&json!({"n": "42"})).is_empty());
+    assert_eq!(
+        rendered(s.validate(&json!({"n": "٤٢"}))),
+        ["n: Invalid value: \"٤٢\": n in body should match '^\\d+$'"]
+    );
+}
+
+#[test]
+fn served_defaults_are_pruned() {
+    let s = Structural::new(&json!({"type": "object", "properties": {
+        "a": {"type": "object", "properties": {"x": {"type": "string"}},
+              "default": {"x": "1", "junk": true}}}}))
+    .unwrap();
+    let mut obj = json!({});
+    s.default(&mut obj);
+    assert_eq!(obj, json!({"a": {"x": "1"}}));
 }

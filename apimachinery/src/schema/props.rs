@@ -167,6 +167,14 @@ fn integer(path: &str, v: &Value) -> Read<Option<i64>> {
     }
 }
 
+/// An optional field: absent for `null`, else read by `read`.
+fn optional<T>(path: &str, v: &Value, read: fn(&str, &Value) -> Read<T>) -> Read<Option<T>> {
+    match v {
+        Value::Null => Ok(None),
+        v => read(path, v).map(Some),
+    }
+}
+
 fn strings(path: &str, v: &Value) -> Read<Option<Vec<String>>> {
     match v {
         Value::Null => Ok(None),
@@ -211,12 +219,7 @@ impl Props {
         match k {
             "id" => self.id = string(at, v)?,
             "$schema" => self.schema = string(at, v)?,
-            "$ref" => {
-                self.ref_ = match v {
-                    Value::Null => None,
-                    v => Some(string(at, v)?),
-                }
-            }
+            "$ref" => self.ref_ = optional(at, v, string)?,
             "description" => self.description = string(at, v)?,
             "type" => self.type_ = string(at, v)?,
             "format" => self.format = string(at, v)?,
@@ -291,26 +294,13 @@ impl Props {
             }
             "nullable" => self.nullable = boolean(at, v)?,
             "x-kubernetes-preserve-unknown-fields" => {
-                self.preserve_unknown_fields = match v {
-                    Value::Null => None,
-                    v => Some(boolean(at, v)?),
-                }
+                self.preserve_unknown_fields = optional(at, v, boolean)?
             }
             "x-kubernetes-embedded-resource" => self.embedded_resource = boolean(at, v)?,
             "x-kubernetes-int-or-string" => self.int_or_string = boolean(at, v)?,
             "x-kubernetes-list-map-keys" => self.list_map_keys = strings(at, v)?,
-            "x-kubernetes-list-type" => {
-                self.list_type = match v {
-                    Value::Null => None,
-                    v => Some(string(at, v)?),
-                }
-            }
-            "x-kubernetes-map-type" => {
-                self.map_type = match v {
-                    Value::Null => None,
-                    v => Some(string(at, v)?),
-                }
-            }
+            "x-kubernetes-list-type" => self.list_type = optional(at, v, string)?,
+            "x-kubernetes-map-type" => self.map_type = optional(at, v, string)?,
             "x-kubernetes-validations" => {
                 self.validations = match v {
                     Value::Null => Vec::new(),

@@ -42,8 +42,9 @@ fn go_error(pattern: &str, rust: &str) -> String {
     format!("error parsing regexp: {code}: `{pattern}`")
 }
 
-/// `pattern` with Go's ASCII-only Perl classes and word boundaries spelled out.
-fn ascii_classes(pattern: &str) -> String {
+/// `pattern` with Go's ASCII-only Perl classes and word boundaries spelled out (and the
+/// characters Go reads literally in a class escaped), for Rust's `regex`.
+pub(crate) fn ascii_classes(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut in_class = false;
     let mut chars = pattern.chars().peekable();

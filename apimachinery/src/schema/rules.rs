@@ -152,9 +152,10 @@ fn metadata_is_only_name(m: &Props) -> bool {
 /// Kubernetes' int-or-string exemption: `anyOf` is exactly `[{type: integer}, {type: string}]`.
 fn is_int_or_string_pattern(any_of: &[Props]) -> bool {
     let only_type = |s: &Props, t: &str| {
-        let mut bare = Props::default();
-        bare.type_ = t.to_string();
-        *s == bare
+        *s == Props {
+            type_: t.to_string(),
+            ..Props::default()
+        }
     };
     any_of.len() == 2 && only_type(&any_of[0], "integer") && only_type(&any_of[1], "string")
 }

@@ -47,6 +47,8 @@ impl Structural {
             detail: e.detail,
         })?;
         unsupported(&root)?;
+        let mut root = root;
+        prune_defaults(&mut root, true, false);
         Ok(Structural { root })
     }
 
@@ -105,6 +107,40 @@ impl Structural {
         errs
     }
 
+    /// Validates an update of the status subresource (`/status`) from `old`: the `status`
+    /// schema on the new `status` (paths under `status`, messages with the status-relative
+    /// names, ratcheted against the old status), then the lists' uniqueness when the old
+    /// object was unique, as Kubernetes' status strategy does.
+    pub fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        if let (Some(status), Some(schema)) =
+            (new.get("status"), self.root.properties.get("status"))
+        {
+            let root = Correlated {
+                new,
+                old,
+                schema: &self.root,
+            };
+            let corr = root.key("status", false);
+            errs = super::value::validate(schema, "", status, corr.as_ref())
+                .into_field_errors("status");
+        }
+        if let Value::Object(n) = new {
+            let mut new_errs = Vec::new();
+            super::listtype::validate_object("", &self.root, n, &mut new_errs);
+            if !new_errs.is_empty() {
+                let mut old_errs = Vec::new();
+                if let Value::Object(o) = old {
+                    super::listtype::validate_object("", &self.root, o, &mut old_errs);
+                }
+                if old_errs.is_empty() {
+                    errs.extend(new_errs);
+                }
+            }
+        }
+        errs
+    }
+
     /// Validates a custom resource being updated from `old`, with validation ratcheting: an
     /// error inside a value that did not change (correlated by key, and by item key in
     /// `map` lists) is not reported, and list uniqueness is only checked when the old object
@@ -128,6 +164,28 @@ impl Structural {
             super::listtype::validate_object("", &self.root, n, &mut errs);
         }
         errs
+    }
+}
+
+/// Prunes every default against its own schema, as Kubernetes prunes the defaults of a
+/// schema it serves (`PruneDefaults`): a CRD accepted before defaults had to be pruned may
+/// still have unknown fields in them. Defaults under the `apiVersion`, `kind` or `metadata`
+/// of a resource are left as they are.
+fn prune_defaults(s: &mut Props, is_root: bool, under_meta: bool) {
+    let embedded = is_root || s.embedded_resource;
+    if !under_meta && let Some(mut d) = s.default.take() {
+        super::prune::prune(&mut d, s, embedded);
+        s.default = Some(d);
+    }
+    if let Some(Items::Schema(i)) = &mut s.items {
+        prune_defaults(i, false, under_meta);
+    }
+    if let Some(super::props::SchemaOrBool::Schema(a)) = &mut s.additional_properties {
+        prune_defaults(a, false, under_meta);
+    }
+    for (k, p) in s.properties.iter_mut() {
+        let meta = embedded && ["apiVersion", "kind", "metadata"].contains(&k.as_str());
+        prune_defaults(p, false, under_meta || meta);
     }
 }
 

@@ -17,6 +17,19 @@ fn crd_errors_with(schema: Value, opts: &CrdSchemaOptions) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that `errs` holds each of the `expected` errors.
+fn assert_has_errors(errs: &[String], expected: &[&str]) {
+    for e in expected {
+        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
+    }
+}
+
+/// Asserts that `errs` holds exactly the `expected` errors, in any order.
+pub(super) fn assert_errors(errs: &[String], expected: &[&str]) {
+    assert_has_errors(errs, expected);
+    assert_eq!(errs.len(), expected.len(), "{errs:#?}");
+}
+
 fn object(props: Value) -> Value {
     json!({"type": "object", "properties": props})
 }
@@ -72,9 +85,7 @@ fn structural_rules_speak_kubernetes() {
         "spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified",
         "spec.validation.openAPIV3Schema.type: Required value: must not be empty at the root",
     ];
-    for e in expected {
-        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
-    }
+    assert_has_errors(&errs, &expected);
     assert!(
         errs.iter().any(|e| e == "spec.validation.openAPIV3Schema.properties[g].pattern: Invalid value: \"(\": must be a valid regular expression, but isn't: error parsing regexp: missing closing ): `(`"),
         "{errs:#?}"
@@ -161,11 +172,9 @@ fn per_node_checks_speak_kubernetes() {
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].reason: Unsupported value: \"Nope\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\"",
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must be non-empty if specified",
         "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must not contain line breaks",
+        "spec.validation.openAPIV3Schema.properties[i].x-kubernetes-validations[4].fieldPath: Invalid value: \"\\n\": must be a valid path",
     ];
-    for e in expected {
-        assert!(errs.iter().any(|x| x == e), "missing {e}\nin {errs:#?}");
-    }
-    assert_eq!(errs.len(), expected.len(), "{errs:#?}");
+    assert_errors(&errs, &expected);
 }
 
 #[test]
@@ -291,6 +300,10 @@ fn schemas_too_deep_or_malformed_are_errors() {
         ]
     );
     assert_eq!(
+        crd_errors(json!(true)),
+        ["spec.validation.openAPIV3Schema: Invalid value: true: must be an object"]
+    );
+    assert_eq!(
         crd_errors(json!({"type": "object", "additionalProperties": 3})),
         [
             "spec.validation.openAPIV3Schema.additionalProperties: Invalid value: 3: boolean or JSON schema expected"
@@ -363,4 +376,102 @@ fn the_deepest_schema_allowed_is_walked_within_the_stack() {
     s.default(&mut pruned);
     assert!(s.validate(&pruned).is_empty());
     assert!(s.validate_update(&pruned, &obj).is_empty());
+}
+
+/// Schema-shaped JSON: objects whose keys are schema keywords, with any values.
+fn arb_schema() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let keys = prop_oneof![
+        Just("type"),
+        Just("properties"),
+        Just("items"),
+        Just("additionalProperties"),
+        Just("default"),
+        Just("enum"),
+        Just("required"),
+        Just("nullable"),
+        Just("allOf"),
+        Just("anyOf"),
+        Just("not"),
+        Just("pattern"),
+        Just("format"),
+        Just("minimum"),
+        Just("maxLength"),
+        Just("x-kubernetes-preserve-unknown-fields"),
+        Just("x-kubernetes-embedded-resource"),
+        Just("x-kubernetes-int-or-string"),
+        Just("x-kubernetes-list-type"),
+        Just("x-kubernetes-list-map-keys"),
+        Just("metadata"),
+        Just("a"),
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-3i64..3).prop_map(Value::from),
+        prop_oneof![
+            Just("object"),
+            Just("array"),
+            Just("string"),
+            Just("integer"),
+            Just("set"),
+            Just("map"),
+            Just("a"),
+            Just("date-time"),
+            Just("("),
+        ]
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 40, 5, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map(keys.clone(), inner, 0..5).prop_map(|m| {
+                Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            }),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_schemas_and_objects_never_panic(schema in arb_schema(), obj in arb_schema()) {
+        let _ = validate_crd_schema(&schema, P, &CrdSchemaOptions::default());
+        let _ = nonstructural_condition(true, &[("v1", Some(&schema))]);
+        let _ = CrdSchemaOptions::ratcheted_from([&schema], true, true, true);
+        if let Ok(s) = Structural::new(&schema) {
+            let mut o = obj.clone();
+            s.prune(&mut o);
+            proptest::prop_assert!(s.prune(&mut o.clone()).is_empty());
+            let _ = s.coerce_embedded(&mut o.clone(), false);
+            let _ = s.coerce_embedded(&mut o, true);
+            s.drop_nulls(&mut o);
+            s.default(&mut o);
+            let _ = s.validate(&o);
+            let _ = s.validate_update(&o, &obj);
+        }
+    }
+}
+
+#[test]
+fn rule_field_paths_must_name_fields() {
+    let rules = json!([
+        {"rule": "true", "fieldPath": ".spec.a"},
+        {"rule": "true", "fieldPath": ".spec['x.y']"},
+        {"rule": "true", "fieldPath": ".labels.anything"},
+        {"rule": "true", "fieldPath": ".spec.nope"},
+        {"rule": "true", "fieldPath": "spec"},
+        {"rule": "true", "fieldPath": ".spec[0]"}
+    ]);
+    let schema = json!({"type": "object", "x-kubernetes-validations": rules, "properties": {
+        "spec": {"type": "object", "properties": {"a": {"type": "string"}, "x.y": {"type": "string"}}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}}
+    }});
+    assert_eq!(
+        crd_errors(schema),
+        [
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[3].fieldPath: Invalid value: \".spec.nope\": must be a valid path",
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[4].fieldPath: Invalid value: \"spec\": must be a valid path",
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[5].fieldPath: Invalid value: \".spec[0]\": must be a valid path",
+        ]
+    );
 }

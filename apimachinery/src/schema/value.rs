@@ -111,13 +111,13 @@ fn type_of(v: &Value) -> (&'static str, &'static str) {
 }
 
 /// The types the validator checks: `integer,string` for `x-kubernetes-int-or-string`.
-fn types(s: &Props) -> Vec<&str> {
+fn types(s: &Props) -> ([&str; 2], usize) {
     if s.int_or_string {
-        vec!["integer", "string"]
+        (["integer", "string"], 2)
     } else if s.type_.is_empty() {
-        Vec::new()
+        (["", ""], 0)
     } else {
-        vec![s.type_.as_str()]
+        ([s.type_.as_str(), ""], 1)
     }
 }
 
@@ -148,7 +148,8 @@ pub(crate) fn validate(
     old: Option<&Correlated<'_>>,
 ) -> Outcome {
     let mut out = Outcome::default();
-    let types = types(s);
+    let (buf, n) = types(s);
+    let types = &buf[..n];
     let format = format(s);
     if data.is_null() {
         if !types.is_empty() && !s.nullable {
@@ -162,13 +163,13 @@ pub(crate) fn validate(
     // The type validator.
     if !types.is_empty() || !format.is_empty() {
         let has = |t: &str| types.contains(&t);
-        let float_int = matches!(data, Value::Number(n) if !n.is_i64() && n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(53)))
+        let float_int = matches!(data, Value::Number(n) if !n.is_i64() && n.as_f64().is_some_and(super::numbers::is_json_integer))
             && has("integer");
         let int_float = seen == "integer" && has("number");
         let ok_type = has(seen) || float_int || int_float;
-        if !is_text && !format.is_empty() && !(ok_type || seen_format == format) {
+        if !(is_text || format.is_empty() || ok_type || seen_format == format) {
             out.field(invalid_type(name, format, seen_format));
-        } else if !(has("number") || has("integer")) && !format.is_empty() && is_text {
+        } else if is_text && !(has("number") || has("integer") || format.is_empty()) {
             out.matches += 1;
         } else if !ok_type {
             out.field(invalid_type(name, &types.join(","), seen));
@@ -182,8 +183,8 @@ pub(crate) fn validate(
     if let Value::String(text) = data {
         strings(s, name, text, data, &mut out);
         out.matches += 1;
-        if formats::supported(format) {
-            if !formats::valid(format, text) {
+        if let Some(key) = formats::string_format(format) {
+            if !formats::valid(key, text) {
                 out.field(FieldError::new(
                     FieldErrorType::TypeInvalid,
                     name,
