@@ -69,7 +69,7 @@ impl ApiGroups for ApiExtensions {
             crds.clone(),
             kinds,
             documents,
-            Box::new(schema::CompiledSchema::of),
+            Box::new(schema::compile),
         );
         // One worker: names are accepted one CRD at a time, as kube-apiserver's naming
         // controller does, so two CRDs never accept the same name.
