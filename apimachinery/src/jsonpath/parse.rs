@@ -428,12 +428,16 @@ fn split_comparison(text: &str) -> Option<(&str, &str, &str)> {
         return None;
     }
     let after = &text[op_start..];
-    let op_len = after.find(|c: char| !is_op(c))?;
-    let right = &after[op_len..];
-    // `.` does not match a newline (the scanner refuses newlines in filters anyway).
-    if right.is_empty() || right.contains('\n') {
-        return None;
+    let mut op_len = after.find(|c: char| !is_op(c)).unwrap_or(after.len());
+    // The right operand needs a character: when the operator run ends the text, the
+    // regexp gives the run's last character to it.
+    if op_len == after.len() {
+        if op_len < 2 {
+            return None;
+        }
+        op_len -= 1;
     }
+    let right = &after[op_len..];
     Some((&text[..op_start], &after[..op_len], right))
 }
 
@@ -636,7 +640,8 @@ mod tests {
         assert_eq!(split_comparison("@.a<>10"), Some(("@.a", "<>", "10")));
         assert_eq!(split_comparison("@.a"), None);
         assert_eq!(split_comparison("==x"), None);
-        assert_eq!(split_comparison("@.a=="), None);
+        assert_eq!(split_comparison("@.a=="), Some(("@.a", "=", "=")));
+        assert_eq!(split_comparison("@.a="), None);
     }
 
     #[test]

@@ -598,6 +598,10 @@ fn parser_failures() {
     assert_eq!(parse_err("{\"abc}"), "unterminated quoted string");
     assert_eq!(parse_err("{[a]}"), "invalid array index a");
     assert_eq!(
+        parse_err("{[?(@.a==)]}"),
+        "unrecognized character in action: U+003D '='"
+    );
+    assert_eq!(
         parse_err("{\t}"),
         "unrecognized character in action: U+0009"
     );
