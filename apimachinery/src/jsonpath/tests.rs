@@ -747,3 +747,38 @@ fn bounded_on_adversarial_input() {
         deep = inner.pop().unwrap_or(Value::Null);
     }
 }
+
+/// Random texts over the language's characters parse or fail, and evaluate or fail, without
+/// panicking (a short run of what the `jsonpath` fuzz target checks).
+#[test]
+fn random_texts_do_not_panic() {
+    const ALPHABET: &[&str] = &[
+        ".", "..", "[", "]", "?(", ")", "@", "$", "*", ":", ",", "-", "1", "0", "9", "'", "\"",
+        "\\", "{", "}", "=", "==", "!=", "<", ">=", "a", "b", "range", "end", "true", " ", "\t",
+        "é", "x",
+    ];
+    let doc = nodes();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..20_000 {
+        let len = next() % 24;
+        let text: String = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+            .collect();
+        for parsed in [
+            JsonPath::parse_printer_column(&text),
+            JsonPath::parse_template(&text),
+        ] {
+            if let Ok(path) = parsed {
+                let _ = path.execute(&doc);
+                let _ = path.clone().allow_missing_keys(false).execute(&doc);
+                let _ = path.first(&doc);
+            }
+        }
+    }
+}
