@@ -20,6 +20,7 @@ pub mod cel;
 pub mod duration;
 pub mod errors;
 pub mod gvk;
+pub mod jsonpath;
 #[cfg(feature = "kube")]
 pub mod kube;
 pub mod markers;

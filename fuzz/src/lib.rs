@@ -363,6 +363,61 @@ pub fn continue_token(data: &[u8]) {
     assert_eq!(decoded, (key, revision), "the token round trip changed it");
 }
 
+/// The document the `jsonpath` target evaluates paths on: a custom resource with nested
+/// objects, arrays of objects, escaped-dot label keys, nulls, strings, booleans, integers,
+/// floats and a number beyond `int64`.
+fn jsonpath_document() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(|| {
+        serde_json::json!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {
+                "name": "web",
+                "labels": {"app.kubernetes.io/name": "web", "tier": "front"},
+                "annotations": null
+            },
+            "spec": {"replicas": 3, "ratio": 0.5, "big": 18446744073709551615u64, "dns": ["a", "b"]},
+            "status": {
+                "conditions": [
+                    {"type": "Issuing", "status": "False", "observedGeneration": 1},
+                    {"type": "Ready", "status": "True", "message": "ok", "ready": true},
+                    {"type": null, "status": [], "nested": [[1, 2], {"x": {"y": "z"}}]}
+                ],
+                "empty": {}, "none": [], "text": ""
+            }
+        })
+    })
+}
+
+/// Kubernetes' JSONPath: the text as a printer column's path and as a template. Property: no
+/// panic; a path that parses evaluates to a result or an error within its bounds, and its
+/// results print.
+pub fn jsonpath(data: &[u8]) {
+    use apimachinery::jsonpath::{JsonPath, MAX_VALUES, to_text};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let doc = jsonpath_document();
+    for parsed in [
+        JsonPath::parse_printer_column(text),
+        JsonPath::parse_template(text),
+    ] {
+        let Ok(path) = parsed else {
+            continue;
+        };
+        for path in [path.clone(), path.allow_missing_keys(false)] {
+            if let Ok(results) = path.evaluate(doc) {
+                assert!(results.len() <= MAX_VALUES, "{text:?}: too many results");
+                for r in results.iter().take(64) {
+                    let _ = to_text(r);
+                }
+            }
+            let _ = path.first(doc);
+        }
+    }
+}
+
 /// The api-defs parser and checker on one version file of a group `fuzz.example.dev` (with the
 /// built-in shared meta group), and the emitters when it has no mistakes. Property: no panic;
 /// every diagnostic names the file.

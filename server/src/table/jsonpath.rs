@@ -1,5 +1,6 @@
-//! The simple JSONPaths of printer columns and scale paths: `.spec.replicas`,
-//! `.status.conditions[0].type`, `.metadata.labels['app']`.
+//! The simple paths of scale subresources: `.spec.replicas`, `.status.replicas`,
+//! `.status.selector` (Kubernetes reads and writes them as dotted field paths). Printer
+//! columns use Kubernetes' JSONPath, `apimachinery::jsonpath`.
 
 use serde_json::Value;
 

@@ -3,11 +3,10 @@
 //! columns JSONPaths cannot say print through their strategy's `TableConvertor` instead.
 
 use apimachinery::ResourceInfo;
+use apimachinery::jsonpath::JsonPath;
 use apimachinery::table::{CREATION_TIMESTAMP_DESCRIPTION, NAME_COLUMN, human_duration};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-
-use super::jsonpath;
 
 /// How a cell is computed from an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,7 +15,8 @@ pub enum Cell {
     Name,
     /// The human age of `metadata.creationTimestamp`.
     Age,
-    /// A JSONPath; `date` columns render as human ages.
+    /// A printer column's JSONPath (Kubernetes' JSONPath, parsed as the extension server
+    /// parses `additionalPrinterColumns[].jsonPath`); `date` columns render as human ages.
     Path(&'static str),
 }
 
@@ -95,7 +95,13 @@ pub fn cell(object: &Value, column: &Column, now: DateTime<Utc>) -> Value {
             .unwrap_or_else(|| "<unknown>".into()),
         ),
         Cell::Path(p) => {
-            let Some(v) = jsonpath::select(object, p) else {
+            // The first result, as Kubernetes' table converter takes it; a path that does not
+            // parse or fails to evaluate, and a null, give an empty cell.
+            let Some(v) = JsonPath::parse_printer_column(p)
+                .ok()
+                .and_then(|path| path.first(object).map(std::borrow::Cow::into_owned))
+                .filter(|v| !v.is_null())
+            else {
                 return Value::Null;
             };
             if column.type_ == "date"
@@ -108,5 +114,60 @@ pub fn cell(object: &Value, column: &Column, now: DateTime<Utc>) -> Value {
                 other => other,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(type_: &'static str, path: &'static str) -> Column {
+        Column {
+            name: "C",
+            type_,
+            format: "",
+            description: "",
+            priority: 0,
+            cell: Cell::Path(path),
+        }
+    }
+
+    /// Columns of real CRDs: filters, escaped dots, indexes; missing or failing paths and
+    /// nulls are empty cells.
+    #[test]
+    fn path_cells_use_kubernetes_jsonpath() {
+        let now = Utc::now();
+        let created = (now - chrono::Duration::minutes(3)).to_rfc3339();
+        let object = json!({
+            "metadata": {"name": "web", "labels": {"app.kubernetes.io/name": "web"}},
+            "spec": {"replicas": 2, "hosts": ["a", "b"], "empty": null},
+            "status": {"conditions": [
+                {"type": "Issuing", "status": "False"},
+                {"type": "Ready", "status": "True", "lastTransitionTime": created}
+            ]}
+        });
+        let cell = |type_, path| super::cell(&object, &column(type_, path), now);
+        assert_eq!(
+            cell("string", r#".status.conditions[?(@.type=="Ready")].status"#),
+            json!("True")
+        );
+        assert_eq!(
+            cell("string", r".metadata.labels['app\.kubernetes\.io/name']"),
+            json!("web")
+        );
+        assert_eq!(cell("integer", ".spec.replicas"), json!(2));
+        assert_eq!(cell("string", ".spec.hosts[-1]"), json!("b"));
+        assert_eq!(cell("string", ".spec.hosts"), json!(r#"["a","b"]"#));
+        assert_eq!(
+            cell(
+                "date",
+                r#".status.conditions[?(@.type=="Ready")].lastTransitionTime"#
+            ),
+            json!("3m")
+        );
+        assert_eq!(cell("string", ".spec.missing"), Value::Null);
+        assert_eq!(cell("string", ".spec.empty"), Value::Null);
+        assert_eq!(cell("string", ".spec.hosts[5]"), Value::Null);
+        assert_eq!(cell("string", ".spec.hosts[?(@.x"), Value::Null);
     }
 }
