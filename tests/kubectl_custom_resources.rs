@@ -45,6 +45,9 @@ spec:
           properties:
             spec:
               type: object
+              x-kubernetes-validations:
+              - rule: "!has(self.replicas) || self.replicas <= 10"
+                message: replicas must be at most 10
               properties:
                 cronSpec:
                   type: string
@@ -195,6 +198,21 @@ fn journey(k: &Kubectl, c: &mut Checks) {
         r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#,
     );
     c.run_ok(k, &["delete", &resource, "unknown", "-n", &ns]);
+    let too_many = k.run(&[
+        "patch",
+        &resource,
+        "b",
+        "-n",
+        &ns,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":11}}"#,
+    ]);
+    c.contains(
+        "CEL rule",
+        &too_many.stderr,
+        r#"spec: Invalid value: "object": replicas must be at most 10"#,
+    );
 
     // The category: `kubectl get all` lists them.
     let all = k.run(&["get", "all", "-n", &ns]).stdout;

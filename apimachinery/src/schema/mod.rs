@@ -15,6 +15,7 @@
 //! deeper than [`MAX_SCHEMA_DEPTH`] nodes with an error, so that every walk here (all of
 //! which follow the schema) is bounded whatever the input.
 
+mod cel_rules;
 mod checks;
 mod defaults;
 mod embedded;
@@ -211,6 +212,19 @@ pub fn validate_crd_schema(
         }
     }
     errs.extend(checks::check_tree(&props, path, options));
+    // The rules compile against the structural schema, so only a schema without other errors
+    // gets that far (as in Kubernetes).
+    let mut compile = Vec::new();
+    if errs.is_empty() && held_back.is_none() {
+        cel_rules::compile_errors(&props, path, &mut compile);
+    }
+    for (field, message) in compile {
+        errs.push(FieldError::invalid(
+            field,
+            &Value::from(""),
+            format!("compilation failed: {message}"),
+        ));
+    }
     if errs.is_empty()
         && let Some(e) = held_back
     {

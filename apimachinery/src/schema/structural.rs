@@ -30,9 +30,18 @@ pub enum SchemaError {
 ///
 /// The `x-kubernetes-validations` of every node are kept with it (unevaluated): the CEL rules
 /// are the next step, and read them from here.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Structural {
     pub(crate) root: Props,
+    /// The compiled CEL rules (`x-kubernetes-validations`), if the schema has any.
+    cel: Option<std::sync::Arc<super::cel_rules::RuleTree>>,
+}
+
+impl PartialEq for Structural {
+    /// Two compiled schemas are equal when their schemas are (the rules compile the same).
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
 }
 
 impl Structural {
@@ -49,7 +58,8 @@ impl Structural {
         unsupported(&root)?;
         let mut root = root;
         prune_defaults(&mut root, true, false);
-        Ok(Structural { root })
+        let cel = super::cel_rules::RuleTree::build(&root).map(std::sync::Arc::new);
+        Ok(Structural { root, cel })
     }
 
     /// The rules (`x-kubernetes-validations`) of the root node, as written: the seam the CEL
@@ -103,6 +113,9 @@ impl Structural {
         super::embedded::validate(object, &self.root, false, "", &mut errs);
         if let Value::Object(m) = object {
             super::listtype::validate_object("", &self.root, m, &mut errs);
+        }
+        if let Some(cel) = &self.cel {
+            cel.validate(&self.root, object, None, &mut errs);
         }
         errs
     }
@@ -162,6 +175,9 @@ impl Structural {
             }
         } else if let Value::Object(n) = new {
             super::listtype::validate_object("", &self.root, n, &mut errs);
+        }
+        if let Some(cel) = &self.cel {
+            cel.validate(&self.root, new, Some(old), &mut errs);
         }
         errs
     }
