@@ -81,6 +81,8 @@ struct Served {
     kind: &'static Kind,
     /// Whether creates are refused (the definition is being deleted).
     terminating: bool,
+    /// The `Warning` of every request to a version, by version (a deprecated version's).
+    warnings: Arc<Vec<(String, String)>>,
 }
 
 /// The kinds defined at run time, served as a delegate of the main server (see the module
@@ -115,6 +117,17 @@ impl RuntimeKinds {
     /// (whose watch cache stops and whose open watches end); returns its new store, whose watch
     /// cache loads in the background.
     pub fn serve(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
+        self.serve_with_warnings(kind, Vec::new())
+    }
+
+    /// [`RuntimeKinds::serve`], with a `Warning` header on every response to a request for
+    /// some versions: `(version, text)` pairs (kube-apiserver warns so of a deprecated version
+    /// of a custom resource).
+    pub fn serve_with_warnings(
+        &self,
+        kind: &'static Kind,
+        warnings: Vec<(String, String)>,
+    ) -> Result<Arc<Store>, ApiError> {
         let info = kind.storage_info();
         let store = self.api.registry.install_store(kind)?;
         self.served.write().insert(
@@ -122,6 +135,7 @@ impl RuntimeKinds {
             Served {
                 kind,
                 terminating: false,
+                warnings: Arc::new(warnings),
             },
         );
         self.generation.fetch_add(1, Ordering::AcqRel);
@@ -234,7 +248,18 @@ impl Delegate for RuntimeKinds {
                     "create not allowed while custom resource definition is terminating",
                 )));
             }
-            Ok(endpoints::serve_kind(api, served.kind, req).await)
+            let warning = served
+                .warnings
+                .iter()
+                .find(|(v, _)| v == version.version)
+                .map(|(_, text)| endpoints::response::warning_header(text));
+            let mut resp = endpoints::serve_kind(api, served.kind, req).await;
+            if let Some(warning) = warning
+                && let Ok(value) = http::HeaderValue::from_str(&warning)
+            {
+                resp.headers_mut().append(http::header::WARNING, value);
+            }
+            Ok(resp)
         })
     }
 }

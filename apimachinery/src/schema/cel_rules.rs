@@ -53,7 +53,7 @@ pub(crate) struct CompileError {
 }
 
 /// Compiles the rules of one node (the `x-kubernetes-validations` list as written).
-pub(crate) fn compile_rules(validations: &[Value]) -> (Vec<Rule>, Vec<CompileError>) {
+fn compile_rules(validations: &[Value]) -> (Vec<Rule>, Vec<CompileError>) {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
     for (index, v) in validations.iter().enumerate() {
@@ -267,9 +267,7 @@ impl RuleTree {
                 continue;
             }
             let field = match &rule.field_path {
-                Some(fp) => format!("{path}{fp}")
-                    .trim_start_matches('.')
-                    .to_string(),
+                Some(fp) => format!("{path}{fp}").trim_start_matches('.').to_string(),
                 None => path.to_string(),
             };
             match rule.rule.evaluate_bool_in(activation) {

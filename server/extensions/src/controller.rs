@@ -183,7 +183,8 @@ impl CrdController {
                 self.kinds.withdraw(old.group, old.plural);
             }
         }
-        self.kinds.serve(built.kind)?;
+        self.kinds
+            .serve_with_warnings(built.kind, definition::deprecation_warnings(crd))?;
         self.documents
             .set(name, Some(crate::openapi::documents(crd)));
         if let Some(previous) = previous {

@@ -195,6 +195,41 @@ pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option
     })
 }
 
+/// The `Warning` of each deprecated served version (kube-apiserver's text: the version's
+/// `deprecationWarning`, an empty one meaning none, else `<group>/<version> <Kind> is
+/// deprecated`, with `; use <group>/<version> <Kind>` naming the highest-priority served
+/// version that is not deprecated, when it sorts before this one).
+pub fn deprecation_warnings(crd: &CustomResourceDefinition) -> Vec<(String, String)> {
+    let spec = &crd.spec;
+    let kind = &spec.names.kind;
+    let mut current: Vec<&CustomResourceDefinitionVersion> = spec
+        .versions
+        .iter()
+        .filter(|v| v.served && !v.deprecated.unwrap_or(false))
+        .collect();
+    current.sort_by(|a, b| compare_kube_versions(&a.name, &b.name));
+    spec.versions
+        .iter()
+        .filter(|v| v.served && v.deprecated.unwrap_or(false))
+        .filter_map(|v| {
+            let text = match v.deprecation_warning.as_deref() {
+                Some("") => return None,
+                Some(text) => text.to_string(),
+                None => {
+                    let mut text = format!("{}/{} {kind} is deprecated", spec.group, v.name);
+                    if let Some(best) = current.first()
+                        && compare_kube_versions(&best.name, &v.name).is_lt()
+                    {
+                        text.push_str(&format!("; use {}/{} {kind}", spec.group, best.name));
+                    }
+                    text
+                }
+            };
+            Some((v.name.clone(), text))
+        })
+        .collect()
+}
+
 /// A version's columns after `Name`: those declared, or `Age` when none is.
 fn printer_columns(declared: &[CustomResourceColumnDefinition]) -> &'static [PrinterColumn] {
     if declared.is_empty() {
@@ -219,4 +254,52 @@ fn printer_columns(declared: &[CustomResourceColumnDefinition]) -> &'static [Pri
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(versions: serde_json::Value) -> CustomResourceDefinition {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                "names": {"plural": "crontabs", "kind": "CronTab"}, "versions": versions}
+        }))
+        .expect("a CRD")
+    }
+
+    #[test]
+    fn deprecated_versions_warn_as_kube_apiserver_does() {
+        let c = crd(serde_json::json!([
+            {"name": "v1beta1", "served": true, "storage": false, "deprecated": true},
+            {"name": "v1alpha1", "served": true, "storage": false, "deprecated": true,
+             "deprecationWarning": "v1alpha1 goes away in 2027"},
+            {"name": "v1alpha2", "served": true, "storage": false, "deprecated": true,
+             "deprecationWarning": ""},
+            {"name": "v1", "served": true, "storage": true},
+            {"name": "v2beta1", "served": false, "storage": false}
+        ]));
+        assert_eq!(
+            deprecation_warnings(&c),
+            vec![
+                (
+                    "v1beta1".to_string(),
+                    "stable.example.com/v1beta1 CronTab is deprecated; use stable.example.com/v1 CronTab"
+                        .to_string()
+                ),
+                ("v1alpha1".to_string(), "v1alpha1 goes away in 2027".to_string()),
+            ]
+        );
+        let only = crd(serde_json::json!([
+            {"name": "v1", "served": true, "storage": true, "deprecated": true}
+        ]));
+        assert_eq!(
+            deprecation_warnings(&only),
+            vec![(
+                "v1".to_string(),
+                "stable.example.com/v1 CronTab is deprecated".to_string()
+            )]
+        );
+    }
 }

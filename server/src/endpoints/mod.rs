@@ -22,7 +22,7 @@ mod get;
 pub mod list_budget;
 mod params;
 mod patch;
-mod response;
+pub(crate) mod response;
 mod review;
 mod scale;
 mod scope;
