@@ -1,5 +1,5 @@
-//! The `apiary` binary: the Kubernetes groups and the example.dev Widgets over the public
-//! builder, with the embedded store under `--data-dir` (or etcd with `--etcd-servers`) and a
+//! The `apiary` binary: the Kubernetes groups, apiextensions.k8s.io (CustomResourceDefinitions)
+//! and the example.dev Widgets over the public builder, with the embedded store under `--data-dir` (or etcd with `--etcd-servers`) and a
 //! CA, serving certificate and admin kubeconfig created on first start.
 
 use clap::Parser;
@@ -21,6 +21,7 @@ fn main() -> std::process::ExitCode {
     server::Server::new(Cli::parse().server)
         .version(server::version_info!())
         .install(controlplane::KubernetesApis::default())
+        .install(apiextensions_api::register_all)
         .install(generated::example_dev::register)
         .kubectl_hint("get widgets")
         .main()
