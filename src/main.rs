@@ -21,7 +21,7 @@ fn main() -> std::process::ExitCode {
     server::Server::new(Cli::parse().server)
         .version(server::version_info!())
         .install(controlplane::KubernetesApis::default())
-        .install(apiextensions_api::register_all)
+        .install(apiextensions::ApiextensionsApis)
         .install(generated::example_dev::register)
         .kubectl_hint("get widgets")
         .main()

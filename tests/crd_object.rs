@@ -1,6 +1,8 @@
 //! CustomResourceDefinitions as objects on the real binary with kubectl: cert-manager's
 //! Certificate CRD applied, listed (`NAME  CREATED AT`, as kube-apiserver's default table),
-//! read back unchanged with its defaults and the status the server sets, re-applied unchanged;
+//! read back unchanged with its defaults, accepted and established by the naming and
+//! establishing controllers (`kubectl wait --for=condition=Established`), re-applied
+//! unchanged; a second CRD of the group whose short name is taken (`ShortNamesConflict`);
 //! `kubectl explain crd.spec`; and an invalid CRD refused with kube-apiserver's 422 message.
 //! (Serving the custom resources a CRD defines is not part of this.)
 
@@ -47,15 +49,58 @@ fn a_real_crd_is_applied_listed_and_read_back_unchanged() {
         read["spec"], want_spec,
         "the spec reads back as written, defaulted"
     );
-    assert_eq!(
-        read["status"],
-        json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]})
-    );
+    assert_eq!(read["status"]["storedVersions"], json!(["v1"]));
     assert_eq!(read["metadata"]["generation"], 1);
     assert_eq!(
         read["metadata"]["annotations"]["controller-gen.kubebuilder.io/version"],
         sent["metadata"]["annotations"]["controller-gen.kubebuilder.io/version"]
     );
+
+    // The naming and establishing controllers accept the names and establish the CRD.
+    assert_eq!(
+        k.ok(&[
+            "wait",
+            "--for=condition=Established",
+            "crd/certificates.cert-manager.io",
+            "--timeout=15s"
+        ])
+        .trim(),
+        "customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io condition met"
+    );
+    let read = k.json(&["get", "crd", "certificates.cert-manager.io", "-o", "json"]);
+    assert_eq!(read["status"]["acceptedNames"], sent["spec"]["names"]);
+    let conditions: Vec<(String, String, String, String)> = read["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let field = |f: &str| c[f].as_str().unwrap_or_default().to_string();
+            (
+                field("type"),
+                field("status"),
+                field("reason"),
+                field("message"),
+            )
+        })
+        .collect();
+    let condition = |t: &str, s: &str, r: &str, m: &str| (t.into(), s.into(), r.into(), m.into());
+    assert_eq!(
+        conditions,
+        [
+            condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
+            condition(
+                "Established",
+                "True",
+                "InitialNamesAccepted",
+                "the initial names have been accepted"
+            ),
+        ]
+    );
+    assert_eq!(
+        read["spec"], want_spec,
+        "the controllers write the status only"
+    );
+    assert_eq!(read["metadata"]["generation"], 1);
 
     assert_eq!(
         k.ok(&["apply", "-f", &file]).trim(),
@@ -65,6 +110,39 @@ fn a_real_crd_is_applied_listed_and_read_back_unchanged() {
     assert_eq!(
         again["metadata"]["resourceVersion"],
         read["metadata"]["resourceVersion"]
+    );
+
+    // A CRD of the same group asking for a short name the first one holds.
+    let taken = k.write(
+        "taken.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.cert-manager.io\nspec:\n  group: cert-manager.io\n  names:\n    plural: widgets\n    kind: Widget\n    shortNames: [cert]\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
+    );
+    k.ok(&["create", "-f", &taken]);
+    let jsonpath = "-o=jsonpath={.status.conditions[?(@.type==\"NamesAccepted\")].message}";
+    assert_eq!(
+        k.until(
+            &["get", "crd", "widgets.cert-manager.io", jsonpath],
+            "\"cert\" is already in use"
+        ),
+        "\"cert\" is already in use"
+    );
+    let widgets = k.json(&["get", "crd", "widgets.cert-manager.io", "-o", "json"]);
+    assert_eq!(
+        widgets["status"]["acceptedNames"],
+        json!({"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"})
+    );
+    let reasons: Vec<(&str, &str)> = widgets["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].as_str().unwrap(), c["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("NamesAccepted", "ShortNamesConflict"),
+            ("Established", "NotAccepted")
+        ]
     );
 
     let resources = k.ok(&["api-resources", "--api-group=apiextensions.k8s.io"]);
