@@ -60,7 +60,7 @@ pub fn equivalent(
 /// does (or when it had none).
 pub fn set(crd: &mut CustomResourceDefinition, mut new: CustomResourceDefinitionCondition) {
     let now = Time::now();
-    new.last_transition_time = Some(now.clone());
+    new.last_transition_time = Some(now);
     let conditions = crd.status.conditions.get_or_insert_with(Vec::new);
     match conditions.iter_mut().find(|c| c.type_ == new.type_) {
         None => conditions.push(new),
@@ -106,13 +106,13 @@ mod tests {
         assert_eq!(types, [NAMES_ACCEPTED, ESTABLISHED]);
 
         let old = Time::from_timestamp(1);
-        crd.status.conditions.as_mut().unwrap()[1].last_transition_time = Some(old.clone());
+        crd.status.conditions.as_mut().unwrap()[1].last_transition_time = Some(old);
         set(
             &mut crd,
             condition(ESTABLISHED, "False", "Other", "same status"),
         );
         let established = find(&crd, ESTABLISHED).unwrap();
-        assert_eq!(established.last_transition_time, Some(old.clone()));
+        assert_eq!(established.last_transition_time, Some(old));
         assert_eq!(established.reason.as_deref(), Some("Other"));
         set(
             &mut crd,
