@@ -388,3 +388,41 @@ fn updates_keep_group_plural_and_stored_versions() {
         ]
     );
 }
+
+#[test]
+fn a_status_update_checks_only_the_accepted_names() {
+    let kind = apiextensions_api::scheme()
+        .by_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+        .unwrap();
+    let typed = |value: &Value| {
+        kind.codec("v1")
+            .unwrap()
+            .decode_value(value)
+            .unwrap()
+            .object
+    };
+    let old = typed(&crd());
+    // A storage migration drops the stored version through /status; the names are checked.
+    let new = typed(&with(|v| {
+        v["status"] = json!({"storedVersions": ["v0"], "acceptedNames": {"plural": "Widgets", "kind": "Widget"}});
+    }));
+    let errors: Vec<String> = kind
+        .strategy()
+        .validate_status_update(&*new, &*old)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].starts_with(
+            r#"status.acceptedNames.plural: Invalid value: "Widgets": a DNS-1035 label"#
+        )
+    );
+    // Through the main resource the same object is refused for its stored versions.
+    let main = kind.strategy().validate_update(&*new, &*old);
+    assert!(
+        main.iter()
+            .any(|e| e.field.starts_with("status.storedVersions")),
+        "{main:?}"
+    );
+}

@@ -55,6 +55,20 @@ impl Strategy for CustomResourceDefinitionStrategy {
         }
     }
 
+    /// Kubernetes' status strategy: only `status.acceptedNames` is checked (a storage
+    /// migration removes entries of `status.storedVersions` this way).
+    fn validate_status_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if let Some(crd) = object.downcast_ref::<v1::CustomResourceDefinition>() {
+            validate_names(
+                &crd.status.accepted_names,
+                "status.acceptedNames",
+                &mut errors,
+            );
+        }
+        errors
+    }
+
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&DefaultTableConvertor)
     }
