@@ -41,6 +41,7 @@ fn discovery_explain_and_auth() {
             "authorization.k8s.io/v1",
             "coordination.k8s.io/v1",
             "admissionregistration.k8s.io/v1",
+            "apiextensions.k8s.io/v1",
         ] {
             c.check(versions.lines().any(|l| l == gv), || {
                 format!("api-versions lacks {gv}:\n{versions}")

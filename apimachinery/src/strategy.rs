@@ -42,6 +42,14 @@ pub trait Strategy: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Kind-specific validation of an update written through the status subresource, after
+    /// the definition's own checks: Kubernetes' status strategies check less than the main
+    /// resource's (a CustomResourceDefinition's only its accepted names). By default the same
+    /// as [`Strategy::validate_update`].
+    fn validate_status_update(&self, object: &dyn Object, old: &dyn Object) -> Vec<FieldError> {
+        self.validate_update(object, old)
+    }
+
     /// Warnings for the client about a valid new object.
     fn warnings_on_create(&self, _object: &dyn Object) -> Vec<String> {
         Vec::new()

@@ -162,6 +162,32 @@ pub fn is_dns1123_label(s: &str) -> Vec<String> {
     errs
 }
 
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+
+/// Problems of `s` as a DNS-1035 label (`IsDNS1035Label`; empty when valid): at most 63
+/// lower-case alphanumerics or `-`, starting with a letter and ending with an alphanumeric.
+pub fn is_dns1035_label(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
+    }
+    let bytes = s.as_bytes();
+    let valid = bytes.first().is_some_and(u8::is_ascii_lowercase)
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes.last().is_some_and(|b| *b != b'-');
+    if !valid {
+        errs.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
 /// Problems of `s` as a DNS-1123 subdomain (`IsDNS1123Subdomain`; empty when valid).
 pub fn is_dns1123_subdomain(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -246,25 +272,6 @@ pub fn is_valid_label_value(s: &str) -> Vec<String> {
 
 /// Maximum length of a DNS-1035 label.
 pub const DNS1035_LABEL_MAX_LENGTH: usize = 63;
-const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
-const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
-
-/// Problems of `s` as a DNS-1035 label (`IsDNS1035Label`; empty when valid): a DNS-1123 label
-/// that starts with a letter.
-pub fn is_dns1035_label(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > DNS1035_LABEL_MAX_LENGTH {
-        errs.push(max_len_error(DNS1035_LABEL_MAX_LENGTH));
-    }
-    if !(matches_dns1123_label(s) && s.as_bytes()[0].is_ascii_lowercase()) {
-        errs.push(regex_error(
-            DNS1035_LABEL_MSG,
-            DNS1035_LABEL_FMT,
-            &["my-name", "abc-123"],
-        ));
-    }
-    errs
-}
 
 /// Problems of `s` as a name that appears in a URL path segment (`IsValidPathSegmentName`):
 /// not `.` or `..`, and without `/` or `%`.
@@ -609,6 +616,19 @@ pub fn aggregate(errors: &[FieldError]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dns1035_labels_say_kubernetes_message() {
+        assert!(super::is_dns1035_label("v1beta1").is_empty());
+        assert_eq!(
+            super::is_dns1035_label("1v"),
+            [
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]
+        );
+        assert_eq!(super::is_dns1035_label(&"a".repeat(64)).len(), 1);
+        assert_eq!(super::is_dns1035_label("").len(), 1);
+    }
+
     use super::*;
     use serde_json::json;
 

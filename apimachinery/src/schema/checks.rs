@@ -543,9 +543,39 @@ const ROOT_FIELDS: [(&str, &str, bool); 44] = [
 /// The root restriction when the status subresource is enabled: the root must be an object
 /// and may only use the fields that survive extracting `properties[status]`.
 pub(crate) fn status_root(schema: &Value, path: &str) -> Option<FieldError> {
-    let set = |v: &Value| !matches!(v, Value::Null | Value::Bool(false)) && v.as_str() != Some("");
+    // Fields Go holds by pointer are set by any value but null (`additionalProperties: false`
+    // is set); the others by a value other than their zero.
+    const POINTERS: [&str; 20] = [
+        "$ref",
+        "default",
+        "maximum",
+        "minimum",
+        "maxLength",
+        "minLength",
+        "maxItems",
+        "minItems",
+        "multipleOf",
+        "maxProperties",
+        "minProperties",
+        "items",
+        "not",
+        "additionalProperties",
+        "additionalItems",
+        "externalDocs",
+        "example",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+    ];
+    let set = |json: &str, v: &Value| {
+        if POINTERS.contains(&json) {
+            !v.is_null()
+        } else {
+            !matches!(v, Value::Null | Value::Bool(false)) && v.as_str() != Some("")
+        }
+    };
     for (json, _, allowed) in ROOT_FIELDS {
-        let Some(v) = schema.get(json).filter(|v| set(v)) else {
+        let Some(v) = schema.get(json).filter(|v| set(json, v)) else {
             continue;
         };
         if json == "type" {

@@ -8,11 +8,14 @@
 //! - [`resources()`]: every served (group, version, kind) as `ResourceInfo`.
 //! - [`routes()`]: the REST paths and verbs of every resource and subresource.
 //! - [`sample_object`]: a random object of a (group, version, kind) as JSON.
+//! - [`validation`]: Kubernetes' CRD validation, which the strategy calls.
 //!
 //! Read the generated source with
 //! `cargo run -p apiary-codegen -- show apiextensions.k8s.io/v1 --api-defs generated/apiextensions/api-defs`.
 
 use apimachinery::routes::RouteEntry;
+
+pub mod validation;
 
 apimachinery::include_generated!();
 

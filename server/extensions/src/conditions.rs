@@ -96,6 +96,43 @@ pub fn set(
     }
 }
 
+/// Whether the CRD's conversion webhook `caBundle` (if any) holds certificates: PEM
+/// `CERTIFICATE` blocks, each of base64 (Kubernetes' establishing controller refuses to
+/// establish a CRD whose bundle has none).
+pub fn conversion_ca_bundle_is_valid(crd: &CustomResourceDefinition) -> bool {
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    let bundle = crd
+        .spec
+        .conversion
+        .as_ref()
+        .and_then(|c| c.webhook.as_ref())
+        .and_then(|w| w.client_config.as_ref())
+        .and_then(|c| c.ca_bundle.as_ref())
+        .map(|b| b.0.as_slice())
+        .unwrap_or_default();
+    if bundle.is_empty() {
+        return true;
+    }
+    let Ok(mut rest) = std::str::from_utf8(bundle) else {
+        return false;
+    };
+    let mut found = false;
+    while let Some(start) = rest.find(BEGIN) {
+        let after = &rest[start + BEGIN.len()..];
+        let Some(end) = after.find(END) else {
+            return false;
+        };
+        let body: String = after[..end].split_whitespace().collect();
+        if base64::Engine::decode(&base64::engine::general_purpose::STANDARD, body).is_err() {
+            return false;
+        }
+        found = true;
+        rest = &after[end + END.len()..];
+    }
+    found
+}
+
 /// What the naming controller decides for one CRD: the names it accepts and the
 /// `NamesAccepted` condition.
 #[derive(Clone, Debug, PartialEq)]

@@ -383,12 +383,24 @@ impl Reconciler for CrdController {
             return self.clean_up(&key.name, crd).await;
         }
         if names_accepted && !conditions::is_true(crd, ESTABLISHED) {
-            let established = ConditionState::new(
-                ESTABLISHED,
-                "True",
-                "InitialNamesAccepted",
-                "the initial names have been accepted",
-            );
+            let established = if conditions::conversion_ca_bundle_is_valid(crd) {
+                ConditionState::new(
+                    ESTABLISHED,
+                    "True",
+                    "InitialNamesAccepted",
+                    "the initial names have been accepted",
+                )
+            } else {
+                ConditionState::new(
+                    ESTABLISHED,
+                    "False",
+                    "InvalidCABundle",
+                    "The conversion webhook CABundle is invalid",
+                )
+            };
+            if conditions::says(crd, &established) {
+                return Ok(Action::Done);
+            }
             self.write_status(crd, move |c| {
                 conditions::set(&mut c.status.conditions, &established)
             })

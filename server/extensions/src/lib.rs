@@ -33,7 +33,9 @@ use std::time::Duration;
 use apiextensions_api::apiextensions_k8s_io::CUSTOM_RESOURCE_DEFINITION_KIND;
 use apimachinery::Scheme;
 use server::ApiGroups;
-use server::controller::Controller;
+use apiextensions_api::apiextensions_k8s_io::v1::CustomResourceDefinition;
+use apimachinery::runtime::Object;
+use server::controller::{Controller, ObjectKey};
 use server::genericserver::GenericServer;
 use server::runtime_kinds::RuntimeKinds;
 
@@ -73,8 +75,31 @@ impl ApiGroups for ApiExtensions {
         );
         // One worker: names are accepted one CRD at a time, as kube-apiserver's naming
         // controller does, so two CRDs never accept the same name.
+        // A change of one CRD (its names taken or released) is looked at again by the other
+        // CRDs of its group, as kube-apiserver's naming controller requeues them.
+        let lister = crds.clone();
         server.add_controller(
-            Controller::new("customresourcedefinitions", crds, reconciler)
+            Controller::new("customresourcedefinitions", crds.clone(), reconciler)
+                .watches(crds, move |changed: Box<dyn Object>| {
+                    let lister = lister.clone();
+                    async move {
+                        let Some(group) = changed
+                            .downcast_ref::<CustomResourceDefinition>()
+                            .map(|c| c.spec.group.clone())
+                        else {
+                            return Vec::new();
+                        };
+                        let Ok((all, _)) = lister.list("", Default::default()).await else {
+                            return Vec::new();
+                        };
+                        all.iter()
+                            .filter_map(|o| o.downcast_ref::<CustomResourceDefinition>())
+                            .filter(|c| c.spec.group == group)
+                            .filter_map(|c| c.metadata.name.clone())
+                            .map(ObjectKey::cluster)
+                            .collect()
+                    }
+                })
                 .workers(1)
                 .resync(RESYNC),
         );

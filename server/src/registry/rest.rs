@@ -131,7 +131,11 @@ pub fn before_update(
     );
     validate_object_meta_update(object.metadata(), old.metadata(), &mut errors);
     errors.extend(object.validate_update(old));
-    errors.extend(strategy.validate_update(&**object, old));
+    errors.extend(if subresource == "status" {
+        strategy.validate_status_update(&**object, old)
+    } else {
+        strategy.validate_update(&**object, old)
+    });
     invalid(kind, object.name(), &errors)?;
     strategy.canonicalize(&mut **object);
     Ok(strategy.warnings_on_update(&**object, old))

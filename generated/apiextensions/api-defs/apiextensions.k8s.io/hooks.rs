@@ -150,8 +150,7 @@ impl<'de> Deserialize<'de> for v1::JSONSchemaPropsOrArray {
                 })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                let json_schemas =
-                    Vec::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+                let json_schemas = Vec::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
                 Ok(v1::JSONSchemaPropsOrArray {
                     schema: None,
                     json_schemas,
@@ -208,7 +207,6 @@ impl<'de> Deserialize<'de> for v1::JSONSchemaPropsOrStringArray {
     }
 }
 
-
 /// Kubernetes' `SetDefaults_CustomResourceDefinitionSpec`: `singular` is the lowercase kind,
 /// `listKind` is `<kind>List` (when there is a kind), and `conversion` is `None`.
 pub fn default_v1_custom_resource_definition_spec(spec: &mut v1::CustomResourceDefinitionSpec) {
@@ -232,7 +230,11 @@ pub fn default_v1_custom_resource_definition_spec(spec: &mut v1::CustomResourceD
 /// the storage version (the first version with `storage: true`).
 pub fn default_v1_custom_resource_definition(crd: &mut v1::CustomResourceDefinition) {
     default_v1_custom_resource_definition_spec(&mut crd.spec);
-    if crd.status.stored_versions.as_ref().is_none_or(Vec::is_empty)
+    if crd
+        .status
+        .stored_versions
+        .as_ref()
+        .is_none_or(Vec::is_empty)
         && let Some(storage) = crd.spec.versions.iter().find(|v| v.storage)
     {
         crd.status.stored_versions = Some(vec![storage.name.clone()]);

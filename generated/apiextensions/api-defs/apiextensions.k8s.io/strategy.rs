@@ -1,17 +1,70 @@
-//! Hand-written strategy of apiextensions.k8s.io: a CustomResourceDefinition prints
-//! kube-apiserver's default table (`NAME`, `CREATED AT`).
+//! Hand-written strategy of apiextensions.k8s.io: a CustomResourceDefinition's registry
+//! behaviour (Kubernetes' `pkg/registry/customresourcedefinition`); its validation, with
+//! Kubernetes' messages and field paths, is the crate's `validation` module.
 
+use ::apimachinery::errors::FieldError;
+use ::apimachinery::runtime::Object;
 use ::apimachinery::strategy::{Strategy, TableConvertor};
 use ::apimachinery::table::DefaultTableConvertor;
 
-/// A CustomResourceDefinition's registry behaviour (Kubernetes' `customresourcedefinition`
-/// strategy).
+use crate::validation::{validate_crd, validate_names};
+
+/// A CustomResourceDefinition's registry behaviour: the storage version joins
+/// `status.storedVersions` on every write of the main resource, `kubectl get` prints
+/// kube-apiserver's default table (`NAME`, `CREATED AT`), and writes are validated as
+/// Kubernetes validates them.
 pub struct CustomResourceDefinitionStrategy;
 
 /// The finalizer that holds a deleted CRD until the extension server has deleted its objects.
 pub const CUSTOM_RESOURCE_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 impl Strategy for CustomResourceDefinitionStrategy {
+    fn prepare_for_create(&self, object: &mut dyn Object) {
+        if let Some(crd) = object.downcast_mut::<v1::CustomResourceDefinition>() {
+            crd.status = v1::CustomResourceDefinitionStatus::default();
+            add_storage_version(crd);
+        }
+    }
+
+    fn prepare_for_update(&self, object: &mut dyn Object, _old: &dyn Object, subresource: &str) {
+        if subresource.is_empty()
+            && let Some(crd) = object.downcast_mut::<v1::CustomResourceDefinition>()
+        {
+            add_storage_version(crd);
+        }
+    }
+
+    fn validate(&self, object: &dyn Object) -> Vec<FieldError> {
+        object
+            .downcast_ref::<v1::CustomResourceDefinition>()
+            .map(|crd| validate_crd(crd, None))
+            .unwrap_or_default()
+    }
+
+    fn validate_update(&self, object: &dyn Object, old: &dyn Object) -> Vec<FieldError> {
+        match (
+            object.downcast_ref::<v1::CustomResourceDefinition>(),
+            old.downcast_ref::<v1::CustomResourceDefinition>(),
+        ) {
+            (Some(crd), Some(old)) => validate_crd(crd, Some(old)),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Kubernetes' status strategy: only `status.acceptedNames` is checked (a storage
+    /// migration removes entries of `status.storedVersions` this way).
+    fn validate_status_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if let Some(crd) = object.downcast_ref::<v1::CustomResourceDefinition>() {
+            validate_names(
+                &crd.status.accepted_names,
+                "status.acceptedNames",
+                &mut errors,
+            );
+        }
+        errors
+    }
+
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&DefaultTableConvertor)
     }
@@ -52,5 +105,18 @@ impl Strategy for CustomResourceDefinitionStrategy {
                 ..Default::default()
             });
         }
+    }
+}
+
+/// Appends the storage version (the first version with `storage: true`) to
+/// `status.storedVersions` when it is not there yet, as Kubernetes' strategy does on create and
+/// on every update of the main resource.
+fn add_storage_version(crd: &mut v1::CustomResourceDefinition) {
+    let Some(storage) = crd.spec.versions.iter().find(|v| v.storage) else {
+        return;
+    };
+    let stored = crd.status.stored_versions.get_or_insert_with(Vec::new);
+    if !stored.contains(&storage.name) {
+        stored.push(storage.name.clone());
     }
 }

@@ -1,0 +1,225 @@
+//! CustomResourceDefinitions as objects on the real binary with kubectl: cert-manager's
+//! Certificate CRD applied, listed (`NAME  CREATED AT`, as kube-apiserver's default table),
+//! read back unchanged with its defaults, accepted and established by the naming and
+//! establishing controllers (`kubectl wait --for=condition=Established`), re-applied
+//! unchanged; a second CRD of the group whose short name is taken (`ShortNamesConflict`);
+//! `kubectl explain crd.spec`; and an invalid CRD refused with kube-apiserver's 422 message.
+//! (Serving the custom resources a CRD defines is not part of this.)
+
+mod common;
+#[path = "common/kubectl.rs"]
+mod kubectl;
+
+use common::{Server, kubectls};
+use kubectl::Kubectl;
+use serde_json::{Value, json};
+
+const CERTIFICATES: &str =
+    include_str!("../generated/apiextensions/tests/data/cert-manager.io_certificates.yaml");
+
+#[test]
+fn a_real_crd_is_applied_listed_and_read_back_unchanged() {
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let file = k.write("certificates.yaml", CERTIFICATES);
+
+    assert_eq!(
+        k.ok(&["apply", "-f", &file]).trim(),
+        "customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io created"
+    );
+    let table = k.ok(&["get", "crd"]);
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(lines[0], ["NAME", "CREATED", "AT"], "{table}");
+    assert_eq!(lines.len(), 2, "{table}");
+    assert_eq!(lines[1][0], "certificates.cert-manager.io", "{table}");
+    // The short names and the plural name the same objects.
+    assert_eq!(
+        k.ok(&["get", "crds", "-o", "name"]),
+        k.ok(&["get", "customresourcedefinitions", "-o", "name"])
+    );
+
+    let sent: Value = serde_yaml_ng::from_str(CERTIFICATES).unwrap();
+    let read = k.json(&["get", "crd", "certificates.cert-manager.io", "-o", "json"]);
+    let mut want_spec = sent["spec"].clone();
+    want_spec["conversion"] = json!({"strategy": "None"});
+    assert_eq!(
+        read["spec"], want_spec,
+        "the spec reads back as written, defaulted"
+    );
+    assert_eq!(read["status"]["storedVersions"], json!(["v1"]));
+    assert_eq!(read["metadata"]["generation"], 1);
+    assert_eq!(
+        read["metadata"]["annotations"]["controller-gen.kubebuilder.io/version"],
+        sent["metadata"]["annotations"]["controller-gen.kubebuilder.io/version"]
+    );
+
+    // The naming and establishing controllers accept the names and establish the CRD.
+    assert_eq!(
+        k.ok(&[
+            "wait",
+            "--for=condition=Established",
+            "crd/certificates.cert-manager.io",
+            "--timeout=15s"
+        ])
+        .trim(),
+        "customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io condition met"
+    );
+    let read = k.json(&["get", "crd", "certificates.cert-manager.io", "-o", "json"]);
+    assert_eq!(read["status"]["acceptedNames"], sent["spec"]["names"]);
+    let conditions: Vec<(String, String, String, String)> = read["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let field = |f: &str| c[f].as_str().unwrap_or_default().to_string();
+            (
+                field("type"),
+                field("status"),
+                field("reason"),
+                field("message"),
+            )
+        })
+        .collect();
+    let condition = |t: &str, s: &str, r: &str, m: &str| (t.into(), s.into(), r.into(), m.into());
+    assert_eq!(
+        conditions,
+        [
+            condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
+            condition(
+                "Established",
+                "True",
+                "InitialNamesAccepted",
+                "the initial names have been accepted"
+            ),
+        ]
+    );
+    assert_eq!(
+        read["spec"], want_spec,
+        "the controllers write the status only"
+    );
+    assert_eq!(read["metadata"]["generation"], 1);
+
+    assert_eq!(
+        k.ok(&["apply", "-f", &file]).trim(),
+        "customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io unchanged"
+    );
+    let again = k.json(&["get", "crd", "certificates.cert-manager.io", "-o", "json"]);
+    assert_eq!(
+        again["metadata"]["resourceVersion"],
+        read["metadata"]["resourceVersion"]
+    );
+
+    // A CRD of the same group asking for a short name the first one holds.
+    let taken = k.write(
+        "taken.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.cert-manager.io\nspec:\n  group: cert-manager.io\n  names:\n    plural: widgets\n    kind: Widget\n    shortNames: [cert]\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
+    );
+    k.ok(&["create", "-f", &taken]);
+    let jsonpath = "-o=jsonpath={.status.conditions[?(@.type==\"NamesAccepted\")].message}";
+    assert_eq!(
+        k.until(
+            &["get", "crd", "widgets.cert-manager.io", jsonpath],
+            "\"cert\" is already in use"
+        ),
+        "\"cert\" is already in use"
+    );
+    let widgets = k.json(&["get", "crd", "widgets.cert-manager.io", "-o", "json"]);
+    assert_eq!(
+        widgets["status"]["acceptedNames"],
+        json!({"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"})
+    );
+    let reasons: Vec<(&str, &str)> = widgets["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].as_str().unwrap(), c["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("NamesAccepted", "ShortNamesConflict"),
+            ("Established", "NotAccepted")
+        ]
+    );
+
+    let resources = k.ok(&["api-resources", "--api-group=apiextensions.k8s.io"]);
+    let row: Vec<&str> = resources
+        .lines()
+        .find(|l| l.starts_with("customresourcedefinitions"))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        row,
+        [
+            "customresourcedefinitions",
+            "crd,crds",
+            "apiextensions.k8s.io/v1",
+            "false",
+            "CustomResourceDefinition"
+        ],
+        "{resources}"
+    );
+    let explain = k.ok(&["explain", "crd.spec"]);
+    for needle in [
+        "KIND:       CustomResourceDefinition",
+        "versions",
+        "<[]CustomResourceDefinitionVersion>",
+    ] {
+        assert!(
+            explain.contains(needle),
+            "explain crd.spec lacks {needle:?}:\n{explain}"
+        );
+    }
+}
+
+#[test]
+fn an_invalid_crd_is_refused_with_kubernetes_message() {
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let file = k.write(
+        "bad.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example\nspec:\n  group: example\n  names:\n    plural: widgets\n    kind: Widget\n  scope: Global\n  versions:\n  - name: v1\n    served: true\n    storage: true\n",
+    );
+    let run = k.fails(&["apply", "-f", &file]);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "The CustomResourceDefinition \"widgets.example\" is invalid: \n\
+         * spec.group: Invalid value: \"example\": should be a domain with at least one dot\n\
+         * spec.scope: Unsupported value: \"Global\": supported values: \"Cluster\", \"Namespaced\"\n\
+         * spec.versions[0].schema.openAPIV3Schema: Required value",
+        "{}",
+        run.describe()
+    );
+    let status = server_status(&server, &file);
+    assert_eq!(status["code"], 422);
+    assert_eq!(status["reason"], "Invalid");
+    assert_eq!(
+        status["message"],
+        "CustomResourceDefinition.apiextensions.k8s.io \"widgets.example\" is invalid: [spec.group: Invalid value: \"example\": should be a domain with at least one dot, spec.scope: Unsupported value: \"Global\": supported values: \"Cluster\", \"Namespaced\", spec.versions[0].schema.openAPIV3Schema: Required value]"
+    );
+    assert_eq!(k.ok(&["get", "crd", "-o", "name"]).trim(), "");
+}
+
+/// The Status of a create of the YAML file `path`, sent as JSON.
+fn server_status(server: &Server, path: &str) -> Value {
+    let body: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        server
+            .admin()
+            .post(server.url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+    })
+}
