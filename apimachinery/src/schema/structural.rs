@@ -257,6 +257,37 @@ pub(crate) fn unsupported(s: &Props) -> Result<(), SchemaError> {
     Ok(())
 }
 
+/// A compiled schema is what a custom resource's codec prunes, defaults and validates its
+/// objects with, in kube-apiserver's order (decode → prune → embedded resources' metadata →
+/// nulls dropped → defaults → … → validation).
+impl crate::runtime::unstructured::UnstructuredSchema for Structural {
+    fn prune(&self, fields: &mut Value, pruned: &mut Vec<String>) {
+        pruned.extend(Structural::prune(self, fields));
+        // Embedded resources' metadata becomes what ObjectMeta holds; a malformed one is
+        // dropped (what kube-apiserver does on reads from storage).
+        if let Ok(unknown) = self.coerce_embedded(fields, true) {
+            pruned.extend(unknown);
+        }
+        self.drop_nulls(fields);
+    }
+
+    fn default(&self, fields: &mut Value) {
+        Structural::default(self, fields);
+    }
+
+    fn validate(&self, object: &crate::runtime::unstructured::Unstructured) -> Vec<FieldError> {
+        Structural::validate(self, object.fields_value())
+    }
+
+    fn validate_update(
+        &self,
+        object: &crate::runtime::unstructured::Unstructured,
+        old: &crate::runtime::unstructured::Unstructured,
+    ) -> Vec<FieldError> {
+        Structural::validate_update(self, object.fields_value(), old.fields_value())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,36 +357,5 @@ mod tests {
                 .ends_with("must not be nested more than 64 levels deep"),
             "{e}"
         );
-    }
-}
-
-/// A compiled schema is what a custom resource's codec prunes, defaults and validates its
-/// objects with, in kube-apiserver's order (decode → prune → embedded resources' metadata →
-/// nulls dropped → defaults → … → validation).
-impl crate::runtime::unstructured::UnstructuredSchema for Structural {
-    fn prune(&self, fields: &mut Value, pruned: &mut Vec<String>) {
-        pruned.extend(Structural::prune(self, fields));
-        // Embedded resources' metadata becomes what ObjectMeta holds; a malformed one is
-        // dropped (what kube-apiserver does on reads from storage).
-        if let Ok(unknown) = self.coerce_embedded(fields, true) {
-            pruned.extend(unknown);
-        }
-        self.drop_nulls(fields);
-    }
-
-    fn default(&self, fields: &mut Value) {
-        Structural::default(self, fields);
-    }
-
-    fn validate(&self, object: &crate::runtime::unstructured::Unstructured) -> Vec<FieldError> {
-        Structural::validate(self, object.fields_value())
-    }
-
-    fn validate_update(
-        &self,
-        object: &crate::runtime::unstructured::Unstructured,
-        old: &crate::runtime::unstructured::Unstructured,
-    ) -> Vec<FieldError> {
-        Structural::validate_update(self, object.fields_value(), old.fields_value())
     }
 }

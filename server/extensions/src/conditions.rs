@@ -329,7 +329,7 @@ mod tests {
         let mut conditions = None;
         let state = ConditionState::new(TERMINATING, "True", "A", "a");
         set(&mut conditions, &state);
-        let first = conditions.as_ref().unwrap()[0].last_transition_time.clone();
+        let first = conditions.as_ref().unwrap()[0].last_transition_time;
         set(
             &mut conditions,
             &ConditionState::new(TERMINATING, "True", "B", "b"),

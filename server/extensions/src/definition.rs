@@ -175,7 +175,7 @@ pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option
             name_format: "dns1123-subdomain",
         });
         let served = UnstructuredVersion::new(info, schema_of(v));
-        codecs.push(&*keep(UnstructuredCodec::new(Arc::new(served))));
+        codecs.push(keep(UnstructuredCodec::new(Arc::new(served))));
     }
     let strategy = keep(CustomResourceStrategy::new(columns_of_storage));
     let tables: Vec<&'static dyn VersionCodec> = codecs

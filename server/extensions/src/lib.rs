@@ -31,10 +31,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiextensions_api::apiextensions_k8s_io::CUSTOM_RESOURCE_DEFINITION_KIND;
-use apimachinery::Scheme;
-use server::ApiGroups;
 use apiextensions_api::apiextensions_k8s_io::v1::CustomResourceDefinition;
+use apimachinery::Scheme;
 use apimachinery::runtime::Object;
+use server::ApiGroups;
 use server::controller::{Controller, ObjectKey};
 use server::genericserver::GenericServer;
 use server::runtime_kinds::RuntimeKinds;
