@@ -10,14 +10,12 @@
 //! resources and cleans up the objects of a deleted CRD.
 //!
 //! ```no_run
-//! # async fn run(options: server::ServerOptions) -> anyhow::Result<()> {
-//! server::Server::new(options)
-//!     .install(controlplane::KubernetesApis::default())
-//!     .install(apiextensions_server::ApiExtensions::default())
-//!     .run()
-//!     .await?;
-//! # Ok(())
-//! # }
+//! fn serve(options: server::ServerOptions) -> std::process::ExitCode {
+//!     server::Server::new(options)
+//!         .install(controlplane::KubernetesApis::default())
+//!         .install(apiextensions_server::ApiExtensions::default())
+//!         .main()
+//! }
 //! ```
 
 pub mod conditions;
