@@ -15,7 +15,7 @@
 //! ```no_run
 //! # use std::sync::Arc;
 //! # use server::runtime_kinds::RuntimeKinds;
-//! # fn kind() -> &'static apimachinery::runtime::Kind { unimplemented!() }
+//! # fn kind() -> &'static apimachinery::runtime::Kind { &kubernetes_api::core::CONFIG_MAP_KIND }
 //! # async fn example(server: &mut server::genericserver::GenericServer) {
 //! let kinds = Arc::new(RuntimeKinds::new(server.api().clone()));
 //! server.add_delegate(kinds.clone());
