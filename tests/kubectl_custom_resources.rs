@@ -282,6 +282,20 @@ fn journey(k: &Kubectl, c: &mut Checks) {
         Some(3),
     );
 
+    // Deleting a namespace deletes the custom resources in it.
+    let doomed = k.ns("crs-doomed");
+    k.ok(&["create", "namespace", &doomed]);
+    let in_doomed = k.write("doomed.yaml", &crontab(&group, &doomed, "d", "nginx"));
+    c.run_ok(k, &["create", "-f", &in_doomed]);
+    c.run_ok(k, &["delete", "namespace", &doomed, "--timeout=60s"]);
+    k.ok(&["create", "namespace", &doomed]);
+    let left = k.run(&["get", &resource, "-n", &doomed, "-o", "name"]);
+    c.eq(
+        "the namespace's objects went with it",
+        left.stdout.trim(),
+        "",
+    );
+
     // A new column is served as soon as the CRD changes.
     let updated = k.write("crd2.yaml", &crd(&group, &short, true));
     c.run_ok(k, &["apply", "-f", &updated]);

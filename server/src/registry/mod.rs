@@ -145,6 +145,12 @@ impl Registry {
         }
     }
 
+    /// Every store created so far: those of the served kinds (created at start) and those of
+    /// kinds defined at run time ([`Registry::install_store`]).
+    pub fn stores(&self) -> Vec<Arc<Store>> {
+        self.stores.read().values().cloned().collect()
+    }
+
     /// The number of watchers each started watch cache serves, with its kind's storage version.
     pub fn watcher_counts(&self) -> Vec<(&'static apimachinery::resource::ResourceInfo, usize)> {
         self.stores

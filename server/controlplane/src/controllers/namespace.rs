@@ -72,9 +72,11 @@ impl NamespaceController {
             .resync(RESYNC))
     }
 
-    /// The stores of every namespaced, stored kind.
+    /// The stores of every namespaced, stored kind: the scheme's, and those of kinds defined
+    /// at run time (custom resources), whose objects go with their namespace too.
     fn namespaced_stores(&self) -> Result<Vec<Arc<Store>>, ApiError> {
-        self.scheme
+        let mut stores: Vec<Arc<Store>> = self
+            .scheme
             .kinds()
             .iter()
             .filter(|k| {
@@ -82,7 +84,17 @@ impl NamespaceController {
                 info.namespaced() && !info.create_only
             })
             .map(|k| self.registry.store(k))
-            .collect()
+            .collect::<Result<_, _>>()?;
+        for store in self.registry.stores() {
+            let info = store.info();
+            if info.namespaced()
+                && !info.create_only
+                && self.scheme.by_resource(info.group, info.plural).is_none()
+            {
+                stores.push(store);
+            }
+        }
+        Ok(stores)
     }
 
     /// One pass over `namespace`'s contents: deletes every object not being deleted yet, and
