@@ -2,7 +2,7 @@
 //! `tests/python/client_test.py` with the interpreter named by `APIARY_TEST_PYTHON` (set by
 //! `./tools/test`, which installs the client into `target/py-venv`), on the admin kubeconfig
 //! apiary wrote. CoreV1Api create/list/watch of ConfigMaps, a 409 on a stale update, the
-//! dynamic client and CustomObjectsApi on Widgets.
+//! dynamic client and CustomObjectsApi on Widgets; a CustomResourceDefinition and its objects.
 
 mod common;
 
@@ -63,7 +63,12 @@ fn python_kubernetes_client() {
         script.display(),
         out.status
     );
-    for part in ["CoreV1Api", "DynamicClient", "CustomObjectsApi"] {
+    for part in [
+        "CoreV1Api",
+        "DynamicClient",
+        "CustomObjectsApi",
+        "CustomResourceDefinition",
+    ] {
         assert!(
             stdout.contains(&format!("PASS: {part}")),
             "{part} did not pass:\n{stdout}"

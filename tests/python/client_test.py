@@ -313,6 +313,93 @@ def custom_objects(ns):
     print("PASS: CustomObjectsApi", flush=True)
 
 
+def crd_objects(ns):
+    """A CustomResourceDefinition through ApiextensionsV1Api, then its objects through
+    CustomObjectsApi: established, created (defaulted, pruned), listed, patched, scaled,
+    written through status, refused by its schema and its CEL rule, deleted with the CRD."""
+    ext = client.ApiextensionsV1Api()
+    api = client.CustomObjectsApi()
+    group, version, plural = "python.example.com", "v1", "gizmos"
+    name = f"{plural}.{group}"
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [
+                    {"rule": "self.size <= 10", "message": "size must be at most 10"}
+                ],
+                "properties": {
+                    "size": {"type": "integer", "default": 1},
+                    "label": {"type": "string", "maxLength": 8},
+                },
+            },
+            "status": {"type": "object", "properties": {"size": {"type": "integer"}}},
+        },
+    }
+    ext.create_custom_resource_definition({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": name},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": "gizmo", "kind": "Gizmo"},
+            "versions": [{
+                "name": version, "served": True, "storage": True,
+                "schema": {"openAPIV3Schema": schema},
+                "subresources": {"status": {}, "scale": {
+                    "specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"}},
+            }],
+        },
+    })
+    established = False
+    deadline = time.time() + 30
+    while time.time() < deadline and not established:
+        crd = ext.read_custom_resource_definition(name)
+        established = any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or []))
+        if not established:
+            time.sleep(0.2)
+    check(established, "the CRD was not established in 30 s")
+    body = {"apiVersion": f"{group}/{version}", "kind": "Gizmo", "metadata": {"name": "g"},
+            "spec": {"label": "x", "extra": 1}}
+    created = None
+    while created is None and time.time() < deadline:
+        try:
+            created = api.create_namespaced_custom_object(group, version, ns, plural, body)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+            time.sleep(0.2)
+    check(created is not None, "the resource was not served in 30 s")
+    check(created["spec"] == {"label": "x", "size": 1}, f"defaulted and pruned: {created['spec']}")
+    listed = api.list_namespaced_custom_object(group, version, ns, plural)
+    check([i["metadata"]["name"] for i in listed["items"]] == ["g"], f"list: {listed}")
+    patched = api.patch_namespaced_custom_object(group, version, ns, plural, "g", {"spec": {"size": 3}})
+    check(patched["spec"]["size"] == 3, f"patch: {patched['spec']}")
+    scaled = api.patch_namespaced_custom_object_scale(group, version, ns, plural, "g", {"spec": {"replicas": 5}})
+    check(scaled["spec"]["replicas"] == 5, f"scale: {scaled}")
+    status = api.patch_namespaced_custom_object_status(group, version, ns, plural, "g", {"status": {"size": 5}})
+    check(status["status"] == {"size": 5}, f"status: {status}")
+    for spec, want in [({"label": "far-too-long"}, "Too long"), ({"size": 11}, "size must be at most 10")]:
+        try:
+            api.create_namespaced_custom_object(group, version, ns, plural, {**body, "metadata": {"name": "bad"}, "spec": spec})
+            check(False, f"{spec} was created")
+        except ApiException as e:
+            check(e.status == 422, f"{spec}: status {e.status}")
+            check(want in status_of(e).get("message", ""), f"{spec}: {e.body}")
+    ext.delete_custom_resource_definition(name)
+    gone = False
+    while time.time() < deadline + 30 and not gone:
+        try:
+            ext.read_custom_resource_definition(name)
+            time.sleep(0.2)
+        except ApiException as e:
+            gone = e.status == 404
+    check(gone, "the CRD was not deleted")
+    print("PASS: CustomResourceDefinition", flush=True)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -324,6 +411,7 @@ def main():
         core_v1(ns)
         dynamic_widgets(ns)
         custom_objects(ns)
+        crd_objects(ns)
     except Exception:  # noqa: BLE001 - any error is a failure of the run, reported in full.
         traceback.print_exc()
         return 2
