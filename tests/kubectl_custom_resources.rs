@@ -214,6 +214,48 @@ fn journey(k: &Kubectl, c: &mut Checks) {
         r#"spec: Invalid value: "object": replicas must be at most 10"#,
     );
 
+    // RBAC: a Role on the custom resource lets its user read them and nothing more.
+    let reader = format!("reader-{}", k.label);
+    c.run_ok(
+        k,
+        &[
+            "create",
+            "role",
+            "crontab-reader",
+            "-n",
+            &ns,
+            "--verb=get,list",
+            &format!("--resource=crontabs.{group}"),
+        ],
+    );
+    c.run_ok(
+        k,
+        &[
+            "create",
+            "rolebinding",
+            "crontab-reader",
+            "-n",
+            &ns,
+            "--role=crontab-reader",
+            &format!("--user={reader}"),
+        ],
+    );
+    let as_reader = format!("--as={reader}");
+    let read = k.run(&["get", &resource, "a", "-n", &ns, &as_reader, "-o", "name"]);
+    c.eq(
+        "read by the reader",
+        read.stdout.trim(),
+        format!("crontab.{group}/a").as_str(),
+    );
+    let denied = k.run(&["delete", &resource, "a", "-n", &ns, &as_reader]);
+    c.contains(
+        "RBAC",
+        &denied.stderr,
+        &format!(
+            r#"crontabs.{group} "a" is forbidden: User "{reader}" cannot delete resource "crontabs" in API group "{group}" in the namespace "{ns}""#
+        ),
+    );
+
     // The category: `kubectl get all` lists them.
     let all = k.run(&["get", "all", "-n", &ns]).stdout;
     c.contains("get all", &all, &format!("crontab.{group}/a"));
