@@ -1,6 +1,8 @@
 //! The generic server in-process: hooks, lifecycle signals, the delegation chain and graceful
 //! shutdown, over real TLS on a loopback port.
 
+mod https_common;
+
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,21 +27,6 @@ impl Delegate for Next {
             }
         })
     }
-}
-
-fn client(dir: &std::path::Path) -> reqwest::Client {
-    let pki = dir.join("pki");
-    let read = |n: &str| std::fs::read(pki.join(n)).unwrap_or_else(|e| panic!("{n}: {e}"));
-    let mut id = read("admin.crt");
-    id.extend(read("admin.key"));
-    reqwest::Client::builder()
-        .use_rustls_tls()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(&read("ca.crt")).unwrap_or_else(|e| panic!("{e}")),
-        )
-        .identity(reqwest::Identity::from_pem(&id).unwrap_or_else(|e| panic!("{e}")))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -117,7 +104,7 @@ async fn hooks_delegation_and_shutdown_order() {
     let running = tokio::spawn(prepared.run(async move {
         let _ = stop_rx.await;
     }));
-    let c = client(dir.path());
+    let c = https_common::admin_client(dir.path());
 
     // Not ready until every post-start hook has finished.
     let mut readyz = c

@@ -4,6 +4,8 @@
 //! deletecollection with real requests; the kind's validation and admission still apply; a
 //! verb the read-only storage lacks is 405 and absent from discovery.
 
+mod https_common;
+
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,21 +18,6 @@ use server::registry::rest_storage::{Creater, RestStorage};
 
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 const EVENTS: &str = "/api/v1/namespaces/default/events";
-
-fn client(dir: &std::path::Path) -> reqwest::Client {
-    let pki = dir.join("pki");
-    let read = |n: &str| std::fs::read(pki.join(n)).unwrap_or_else(|e| panic!("{n}: {e}"));
-    let mut id = read("admin.crt");
-    id.extend(read("admin.key"));
-    reqwest::Client::builder()
-        .use_rustls_tls()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(&read("ca.crt")).unwrap_or_else(|e| panic!("{e}")),
-        )
-        .identity(reqwest::Identity::from_pem(&id).unwrap_or_else(|e| panic!("{e}")))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Status and JSON body of a response.
 async fn reply(resp: reqwest::Response) -> (u16, Value) {
@@ -125,7 +112,7 @@ async fn kinds_served_from_user_storage() {
         let _ = stop_rx.await;
     }));
     signals.has_been_ready.wait().await;
-    let c = client(dir.path());
+    let c = https_common::admin_client(dir.path());
     let url = |path: &str| format!("{base}{path}");
 
     // Create, with the kind's rules: system metadata set, the name validated.

@@ -5,6 +5,8 @@
 //! objects stay); a terminating kind refuses creates with kube-apiserver's 403; a withdrawn one
 //! is 404 again.
 
+mod https_common;
+
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -21,21 +23,6 @@ use server::genericserver::{Config, GenericServer};
 use server::runtime_kinds::{RuntimeKinds, intern, keep, keep_slice};
 
 const GADGETS: &str = "/apis/example.dev/v1/namespaces/default/gadgets";
-
-fn client(dir: &std::path::Path) -> reqwest::Client {
-    let pki = dir.join("pki");
-    let read = |n: &str| std::fs::read(pki.join(n)).unwrap_or_else(|e| panic!("{n}: {e}"));
-    let mut id = read("admin.crt");
-    id.extend(read("admin.key"));
-    reqwest::Client::builder()
-        .use_rustls_tls()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(&read("ca.crt")).unwrap_or_else(|e| panic!("{e}")),
-        )
-        .identity(reqwest::Identity::from_pem(&id).unwrap_or_else(|e| panic!("{e}")))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 async fn reply(resp: reqwest::Response) -> (u16, Value) {
     let status = resp.status().as_u16();
@@ -153,6 +140,22 @@ impl server::ApiGroups for Extensions {
     }
 }
 
+/// The collection at `url` as a `meta.k8s.io/v1` Table (which must be served).
+async fn table_of(c: &reqwest::Client, url: &str) -> Value {
+    let resp = c
+        .get(url)
+        .header(
+            "Accept",
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+        )
+        .send()
+        .await
+        .expect("table");
+    let (status, table) = reply(resp).await;
+    assert_eq!(status, 200, "{table}");
+    table
+}
+
 async fn watch_line(resp: &mut reqwest::Response, buf: &mut Vec<u8>) -> Option<Value> {
     loop {
         if let Some(pos) = buf.iter().position(|b| *b == b'\n') {
@@ -209,7 +212,7 @@ async fn kinds_defined_at_run_time_are_served_behind_the_main_server() {
     }));
     signals.has_been_ready.wait().await;
     let kinds = slot.get().expect("installed").clone();
-    let c = client(dir.path());
+    let c = https_common::admin_client(dir.path());
     let url = |path: &str| format!("{base}{path}");
     let gadget = |name: &str, spec: Value| {
         json!({"apiVersion": "example.dev/v1", "kind": "Gadget",
@@ -308,18 +311,7 @@ async fn kinds_defined_at_run_time_are_served_behind_the_main_server() {
     )
     .await;
     assert_eq!((status, &got["spec"]["size"]), (200, &json!(1)));
-    let (status, table) = reply(
-        c.get(url(GADGETS))
-            .header(
-                "Accept",
-                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-            )
-            .send()
-            .await
-            .expect("table"),
-    )
-    .await;
-    assert_eq!(status, 200, "{table}");
+    let table = table_of(&c, &url(GADGETS)).await;
     assert_eq!(table["columnDefinitions"][1]["name"], "Size", "{table}");
     assert_eq!(table["rows"][0]["cells"][1], 1, "{table}");
 
@@ -388,18 +380,7 @@ async fn kinds_defined_at_run_time_are_served_behind_the_main_server() {
         }
     }
     assert!(ended, "the watch of the replaced definition ends");
-    let (status, table) = reply(
-        c.get(url(GADGETS))
-            .header(
-                "Accept",
-                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-            )
-            .send()
-            .await
-            .expect("table"),
-    )
-    .await;
-    assert_eq!(status, 200, "{table}");
+    let table = table_of(&c, &url(GADGETS)).await;
     assert_eq!(table["columnDefinitions"][1]["name"], "Replicas");
     assert_eq!(table["rows"].as_array().map(Vec::len), Some(2), "{table}");
 
