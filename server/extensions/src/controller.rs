@@ -79,6 +79,8 @@ pub struct CrdController {
     schema_of: Box<SchemaOf<'static>>,
     /// What is served, by CRD name.
     served: Mutex<HashMap<String, Arc<ServedDefinition>>>,
+    /// The resourceVersion each served CRD was last looked at in, by name.
+    seen: Mutex<HashMap<String, String>>,
 }
 
 impl CrdController {
@@ -96,6 +98,7 @@ impl CrdController {
             documents,
             schema_of,
             served: Mutex::new(HashMap::new()),
+            seen: Mutex::new(HashMap::new()),
         }
     }
 
@@ -140,6 +143,13 @@ impl CrdController {
 
     /// Accepts the names; true when the status was written (the CRD comes back to the queue).
     async fn name(&self, crd: &CustomResourceDefinition) -> Result<bool, ApiError> {
+        // Names already accepted as requested conflict with nothing: no need to read the other
+        // CRDs (a resync would otherwise read every CRD once per CRD).
+        let accepted =
+            ConditionState::new(NAMES_ACCEPTED, "True", "NoConflicts", "no conflicts found");
+        if crd.spec.names == crd.status.accepted_names && conditions::says(crd, &accepted) {
+            return Ok(false);
+        }
         let all = self.crds.list("", Default::default()).await?.0;
         let others: Vec<&CustomResourceDefinition> = all
             .iter()
@@ -165,10 +175,19 @@ impl CrdController {
 
     /// Serves the CRD's resource from its current definition (built again when it changed).
     fn serve(&self, name: &str, crd: &CustomResourceDefinition) -> Result<(), ApiError> {
+        // A resync finds most CRDs unchanged: the same resourceVersion needs no fingerprint
+        // (which serializes the whole spec).
+        let resource_version = crd.metadata.resource_version.clone().unwrap_or_default();
+        if self.served.lock().contains_key(name)
+            && self.seen.lock().get(name) == Some(&resource_version)
+        {
+            return Ok(());
+        }
         let fingerprint = definition::fingerprint(crd);
         if let Some(current) = self.served.lock().get(name)
             && current.fingerprint == fingerprint
         {
+            self.seen.lock().insert(name.to_string(), resource_version);
             return Ok(());
         }
         let Some(built) = definition::build(crd, &*self.schema_of) else {
@@ -176,26 +195,30 @@ impl CrdController {
             return Ok(());
         };
         let built = Arc::new(built);
-        let previous = self.served.lock().insert(name.to_string(), built.clone());
+        let previous = self.served.lock().get(name).cloned();
         if let Some(previous) = &previous {
             let (old, new) = (previous.kind.storage_info(), built.kind.storage_info());
             if (old.group, old.plural) != (new.group, new.plural) {
                 self.kinds.withdraw(old.group, old.plural);
             }
         }
+        // Recorded as served only once it is (a failure is tried again from the start).
         self.kinds
             .serve_with_warnings(built.kind, definition::deprecation_warnings(crd))?;
+        self.served.lock().insert(name.to_string(), built.clone());
         self.documents
             .set(name, Some(crate::openapi::documents(crd)));
         if let Some(previous) = previous {
             retire_later(previous);
         }
+        self.seen.lock().insert(name.to_string(), resource_version);
         Ok(())
     }
 
     /// Stops serving the resource of the CRD `name`.
     fn withdraw(&self, name: &str) {
         self.documents.set(name, None);
+        self.seen.lock().remove(name);
         if let Some(previous) = self.served.lock().remove(name) {
             let info = previous.kind.storage_info();
             self.kinds.withdraw(info.group, info.plural);
