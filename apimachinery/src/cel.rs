@@ -31,15 +31,16 @@ pub const CEL_MAX_EXPRESSION_LEN: usize = 10_000;
 /// The standard functions, registered once: every evaluation binds its variables in a scope
 /// of its own over this root (registering the functions anew took about 20k instructions per
 /// evaluation).
-static ROOT_CONTEXT: std::sync::LazyLock<cel_interpreter::Context<'static>> =
+static ROOT_CONTEXT: std::sync::LazyLock<cel::Context<'static, 'static>> =
     std::sync::LazyLock::new(|| {
-        let mut cx = cel_interpreter::Context::default();
-        authz::register(&mut cx);
+        let mut cx = cel::Context::default();
+        authz::register(&mut cx).expect("the authorizer library's names are not standard ones");
         // `jsonpatch.escapeKey(k)` of mutating admission policies: `~` as `~0`, `/` as `~1`
         // (the target, the `jsonpatch` variable, is only a namespace).
         cx.add_function("escapeKey", |key: Arc<String>| -> Arc<String> {
             Arc::new(key.replace('~', "~0").replace('/', "~1"))
-        });
+        })
+        .expect("escapeKey is not a standard function");
         cx
     });
 
@@ -47,7 +48,7 @@ static ROOT_CONTEXT: std::sync::LazyLock<cel_interpreter::Context<'static>> =
 pub struct CelRule {
     expression: &'static str,
     message: &'static str,
-    program: OnceLock<Result<cel_interpreter::Program, String>>,
+    program: OnceLock<Result<cel::Program, String>>,
 }
 
 impl CelRule {
@@ -61,7 +62,7 @@ impl CelRule {
     }
 
     /// The compiled program, or the compile error.
-    fn program(&self) -> &Result<cel_interpreter::Program, String> {
+    fn program(&self) -> &Result<cel::Program, String> {
         self.program.get_or_init(|| {
             if self.expression.len() > CEL_MAX_EXPRESSION_LEN {
                 return Err(format!(
@@ -69,7 +70,7 @@ impl CelRule {
                 ));
             }
             // The CEL parser may panic on some malformed input instead of returning an error.
-            std::panic::catch_unwind(|| cel_interpreter::Program::compile(self.expression))
+            std::panic::catch_unwind(|| cel::Program::compile(self.expression))
                 .map_err(|_| "the CEL parser rejected the rule".to_string())?
                 .map_err(|e| e.to_string())
         })
@@ -113,8 +114,8 @@ fn count_nodes(v: &Value, limit: usize, count: &mut usize) {
 }
 
 /// Converts JSON to a CEL value (integers stay integers).
-fn to_cel(v: &Value) -> cel_interpreter::Value {
-    use cel_interpreter::Value as C;
+fn to_cel(v: &Value) -> cel::Value {
+    use cel::Value as C;
     match v {
         Value::Null => C::Null,
         Value::Bool(b) => C::Bool(*b),
@@ -128,7 +129,7 @@ fn to_cel(v: &Value) -> cel_interpreter::Value {
         Value::String(s) => C::String(Arc::new(s.clone())),
         Value::Array(items) => C::List(Arc::new(items.iter().map(to_cel).collect())),
         Value::Object(map) => {
-            let m: HashMap<String, cel_interpreter::Value> =
+            let m: HashMap<String, cel::Value> =
                 map.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
             C::from(m)
         }
@@ -204,8 +205,8 @@ pub fn check_rules<T: Serialize + ?Sized>(
             continue;
         };
         match result {
-            Ok(cel_interpreter::Value::Bool(true)) => {}
-            Ok(cel_interpreter::Value::Bool(false)) => {
+            Ok(cel::Value::Bool(true)) => {}
+            Ok(cel::Value::Bool(false)) => {
                 errors.push(FieldError::invalid(path, &bad_value, rule.message))
             }
             Ok(other) => errors.push(FieldError::invalid(
@@ -226,8 +227,8 @@ pub fn check_rules<T: Serialize + ?Sized>(
 }
 
 /// Converts a CEL value back to JSON.
-fn from_cel(v: &cel_interpreter::Value) -> Value {
-    use cel_interpreter::Value as C;
+fn from_cel(v: &cel::Value) -> Value {
+    use cel::Value as C;
     match v {
         C::Null => Value::Null,
         C::Bool(b) => Value::Bool(*b),
@@ -249,8 +250,8 @@ fn from_cel(v: &cel_interpreter::Value) -> Value {
     }
 }
 
-fn key_text(k: &cel_interpreter::objects::Key) -> String {
-    use cel_interpreter::objects::Key;
+fn key_text(k: &cel::objects::Key) -> String {
+    use cel::objects::Key;
     match k {
         Key::String(s) => s.to_string(),
         Key::Int(i) => i.to_string(),

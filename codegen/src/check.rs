@@ -314,7 +314,7 @@ fn check_rules(rules: &[crate::model::CelRule], diags: &mut Diagnostics) {
     for r in rules {
         // The CEL parser may panic on some malformed input instead of returning an error.
         let result = std::panic::catch_unwind(|| {
-            cel_interpreter::Program::compile(&r.cel)
+            cel::Program::compile(&r.cel)
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         });

@@ -18,9 +18,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cel_interpreter::extractors::This;
-use cel_interpreter::objects::Key;
-use cel_interpreter::{ExecutionError, Value};
+use cel::extractors::This;
+use cel::objects::Key;
+use cel::{ExecutionError, Value};
 
 use crate::authorization::{Attributes, Authorizer, Decision};
 use crate::user::UserInfo;
@@ -241,18 +241,21 @@ fn error(This(this): This<Value>) -> Result<Value, ExecutionError> {
     Ok(string(""))
 }
 
-/// Registers the library's functions.
-pub(super) fn register(cx: &mut cel_interpreter::Context<'static>) {
-    cx.add_function("group", group);
-    cx.add_function("resource", resource);
-    cx.add_function("subresource", subresource);
-    cx.add_function("namespace", namespace);
-    cx.add_function("name", name);
-    cx.add_function("path", path);
-    cx.add_function("serviceAccount", service_account);
-    cx.add_function("check", check);
-    cx.add_function("allowed", allowed);
-    cx.add_function("reason", reason);
-    cx.add_function("errored", errored);
-    cx.add_function("error", error);
+/// Registers the library's functions; an error names one that clashes with a standard one.
+pub(super) fn register(
+    cx: &mut cel::Context<'static, 'static>,
+) -> Result<(), cel::DeclarationError> {
+    cx.add_function("group", group)?;
+    cx.add_function("resource", resource)?;
+    cx.add_function("subresource", subresource)?;
+    cx.add_function("namespace", namespace)?;
+    cx.add_function("name", name)?;
+    cx.add_function("path", path)?;
+    cx.add_function("serviceAccount", service_account)?;
+    cx.add_function("check", check)?;
+    cx.add_function("allowed", allowed)?;
+    cx.add_function("reason", reason)?;
+    cx.add_function("errored", errored)?;
+    cx.add_function("error", error)?;
+    Ok(())
 }

@@ -21,7 +21,7 @@
 
 use super::CelExpression;
 use crate::structure::{Scalar, Shape, StructShape};
-use cel_parser::ast::{CallExpr, EntryExpr, Expr, operators};
+use cel::common::ast::{CallExpr, EntryExpr, Expr, operators};
 
 /// One mistake the check found: cel-go's message and the byte offset in the expression's
 /// text of the token cel-go reports it at.
@@ -318,10 +318,10 @@ impl Check<'_> {
     }
 
     /// The type of `e`, reporting the mistakes in it; with the offset of its own token.
-    fn check(&mut self, e: &cel_parser::Expression) -> (Ty, Option<usize>) {
+    fn check(&mut self, e: &cel::IdedExpr) -> (Ty, Option<usize>) {
         match &e.expr {
             Expr::Literal(v) => {
-                use cel_parser::reference::Val;
+                use cel::common::ast::LiteralValue as Val;
                 let t = match v {
                     Val::String(_) => Ty::String,
                     Val::Boolean(_) => Ty::Bool,
@@ -554,7 +554,7 @@ impl CelExpression {
             scopes: Vec::new(),
             found: Vec::new(),
         };
-        check.check(&self.ast);
+        check.check(self.program.expression());
         check.found.sort_by_key(|f| f.offset);
         check.found
     }

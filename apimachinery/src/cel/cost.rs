@@ -7,8 +7,8 @@ use super::CelActivation;
 
 /// The number of values in a CEL value (a scalar is one; a string counts its bytes, as
 /// operations on it cost by its length).
-pub(super) fn cel_size(v: &cel_interpreter::Value) -> u64 {
-    use cel_interpreter::Value as C;
+pub(super) fn cel_size(v: &cel::Value) -> u64 {
+    use cel::Value as C;
     match v {
         C::List(items) => 1 + items.iter().map(cel_size).sum::<u64>(),
         C::Map(map) => 1 + map.map.values().map(cel_size).sum::<u64>(),
@@ -19,8 +19,8 @@ pub(super) fn cel_size(v: &cel_interpreter::Value) -> u64 {
 }
 
 /// The length of a CEL list, map or string (what a comprehension over it iterates).
-fn cel_len(v: &cel_interpreter::Value) -> u64 {
-    use cel_interpreter::Value as C;
+fn cel_len(v: &cel::Value) -> u64 {
+    use cel::Value as C;
     match v {
         C::List(items) => items.len() as u64,
         C::Map(map) => map.map.len() as u64,
@@ -41,8 +41,8 @@ pub(super) struct CostBounds<'a> {
 
 impl CostBounds<'_> {
     /// The value of a path of field selections from a bound variable, when it is one.
-    fn path_value(&self, e: &cel_parser::Expression) -> Option<cel_interpreter::Value> {
-        use cel_parser::ast::Expr;
+    fn path_value(&self, e: &cel::IdedExpr) -> Option<cel::Value> {
+        use cel::common::ast::Expr;
         match &e.expr {
             Expr::Ident(name) => {
                 if self.scopes.iter().any(|(n, _)| n == name) {
@@ -57,15 +57,13 @@ impl CostBounds<'_> {
             Expr::Select(s) if !s.test => {
                 let operand = self.path_value(&s.operand)?;
                 match operand {
-                    cel_interpreter::Value::Map(m) => Some(
+                    cel::Value::Map(m) => Some(
                         m.map
-                            .get(&cel_interpreter::objects::Key::String(Arc::new(
-                                s.field.clone(),
-                            )))
+                            .get(&cel::objects::Key::String(Arc::new(s.field.clone())))
                             .cloned()
-                            .unwrap_or(cel_interpreter::Value::Null),
+                            .unwrap_or(cel::Value::Null),
                     ),
-                    _ => Some(cel_interpreter::Value::Null),
+                    _ => Some(cel::Value::Null),
                 }
             }
             _ => None,
@@ -73,8 +71,8 @@ impl CostBounds<'_> {
     }
 
     /// An upper bound of the length of the list, map or string `e` evaluates to.
-    fn size(&self, e: &cel_parser::Expression) -> u64 {
-        use cel_parser::ast::{Expr, operators};
+    fn size(&self, e: &cel::IdedExpr) -> u64 {
+        use cel::common::ast::{Expr, operators};
         if let Some(v) = self.path_value(e) {
             return cel_len(&v);
         }
@@ -89,7 +87,7 @@ impl CostBounds<'_> {
             Expr::List(l) => l.elements.len() as u64,
             Expr::Map(m) => m.entries.len() as u64,
             Expr::Struct(s) => s.entries.len() as u64,
-            Expr::Literal(cel_parser::reference::Val::String(s)) => s.len() as u64,
+            Expr::Literal(cel::common::ast::LiteralValue::String(s)) => s.inner().len() as u64,
             Expr::Literal(_) => 0,
             Expr::Call(c) if c.func_name == operators::ADD && c.args.len() == 2 => {
                 self.size(&c.args[0]).saturating_add(self.size(&c.args[1]))
@@ -101,8 +99,8 @@ impl CostBounds<'_> {
     }
 
     /// An upper bound of what evaluating `e` costs.
-    pub(super) fn cost(&mut self, e: &cel_parser::Expression) -> u64 {
-        use cel_parser::ast::{EntryExpr, Expr, operators};
+    pub(super) fn cost(&mut self, e: &cel::IdedExpr) -> u64 {
+        use cel::common::ast::{EntryExpr, Expr, operators};
         match &e.expr {
             Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => 1,
             Expr::Select(s) => 1 + self.cost(&s.operand),

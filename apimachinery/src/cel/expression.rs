@@ -23,9 +23,7 @@ pub const CEL_RUNTIME_BUDGET: u64 = 10_000_000;
 /// expressions), compiled once when its configuration is read and evaluated over named JSON
 /// variables, within a cost bound.
 pub struct CelExpression {
-    pub(super) program: cel_interpreter::Program,
-    /// The syntax tree the cost bound is computed over.
-    pub(super) ast: cel_parser::Expression,
+    pub(super) program: cel::Program,
 }
 
 impl std::fmt::Debug for CelExpression {
@@ -42,15 +40,10 @@ impl CelExpression {
                 "the expression is longer than {CEL_MAX_EXPRESSION_LEN} characters"
             ));
         }
-        let parsed = std::panic::catch_unwind(|| {
-            let program = cel_interpreter::Program::compile(expression)?;
-            let ast = cel_parser::Parser::default().parse(expression)?;
-            Ok::<_, cel_parser::ParseErrors>((program, ast))
-        });
-        let (program, ast) = parsed
+        let program = std::panic::catch_unwind(|| cel::Program::compile(expression))
             .map_err(|_| "the CEL parser rejected the expression".to_string())?
             .map_err(|e| e.to_string())?;
-        Ok(Self { program, ast })
+        Ok(Self { program })
     }
 
     /// An upper bound of what evaluating the expression over `activation` costs, in
@@ -68,7 +61,7 @@ impl CelExpression {
             total,
             scopes: Vec::new(),
         };
-        bounds.cost(&self.ast)
+        bounds.cost(self.program.expression())
     }
 
     /// Compiles an expression of a mutating admission policy, where object initializers
@@ -87,7 +80,7 @@ impl CelExpression {
     /// what went wrong (a non-boolean result, an evaluation error, a value too large).
     pub fn evaluate_bool(&self, variables: &[(&str, &Value)]) -> Result<bool, String> {
         match self.evaluate(variables)? {
-            cel_interpreter::Value::Bool(b) => Ok(b),
+            cel::Value::Bool(b) => Ok(b),
             other => Err(format!("expected a boolean, got {other:?}")),
         }
     }
@@ -108,7 +101,7 @@ impl CelExpression {
     /// are bound).
     pub fn evaluate_bool_in(&self, activation: &CelActivation) -> Result<bool, String> {
         match self.evaluate_in(activation)? {
-            cel_interpreter::Value::Bool(b) => Ok(b),
+            cel::Value::Bool(b) => Ok(b),
             other => Err(format!("expected a boolean, got {other:?}")),
         }
     }
@@ -118,7 +111,7 @@ impl CelExpression {
         Ok(from_cel(&self.evaluate_in(activation)?))
     }
 
-    fn evaluate_in(&self, activation: &CelActivation) -> Result<cel_interpreter::Value, String> {
+    fn evaluate_in(&self, activation: &CelActivation) -> Result<cel::Value, String> {
         let cost = self.cost_bound(activation);
         if cost > CEL_PER_CALL_LIMIT {
             return Err(format!(
@@ -148,7 +141,7 @@ impl CelExpression {
         result.map_err(|e| e.to_string())
     }
 
-    fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel_interpreter::Value, String> {
+    fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel::Value, String> {
         let mut activation = CelActivation::new();
         for (name, value) in variables {
             activation.set(name, value)?;
@@ -268,7 +261,7 @@ fn object_initializers_as_maps(source: &str) -> String {
 /// evaluated over them may have cost so far (against [`CEL_RUNTIME_BUDGET`]).
 #[derive(Default)]
 pub struct CelActivation {
-    pub(super) variables: Vec<(String, cel_interpreter::Value)>,
+    pub(super) variables: Vec<(String, cel::Value)>,
     spent: std::sync::atomic::AtomicU64,
     /// What the `authorizer` variable's checks ask.
     authorizer: Option<Arc<AuthorizerContext>>,
@@ -304,7 +297,7 @@ impl CelActivation {
         self.authorizer = Some(Arc::new(context));
     }
 
-    fn bind(&mut self, name: &str, value: cel_interpreter::Value) {
+    fn bind(&mut self, name: &str, value: cel::Value) {
         match self.variables.iter_mut().find(|(n, _)| n == name) {
             Some((_, v)) => *v = value,
             None => self.variables.push((name.to_string(), value)),
@@ -329,6 +322,21 @@ impl CelActivation {
 #[cfg(test)]
 mod expression_tests {
     use super::*;
+
+    #[test]
+    fn malformed_expressions_are_errors_not_panics() {
+        // cel-parser 0.10 visited the tree of a failed parse and panicked on these
+        // (cel-rust#191, #194); each is a parse error with the parser's message.
+        for expression in [
+            "1 +", "(", ")", ".", "/", "!", "-", "a.", "[1,", "{1:", "a ? b",
+        ] {
+            let error = CelExpression::compile(expression).unwrap_err();
+            assert!(
+                error.contains("ERROR: <input>:1:"),
+                "{expression:?}: {error}"
+            );
+        }
+    }
 
     #[test]
     fn expressions_over_large_values_are_refused_by_their_cost_bound() {
