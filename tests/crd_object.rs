@@ -203,6 +203,49 @@ fn an_invalid_crd_is_refused_with_kubernetes_message() {
     assert_eq!(k.ok(&["get", "crd", "-o", "name"]).trim(), "");
 }
 
+#[test]
+fn a_restarted_server_is_ready_only_once_its_custom_resources_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut server = Server::start_in(&data, &[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let crd = k.write(
+        "gizmos.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gizmos.restart.example.dev\nspec:\n  group: restart.example.dev\n  names:\n    plural: gizmos\n    kind: Gizmo\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+    );
+    k.ok(&["apply", "-f", &crd]);
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gizmos.restart.example.dev",
+        "--timeout=60s",
+    ]);
+    let gizmo = k.write(
+        "gizmo.yaml",
+        "apiVersion: restart.example.dev/v1\nkind: Gizmo\nmetadata:\n  name: one\n  namespace: default\nspec:\n  size: 3\n",
+    );
+    k.until(
+        &["apply", "-f", &gizmo],
+        "gizmo.restart.example.dev/one created",
+    );
+    server.terminate(std::time::Duration::from_secs(30));
+
+    // Ready means the CRDs that exist are served: the first request after it finds the
+    // object (before it, a path no server serves yet is 503 with Retry-After, never 404).
+    let server = Server::start_in(&data, &[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    assert_eq!(
+        k.ok(&["get", "gizmos", "-n", "default", "-o", "name"])
+            .trim(),
+        "gizmo.restart.example.dev/one"
+    );
+    let readyz = k.ok(&["get", "--raw", "/readyz?verbose"]);
+    assert!(
+        readyz.contains("[+]poststarthook/crd-informer-synced ok"),
+        "{readyz}"
+    );
+}
+
 /// The Status of a create of the YAML file `path`, sent as JSON.
 fn server_status(server: &Server, path: &str) -> Value {
     let body: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

@@ -569,6 +569,19 @@ impl ApiError {
         Self::new(503, StatusReason::ServiceUnavailable, message, None)
     }
 
+    /// 503 with the given message and `retryAfterSeconds` (a `Retry-After` header).
+    pub fn service_unavailable_retry(message: impl Into<String>, retry_after_seconds: i32) -> Self {
+        Self::new(
+            503,
+            StatusReason::ServiceUnavailable,
+            message,
+            Some(StatusDetails {
+                retry_after_seconds,
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
     /// 504 `Timeout: <message>` with `retryAfterSeconds`.
     pub fn timeout(message: &str, retry_after_seconds: i32) -> Self {
         Self::new(

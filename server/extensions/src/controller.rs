@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use server::controller::{Action, Mutate, ObjectKey, Reconciler};
 use server::registry::{DeleteOptions, NoAdmission, Store, UpdateOptions};
 use server::runtime_kinds::RuntimeKinds;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use server::genericserver::openapi::{OpenApiSource, OwnedOpenApiDocs};
@@ -71,6 +71,18 @@ impl OpenApiSource for CrdDocuments {
     }
 }
 
+/// The names of the CRDs the controller has reconciled at least once: the extension server's
+/// paths are all installed once every CRD that exists is among them.
+#[derive(Debug, Default)]
+pub struct Reconciled(Mutex<HashSet<String>>);
+
+impl Reconciled {
+    /// Whether the CRD `name` has been reconciled at least once.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.lock().contains(name)
+    }
+}
+
 /// The reconciler of CustomResourceDefinitions (see the module documentation).
 pub struct CrdController {
     crds: Arc<Store>,
@@ -81,6 +93,7 @@ pub struct CrdController {
     served: Mutex<HashMap<String, Arc<ServedDefinition>>>,
     /// The resourceVersion each served CRD was last looked at in, by name.
     seen: Mutex<HashMap<String, String>>,
+    reconciled: Arc<Reconciled>,
 }
 
 impl CrdController {
@@ -99,7 +112,13 @@ impl CrdController {
             schema_of,
             served: Mutex::new(HashMap::new()),
             seen: Mutex::new(HashMap::new()),
+            reconciled: Arc::default(),
         }
+    }
+
+    /// The CRDs this controller has reconciled at least once (shared, live).
+    pub fn reconciled(&self) -> Arc<Reconciled> {
+        self.reconciled.clone()
     }
 
     /// Writes the status of `crd` through `/status` with `change` applied (to the latest
@@ -388,6 +407,17 @@ impl Reconciler for CrdController {
     type Error = ApiError;
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ApiError> {
+        let result = self.reconcile_once(key).await;
+        if result.is_ok() {
+            self.reconciled.0.lock().insert(key.name.clone());
+        }
+        result
+    }
+}
+
+impl CrdController {
+    /// One pass over the CRD `key` (see the module documentation).
+    async fn reconcile_once(&self, key: &ObjectKey) -> Result<Action, ApiError> {
         let Some(object) = self.crds.try_get("", &key.name).await? else {
             self.withdraw(&key.name);
             return Ok(Action::Done);

@@ -41,6 +41,9 @@ use server::runtime_kinds::RuntimeKinds;
 /// released are picked up then at the latest).
 const RESYNC: Duration = Duration::from_secs(30);
 
+/// How often, while the server starts, whether every CRD has been reconciled is looked at.
+const INITIAL_SYNC_POLL: Duration = Duration::from_millis(100);
+
 /// The extension server's bundle of API groups (see the crate documentation).
 #[derive(Debug, Default)]
 pub struct ApiExtensions {
@@ -70,6 +73,30 @@ impl ApiGroups for ApiExtensions {
             kinds,
             documents,
             Box::new(schema::compile),
+        );
+        // Until every CRD that exists has been looked at once, a request for a path no server
+        // serves may be for one of their resources: 503 (retry), not 404 (kube-apiserver's
+        // CRDInformerHasNotSynced signal); readyz waits for it as well.
+        let synced = server.add_mux_complete_signal("CRDInformerHasNotSynced");
+        let reconciled = reconciler.reconciled();
+        let lister = crds.clone();
+        server.add_post_start_hook(
+            "crd-informer-synced",
+            Arc::new(move || {
+                let (synced, reconciled, lister) =
+                    (synced.clone(), reconciled.clone(), lister.clone());
+                Box::pin(async move {
+                    loop {
+                        if let Ok((all, _)) = lister.list("", Default::default()).await
+                            && all.iter().all(|crd| reconciled.contains(crd.name()))
+                        {
+                            synced.complete();
+                            return Ok(());
+                        }
+                        tokio::time::sleep(INITIAL_SYNC_POLL).await;
+                    }
+                })
+            }),
         );
         // One worker: names are accepted one CRD at a time, as kube-apiserver's naming
         // controller does, so two CRDs never accept the same name.

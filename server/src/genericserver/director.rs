@@ -1,6 +1,7 @@
 //! The director: sends installed API paths to the REST handlers, the well-known paths to the
 //! non-API mux (health, version, metrics, discovery, OpenAPI), everything else to the next server
-//! in the delegation chain, and finally answers 404 `Status`.
+//! in the delegation chain, and finally answers 404 `Status` (503 while a server's paths are not
+//! all installed, see [`super::mux_complete`]).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -17,6 +18,7 @@ use http::{HeaderValue, Request, Response, header};
 use super::discovery::LiveDiscovery;
 use super::health::{self, HealthCheck};
 use super::metrics::Metrics;
+use super::mux_complete::MuxCompleteSignals;
 use super::openapi::LiveOpenApi;
 use super::runtime_config::RuntimeConfig;
 use super::version::VersionInfo;
@@ -73,6 +75,8 @@ pub struct Director {
     pub metrics: Arc<Metrics>,
     /// Next servers, tried in order.
     pub delegates: Vec<Arc<dyn Delegate>>,
+    /// Whether every server's paths are installed (404 or 503 at the end of the chain).
+    pub(crate) mux_signals: MuxCompleteSignals,
 }
 
 /// The director as the tower service the filter chain wraps.
@@ -140,7 +144,7 @@ impl Director {
                 Err(back) => req = back,
             }
         }
-        status_response(&ApiError::not_found_path())
+        status_response(&self.mux_signals.unhandled())
     }
 
     async fn non_api(

@@ -13,6 +13,7 @@ pub mod health;
 pub mod hooks;
 pub mod lifecycle;
 pub mod metrics;
+pub mod mux_complete;
 pub mod open_files;
 pub mod openapi;
 pub mod options;
@@ -280,6 +281,7 @@ pub struct GenericServer {
     checks: Vec<HealthCheck>,
     delegates: Vec<Arc<dyn Delegate>>,
     kind_sources: Vec<Arc<dyn discovery::KindSource>>,
+    mux_signals: mux_complete::MuxCompleteSignals,
     openapi_sources: Vec<Arc<dyn openapi::OpenApiSource>>,
     metrics: Vec<metrics::MetricsFn>,
 }
@@ -340,6 +342,7 @@ impl CompletedConfig {
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
             kind_sources: Vec::new(),
+            mux_signals: mux_complete::MuxCompleteSignals::default(),
             openapi_sources: Vec::new(),
             metrics: Vec::new(),
         };
@@ -434,6 +437,13 @@ impl GenericServer {
     /// requests reach it as a delegate, [`GenericServer::add_delegate`]).
     pub fn add_kind_source(&mut self, source: Arc<dyn discovery::KindSource>) {
         self.kind_sources.push(source);
+    }
+
+    /// Registers a signal that this server's paths are installed: until every registered
+    /// signal is complete, a request no server handles is answered 503 (`Retry-After: 5`)
+    /// instead of 404 (see [`mux_complete`]).
+    pub fn add_mux_complete_signal(&mut self, name: &str) -> mux_complete::MuxCompleteSignal {
+        self.mux_signals.register(name)
     }
 
     /// Serves the OpenAPI documents of kinds `source` defines at run time beside the scheme's.
@@ -553,6 +563,7 @@ impl GenericServer {
             health,
             metrics: Arc::clone(&metrics),
             delegates,
+            mux_signals: self.mux_signals.clone(),
         });
         let chain = Arc::new(ChainConfig {
             authenticator: Arc::clone(&self.config.authenticator),
