@@ -204,6 +204,39 @@ fn an_invalid_crd_is_refused_with_kubernetes_message() {
 }
 
 #[test]
+fn unrecognized_formats_are_warned_about_once() {
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let crd = |extra: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: paints.formats.example.dev\nspec:\n  group: formats.example.dev\n  names:\n    plural: paints\n    kind: Paint\n  scope: Cluster\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          count: {{type: integer, format: int32}}\n          when: {{type: string, format: date-time}}\n          color: {{type: string, format: color}}\n{extra}"
+        )
+    };
+    let file = k.write("paints.yaml", &crd(""));
+    let run = k.run(&["create", "-f", &file]);
+    assert!(run.success(), "{}", run.describe());
+    assert_eq!(
+        run.stderr.trim(),
+        "Warning: unrecognized format \"color\"",
+        "{}",
+        run.describe()
+    );
+    // An update warns about the formats it introduces only.
+    let file = k.write(
+        "paints.yaml",
+        &crd("          tags: {type: array, format: set, items: {type: string}}\n"),
+    );
+    let run = k.run(&["replace", "-f", &file]);
+    assert!(run.success(), "{}", run.describe());
+    assert_eq!(
+        run.stderr.trim(),
+        "Warning: unrecognized format \"set\"",
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
 fn a_restarted_server_is_ready_only_once_its_custom_resources_are_served() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");

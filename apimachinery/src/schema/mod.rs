@@ -162,6 +162,45 @@ pub fn schema_has_kubernetes_extensions(schema: &Value) -> bool {
     })
 }
 
+/// The formats of a CRD schema that kube-apiserver does not recognize, each as written, once
+/// per schema node naming it (kube-apiserver warns `unrecognized format "<format>"` for each
+/// on a CRD write): on a string or untyped node a format outside the supported string formats,
+/// on an integer one other than `int32`/`int64`, on a number one other than `float`/`double`,
+/// and any format on another type. A schema that cannot be read has none.
+///
+/// ```
+/// let schema = serde_json::json!({"type": "object", "properties": {
+///     "a": {"type": "string", "format": "date-time"},
+///     "b": {"type": "integer", "format": "int32"},
+///     "c": {"type": "string", "format": "color"},
+///     "d": {"type": "array", "format": "cidr", "items": {"type": "string"}},
+/// }});
+/// assert_eq!(apimachinery::schema::unrecognized_formats(&schema), ["color", "cidr"]);
+/// ```
+pub fn unrecognized_formats(schema: &Value) -> Vec<String> {
+    fn collect(p: &Props, out: &mut Vec<String>) {
+        if !p.format.is_empty() {
+            let recognized = match p.type_.as_str() {
+                "" | "string" => formats::supported(&p.format),
+                "integer" => matches!(p.format.as_str(), "int32" | "int64"),
+                "number" => matches!(p.format.as_str(), "float" | "double"),
+                _ => false,
+            };
+            if !recognized {
+                out.push(p.format.clone());
+            }
+        }
+        for child in p.children() {
+            collect(child, out);
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(props) = Props::read(schema, "", 0) {
+        collect(&props, &mut out);
+    }
+    out
+}
+
 /// Validates a CRD's schema at `path` (`spec.validation.openAPIV3Schema` or
 /// `spec.versions[i].schema.openAPIV3Schema`), as kube-apiserver does: the status-root
 /// restriction, `nullable` at the root, the structural rules and the defaults (when a

@@ -65,6 +65,37 @@ impl Strategy for CustomResourceDefinitionStrategy {
         errors
     }
 
+    /// `unrecognized format "<format>"` for each format of the schemas kube-apiserver does
+    /// not recognize (the write is accepted; the format is not checked).
+    fn warnings_on_create(&self, object: &dyn Object) -> Vec<String> {
+        object
+            .downcast_ref::<v1::CustomResourceDefinition>()
+            .map(|crd| {
+                unrecognized_formats(crd)
+                    .iter()
+                    .map(|f| format_warning(f))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// As on create, for the formats the update introduces (one the old CRD already named
+    /// is not warned about again).
+    fn warnings_on_update(&self, object: &dyn Object, old: &dyn Object) -> Vec<String> {
+        let (Some(crd), Some(old)) = (
+            object.downcast_ref::<v1::CustomResourceDefinition>(),
+            old.downcast_ref::<v1::CustomResourceDefinition>(),
+        ) else {
+            return Vec::new();
+        };
+        let before = unrecognized_formats(old);
+        unrecognized_formats(crd)
+            .iter()
+            .filter(|f| !before.contains(f))
+            .map(|f| format_warning(f))
+            .collect()
+    }
+
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(&DefaultTableConvertor)
     }
@@ -106,6 +137,24 @@ impl Strategy for CustomResourceDefinitionStrategy {
             });
         }
     }
+}
+
+/// The unrecognized formats of every version's schema, in order, repeats kept.
+fn unrecognized_formats(crd: &v1::CustomResourceDefinition) -> Vec<String> {
+    crd.spec
+        .versions
+        .iter()
+        .filter_map(|v| v.schema.as_ref()?.open_api_v3_schema.as_ref())
+        .flat_map(|schema| {
+            ::apimachinery::schema::unrecognized_formats(
+                &::serde_json::to_value(schema).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn format_warning(format: &str) -> String {
+    format!("unrecognized format {format:?}")
 }
 
 /// Appends the storage version (the first version with `storage: true`) to
