@@ -56,6 +56,18 @@ spec:
                   default: busybox
                 replicas:
                   type: integer
+                ports:
+                  type: array
+                  x-kubernetes-list-type: map
+                  x-kubernetes-list-map-keys: [port]
+                  items:
+                    type: object
+                    required: [port]
+                    properties:
+                      port:
+                        type: integer
+                      name:
+                        type: string
             status:
               type: object
               properties:
@@ -163,6 +175,56 @@ fn journey(k: &Kubectl, c: &mut Checks) {
         .collect();
     c.eq("columns", header, vec!["NAME", "SPEC", "REPLICAS", "AGE"]);
     c.contains("row", &table, "* * * * */5");
+
+    // Server-side apply merges a list-type map by its keys: two managers' entries live side
+    // by side, each owned by its manager.
+    for (manager, port) in [("first", 80), ("second", 443)] {
+        let ports = k.write(
+            "ports.yaml",
+            &format!(
+                "apiVersion: {group}/v1\nkind: CronTab\nmetadata:\n  name: b\n  namespace: {ns}\nspec:\n  ports:\n  - port: {port}\n    name: {manager}\n"
+            ),
+        );
+        c.run_ok(
+            k,
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager",
+                manager,
+                "-f",
+                &ports,
+            ],
+        );
+    }
+    let b_now = k.json(&[
+        "get",
+        &resource,
+        "b",
+        "-n",
+        &ns,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    c.eq(
+        "list-map entries of two managers",
+        b_now["spec"]["ports"].clone(),
+        serde_json::json!([{"port": 80, "name": "first"}, {"port": 443, "name": "second"}]),
+    );
+    let second = b_now["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["manager"] == "second")
+        .cloned()
+        .unwrap_or_default();
+    c.check(
+        second["fieldsV1"]["f:spec"]["f:ports"]
+            .get("k:{\"port\":443}")
+            .is_some(),
+        || format!("the second manager owns its entry by key: {second}"),
+    );
 
     // The schema: unknown fields are refused by a strict request and pruned otherwise,
     // defaults are applied, wrong types are refused with kube-apiserver's messages.

@@ -174,7 +174,14 @@ pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option
             proto_package: "",
             name_format: "dns1123-subdomain",
         });
-        let served = UnstructuredVersion::new(info, schema_of(v));
+        let mut served = UnstructuredVersion::new(info, schema_of(v));
+        if let Some(schema) = v
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+        {
+            served = served.with_shape(crate::shape::of_schema(schema));
+        }
         codecs.push(keep(UnstructuredCodec::new(Arc::new(served))));
     }
     let strategy = keep(CustomResourceStrategy::new(columns_of_storage));

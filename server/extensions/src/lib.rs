@@ -23,6 +23,7 @@ pub mod controller;
 pub mod definition;
 pub mod openapi;
 pub mod schema;
+pub mod shape;
 pub mod strategy;
 
 use std::sync::Arc;
