@@ -1,8 +1,8 @@
 //! Admission webhooks against the real binary: a webhook server started here on loopback
 //! with its own CA denies, mutates with a JSON patch, answers slowly, answers garbage or is
 //! unreachable, under `failurePolicy` Fail and Ignore; selectors, match conditions,
-//! `matchPolicy: Equivalent` across Widget versions, reinvocation, dry run, exemptions, and
-//! kubectl printing the denial.
+//! `matchPolicy: Equivalent` across Widget versions, reinvocation, dry run, exemptions,
+//! kubectl printing the denial, and webhooks and policies on a custom resource.
 
 mod common;
 
@@ -762,4 +762,149 @@ async fn a_mutating_policy_is_reinvoked_after_a_mutating_webhook_changed_the_obj
     assert_eq!(code, 201, "{body}");
     assert_eq!(body["metadata"]["labels"]["mutated"], "yes", "{body}");
     assert_eq!(body["metadata"]["labels"]["followed"], "yes", "{body}");
+}
+
+/// Custom resources go through the same admission as compiled kinds: a mutating webhook's
+/// patch lands on a Gadget (a CRD's kind) and its review names the CRD's group, version,
+/// kind and resource; a validating webhook with a match condition denies one; a
+/// ValidatingAdmissionPolicy over the CRD's schema denies another with kube-apiserver's
+/// message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_and_policies_admit_custom_resources() {
+    let f = Fixture::new().await;
+    let w = &f.webhooks;
+    f.namespace("crs").await;
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.hooks.example.dev"},
+        "spec": {"group": "hooks.example.dev", "scope": "Namespaced",
+                 "names": {"plural": "gadgets", "kind": "Gadget"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                   "spec": {"type": "object", "properties": {
+                                       "replicas": {"type": "integer"},
+                                       "size": {"type": "string"}}}}}}}]}});
+    let (code, body, _) = send(
+        &f.client,
+        reqwest::Method::POST,
+        f.server
+            .url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"),
+        Some(crd),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let collection = f
+        .server
+        .url("/apis/hooks.example.dev/v1/namespaces/crs/gadgets");
+    common::tls::wait_until("the Gadgets are served", || async {
+        send(&f.client, reqwest::Method::GET, collection.clone(), None)
+            .await
+            .0
+            == 200
+    })
+    .await;
+    let gadget_rules = json!([{"operations": ["CREATE"], "apiGroups": ["hooks.example.dev"],
+                               "apiVersions": ["v1"], "resources": ["gadgets"]}]);
+    let ca = base64::engine::general_purpose::STANDARD.encode(&w.ca);
+    f.configure(
+        "Mutating",
+        "gadget-replicas",
+        vec![json!({
+            "name": "replicas.hooks.example.dev",
+            "clientConfig": {"url": format!("{}/replicas", w.url), "caBundle": ca},
+            "rules": gadget_rules, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        })],
+    )
+    .await;
+    f.configure(
+        "Validating",
+        "gadget-deny",
+        vec![json!({
+            "name": "deny.hooks.example.dev",
+            "clientConfig": {"url": format!("{}/deny", w.url), "caBundle": ca},
+            "rules": gadget_rules, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            "matchConditions": [{"name": "deny-prefix",
+                                 "expression": "object.metadata.name.startsWith('deny-')"}],
+        })],
+    )
+    .await;
+    let policies = common::admission::GROUP;
+    common::admission::create_cached(
+        &f.server,
+        &f.client,
+        &format!("{policies}/validatingadmissionpolicies"),
+        json!({"metadata": {"name": "no-huge"},
+               "spec": {"matchConstraints": {"resourceRules": gadget_rules},
+                        "validations": [{"expression": "object.spec.size != 'huge'",
+                                         "message": "huge gadgets are not allowed"}]}}),
+    )
+    .await;
+    common::admission::create_cached(
+        &f.server,
+        &f.client,
+        &format!("{policies}/validatingadmissionpolicybindings"),
+        json!({"metadata": {"name": "no-huge-binding"},
+               "spec": {"policyName": "no-huge", "validationActions": ["Deny"]}}),
+    )
+    .await;
+    let gadget = |name: &str, size: &str| {
+        json!({"apiVersion": "hooks.example.dev/v1", "kind": "Gadget",
+               "metadata": {"name": name}, "spec": {"replicas": 1, "size": size}})
+    };
+
+    let (code, body, _) = send(
+        &f.client,
+        reqwest::Method::POST,
+        collection.clone(),
+        Some(gadget("g1", "small")),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["spec"]["replicas"], 7, "the webhook's patch: {body}");
+    let seen = w.seen.on("/replicas");
+    let request = &seen.last().expect("the mutating webhook was called")["request"];
+    assert_eq!(
+        request["kind"],
+        json!({"group": "hooks.example.dev", "version": "v1", "kind": "Gadget"})
+    );
+    assert_eq!(
+        request["resource"],
+        json!({"group": "hooks.example.dev", "version": "v1", "resource": "gadgets"})
+    );
+    assert_eq!(request["object"]["spec"]["size"], "small");
+
+    let (code, body, _) = send(
+        &f.client,
+        reqwest::Method::POST,
+        collection.clone(),
+        Some(gadget("deny-1", "small")),
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "admission webhook \"deny.hooks.example.dev\" denied the request: configmaps named deny-* are not allowed"
+    );
+
+    let (code, body, _) = send(
+        &f.client,
+        reqwest::Method::POST,
+        collection.clone(),
+        Some(gadget("g2", "huge")),
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "ValidatingAdmissionPolicy 'no-huge' with binding 'no-huge-binding' denied request: huge gadgets are not allowed"
+    );
+    let (code, body, _) = send(&f.client, reqwest::Method::GET, collection, None).await;
+    assert_eq!(code, 200, "{body}");
+    let names: Vec<&str> = body["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["g1"], "only the admitted Gadget was stored");
 }
