@@ -257,9 +257,12 @@ fn a_restarted_server_is_ready_only_once_its_custom_resources_are_served() {
         "gizmo.yaml",
         "apiVersion: restart.example.dev/v1\nkind: Gizmo\nmetadata:\n  name: one\n  namespace: default\nspec:\n  size: 3\n",
     );
-    k.until(
-        &["apply", "-f", &gizmo],
-        "gizmo.restart.example.dev/one created",
+    assert_eq!(
+        k.until(
+            &["apply", "-f", &gizmo],
+            "gizmo.restart.example.dev/one created"
+        ),
+        "gizmo.restart.example.dev/one created"
     );
     server.terminate(std::time::Duration::from_secs(30));
 
@@ -276,6 +279,101 @@ fn a_restarted_server_is_ready_only_once_its_custom_resources_are_served() {
     assert!(
         readyz.contains("[+]poststarthook/crd-informer-synced ok"),
         "{readyz}"
+    );
+}
+
+#[test]
+fn a_cleanup_cut_by_kill_9_finishes_after_restart_and_creates_stay_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut server = Server::start_in(&data, &[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let crd = k.write(
+        "holds.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: holds.cleanup.example.dev\nspec:\n  group: cleanup.example.dev\n  names:\n    plural: holds\n    kind: Hold\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+    );
+    k.ok(&["apply", "-f", &crd]);
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/holds.cleanup.example.dev",
+        "--timeout=60s",
+    ]);
+    let hold = |name: &str| {
+        format!(
+            "apiVersion: cleanup.example.dev/v1\nkind: Hold\nmetadata:\n  name: {name}\n  namespace: default\n  finalizers: [cleanup.example.dev/hold]\nspec:\n  n: 1\n"
+        )
+    };
+    for name in ["h1", "h2", "h3"] {
+        let file = k.write(&format!("{name}.yaml"), &hold(name));
+        let created = format!("hold.cleanup.example.dev/{name} created");
+        assert_eq!(k.until(&["create", "-f", &file], &created), created);
+    }
+    // The cleanup deletes the objects, whose finalizer holds them: it cannot finish, and the
+    // server is killed in the middle of it.
+    k.ok(&["delete", "crd", "holds.cleanup.example.dev", "--wait=false"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let list = k.json(&["get", "holds", "-n", "default", "-o", "json"]);
+        let marked = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["metadata"]["deletionTimestamp"].is_string())
+            .count();
+        if marked == 3 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cleanup did not delete the objects: {list}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    server.kill();
+
+    let server = Server::start_in(&data, &[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let terminating = k.ok(&[
+        "get",
+        "crd",
+        "holds.cleanup.example.dev",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Terminating\")].status}",
+    ]);
+    assert_eq!(terminating, "True");
+    // Creates are refused while it terminates, whichever way they come.
+    let file = k.write("h4.yaml", &hold("h4"));
+    for args in [
+        vec!["create", "-f", &file],
+        vec!["apply", "-f", &file],
+        vec!["apply", "--server-side", "-f", &file],
+    ] {
+        let run = k.fails(&args);
+        assert!(
+            run.stderr
+                .contains("create not allowed while custom resource definition is terminating"),
+            "{}",
+            run.describe()
+        );
+    }
+    // Released, the objects go, and with them the CRD.
+    for name in ["h1", "h2", "h3"] {
+        k.ok(&[
+            "patch",
+            "hold",
+            name,
+            "-n",
+            "default",
+            "--type=merge",
+            "-p",
+            "{\"metadata\":{\"finalizers\":null}}",
+        ]);
+    }
+    assert_eq!(
+        k.until(&["get", "crd", "-o", "name"], ""),
+        "",
+        "the cleanup finished and released the CRD"
     );
 }
 

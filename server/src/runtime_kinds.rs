@@ -226,6 +226,17 @@ impl KindSource for RuntimeKinds {
     }
 }
 
+/// What a create of a terminating kind gets (kube-apiserver's 403 while a CRD is deleted):
+/// the delegate answers it to `POST`s before decoding, and a kind's strategy to creates that
+/// come through a patch or an update.
+pub fn terminating_create_refused(resource: &apimachinery::GroupResource, name: &str) -> ApiError {
+    ApiError::forbidden(
+        resource,
+        name,
+        "create not allowed while custom resource definition is terminating",
+    )
+}
+
 impl Delegate for RuntimeKinds {
     fn handle(&self, req: Request<Body>) -> DelegateFuture {
         let routed = req
@@ -242,11 +253,9 @@ impl Delegate for RuntimeKinds {
                 let name = info.map(|i| i.name.clone()).unwrap_or_default();
                 let resource =
                     apimachinery::GroupResource::new(version.group.to_string(), version.plural);
-                return Ok(crate::filters::status_response(&ApiError::forbidden(
-                    &resource,
-                    &name,
-                    "create not allowed while custom resource definition is terminating",
-                )));
+                return Ok(crate::filters::status_response(
+                    &terminating_create_refused(&resource, &name),
+                ));
             }
             let warning = served
                 .warnings

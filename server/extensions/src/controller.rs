@@ -254,6 +254,7 @@ impl CrdController {
         if let Some(served) = self.served.lock().get(name) {
             let info = served.kind.storage_info();
             self.kinds.terminate(info.group, info.plural);
+            served.strategy.terminate();
         }
         if !crd
             .metadata

@@ -55,6 +55,8 @@ pub struct ServedDefinition {
     pub fingerprint: String,
     /// The kind served.
     pub kind: &'static Kind,
+    /// The kind's strategy.
+    pub strategy: &'static CustomResourceStrategy,
     codecs: Vec<&'static UnstructuredCodec>,
 }
 
@@ -198,6 +200,7 @@ pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option
         uid: crd.metadata.uid.clone().unwrap_or_default(),
         fingerprint: fingerprint(crd),
         kind,
+        strategy,
         codecs,
     })
 }

@@ -1,13 +1,17 @@
 //! [`CustomResourceStrategy`]: what a custom resource's registry does beyond the shared rules,
 //! which its version's facts already say (generation, status subresource, no create on update,
 //! a resourceVersion required on update): its Table from the version's printer columns, and
-//! its selectable fields read from the object by their JSONPaths.
+//! its selectable fields read from the object by their JSONPaths; and, once its CRD is being
+//! deleted, the refusal of creates that come through a patch or an update.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use apimachinery::ResourceInfo;
+use apimachinery::admission::{Attributes, Operation};
 use apimachinery::resource::PrinterColumn;
 use apimachinery::runtime::Object;
+use apimachinery::status::ApiError;
 use apimachinery::strategy::{Strategy, TableConvertor};
 use apimachinery::table::NAME_COLUMN;
 use chrono::{DateTime, Utc};
@@ -21,6 +25,8 @@ use server::table::layout::{Cell, Column, cell};
 pub struct CustomResourceStrategy {
     /// `Name` and the storage version's columns (the columns of a kind without a version).
     columns: &'static [PrinterColumn],
+    /// Set once the CRD is being deleted.
+    terminating: AtomicBool,
 }
 
 impl CustomResourceStrategy {
@@ -29,7 +35,15 @@ impl CustomResourceStrategy {
     pub fn new(columns: &'static [PrinterColumn]) -> Self {
         Self {
             columns: keep_slice(with_name(columns)),
+            terminating: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the kind's CRD as being deleted: creates are refused from now on (the extension
+    /// server refuses `POST`s before they are decoded; this refuses those made by a
+    /// server-side apply or another patch or update of an object that does not exist).
+    pub fn terminate(&self) {
+        self.terminating.store(true, Ordering::Release);
     }
 }
 
@@ -43,6 +57,18 @@ fn with_name(columns: &[PrinterColumn]) -> Vec<PrinterColumn> {
 impl Strategy for CustomResourceStrategy {
     fn table(&self) -> Option<&dyn TableConvertor> {
         Some(self)
+    }
+
+    fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        if attributes.operation == Operation::Create && self.terminating.load(Ordering::Acquire) {
+            let info = attributes.version;
+            let resource = apimachinery::GroupResource::new(info.group.to_string(), info.plural);
+            return Err(server::runtime_kinds::terminating_create_refused(
+                &resource,
+                attributes.name,
+            ));
+        }
+        Ok(())
     }
 
     fn selectable_fields(&self, object: &dyn Object, out: &mut Vec<(&'static str, String)>) {
