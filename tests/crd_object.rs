@@ -4,7 +4,10 @@
 //! establishing controllers (`kubectl wait --for=condition=Established`), re-applied
 //! unchanged; a second CRD of the group whose short name is taken (`ShortNamesConflict`);
 //! `kubectl explain crd.spec`; and an invalid CRD refused with kube-apiserver's 422 message.
-//! (Serving the custom resources a CRD defines is not part of this.)
+//! Around the serving of custom resources (tested in `kubectl_custom_resources.rs`): warnings
+//! for unrecognized formats, a ResourceQuota counting custom resources, a restarted server
+//! ready only with its custom resources served, and a CRD cleanup cut by kill -9 that finishes
+//! after restart while creates stay refused.
 
 mod common;
 #[path = "common/kubectl.rs"]
@@ -231,6 +234,63 @@ fn unrecognized_formats_are_warned_about_once() {
     assert_eq!(
         run.stderr.trim(),
         "Warning: unrecognized format \"set\"",
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn a_resource_quota_counts_custom_resources() {
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let crd = k.write(
+        "tokens.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: tokens.quota.example.dev\nspec:\n  group: quota.example.dev\n  names:\n    plural: tokens\n    kind: Token\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+    );
+    k.ok(&["apply", "-f", &crd]);
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/tokens.quota.example.dev",
+        "--timeout=60s",
+    ]);
+    let token = |name: &str| {
+        format!(
+            "apiVersion: quota.example.dev/v1\nkind: Token\nmetadata:\n  name: {name}\n  namespace: default\n"
+        )
+    };
+    let first = k.write("first.yaml", &token("first"));
+    assert_eq!(
+        k.until(
+            &["create", "-f", &first],
+            "token.quota.example.dev/first created"
+        ),
+        "token.quota.example.dev/first created"
+    );
+    k.ok(&[
+        "create",
+        "quota",
+        "tokens",
+        "-n",
+        "default",
+        "--hard=count/tokens.quota.example.dev=1",
+    ]);
+    // The controller counts the objects of the CRD's resource (at its next pass at the latest).
+    let used = "jsonpath={.status.used['count/tokens\\.quota\\.example\\.dev']}";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while k.ok(&["get", "quota", "tokens", "-n", "default", "-o", used]) != "1" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the quota never counted the Token"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let second = k.write("second.yaml", &token("second"));
+    let run = k.fails(&["create", "-f", &second]);
+    assert!(
+        run.stderr.contains(
+            "exceeded quota: tokens, requested: count/tokens.quota.example.dev=1, used: count/tokens.quota.example.dev=1, limited: count/tokens.quota.example.dev=1"
+        ),
         "{}",
         run.describe()
     );

@@ -183,14 +183,22 @@ impl QuotaController {
     }
 
     /// The number of objects a quota resource name counts in `namespace` (`None` for names of
-    /// resources this server does not serve, or that are not object counts).
+    /// resources this server does not serve, or that are not object counts). Custom resources
+    /// are counted as well; their deletions are replenished at the quiet recount, not at once.
     async fn count(&self, resource: &str, namespace: &str) -> Option<usize> {
         let (group, plural) = counted_resource(resource);
-        let kind = self.scheme.by_resource(group, plural)?;
-        if !countable(kind.storage_info()) {
+        // The scheme's kinds, then those defined at run time (custom resources), whose stores
+        // the registry holds while they are served.
+        let store = match self.scheme.by_resource(group, plural) {
+            Some(kind) => self.registry.store(kind).ok()?,
+            None => self.registry.stores().into_iter().find(|s| {
+                let info = s.kind().storage_info();
+                info.group == group && info.plural == plural
+            })?,
+        };
+        if !countable(store.kind().storage_info()) {
             return None;
         }
-        let store = self.registry.store(kind).ok()?;
         store
             .list_uncached(namespace)
             .await
