@@ -76,7 +76,7 @@ pub trait UnstructuredConverter: Send + Sync + fmt::Debug + 'static {
     /// Converts `objects` (each of another version of the kind than `to`) into `to`, in order.
     /// `list` tells whether they are the items of one list (Kubernetes words the errors of a
     /// list's conversion after the list). The objects returned are of `to`; their fields are
-    /// pruned and defaulted by `to`'s schema afterwards.
+    /// pruned by `to`'s schema afterwards.
     fn convert(
         &self,
         objects: Vec<Unstructured>,
@@ -240,11 +240,12 @@ impl Unstructured {
         self.metadata == ObjectMeta::default() && self.fields().is_empty()
     }
 
-    /// Prunes and defaults the fields with the version's schema (after a conversion into it).
-    fn coerce(&mut self) {
+    /// Prunes the fields with the version's schema after a conversion into it (as
+    /// kube-apiserver's schema-coercing converter does; defaults are not applied: only a
+    /// decode applies them).
+    fn prune_converted(&mut self) {
         if let Some(schema) = self.version.schema.clone() {
             schema.prune(&mut self.fields, &mut Vec::new());
-            schema.default(&mut self.fields);
         }
     }
 
@@ -566,7 +567,7 @@ impl UnstructuredCodec {
             .collect();
         for (i, mut object) in pending.into_iter().zip(converted.drain(..)) {
             object.version = to.clone();
-            object.coerce();
+            object.prune_converted();
             out[i] = object;
         }
         Ok(out)
@@ -851,6 +852,75 @@ mod tests {
         // Objects decoded before keep their schema.
         assert_eq!(object.to_value().unwrap()["spec"]["size"], Value::from(1));
         assert!(c.convert_from_hub(&object.to_hub()).is_err());
+    }
+
+    /// Renames `spec.size` to `spec.count` and records what it was asked.
+    #[derive(Debug, Default)]
+    struct Renamer(std::sync::Mutex<Vec<(usize, bool)>>);
+
+    impl UnstructuredConverter for Renamer {
+        fn convert(
+            &self,
+            objects: Vec<Unstructured>,
+            to: &Arc<UnstructuredVersion>,
+            list: bool,
+        ) -> Result<Vec<Unstructured>, CodecError> {
+            self.0.lock().unwrap().push((objects.len(), list));
+            Ok(objects
+                .into_iter()
+                .map(|o| {
+                    let mut fields = o.fields().clone();
+                    if let Some(Value::Object(spec)) = fields.get_mut("spec")
+                        && let Some(size) = spec.remove("size")
+                    {
+                        spec.insert("count".into(), size);
+                    }
+                    fields.insert("junk".into(), Value::from(true));
+                    Unstructured::new(to.clone(), o.metadata.clone(), fields)
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn a_converter_gets_only_what_needs_converting_and_its_output_is_pruned() {
+        static V2: std::sync::OnceLock<ResourceInfo> = std::sync::OnceLock::new();
+        let v2_info = V2.get_or_init(|| ResourceInfo {
+            version: "v2",
+            storage_version: false,
+            ..tests_support::widget_info().clone()
+        });
+        let renamer = Arc::new(Renamer::default());
+        let v1 = codec(false);
+        let v2 = UnstructuredCodec::new(Arc::new(
+            UnstructuredVersion::new(v2_info, Some(Arc::new(KeepSpec)))
+                .with_converter(renamer.clone()),
+        ));
+        let a = v1
+            .decode_json(br#"{"metadata":{"name":"a"},"spec":{"size":2}}"#)
+            .unwrap()
+            .object;
+        let already = v2
+            .decode_json(br#"{"metadata":{"name":"b"},"spec":{"count":5}}"#)
+            .unwrap()
+            .object;
+        let converted = v2.convert_from_hub(&a.to_hub()).unwrap();
+        assert_eq!(converted.info().version, "v2");
+        // Pruned (no `junk`) by v2's schema, not defaulted (no `size`).
+        assert_eq!(
+            converted.to_value().unwrap()["spec"],
+            serde_json::json!({"count": 2})
+        );
+        assert!(converted.to_value().unwrap().get("junk").is_none());
+        let all = v2
+            .convert_all_from_hub(vec![a.to_hub(), already.to_hub(), v1.new_object().to_hub()])
+            .unwrap();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[1].to_value().unwrap()["spec"]["count"], Value::from(5));
+        assert_eq!(all[2].info().version, "v2");
+        // One call per object, one for the list with the one object of another version (the
+        // empty object is relabelled, as Kubernetes never sends one).
+        assert_eq!(*renamer.0.lock().unwrap(), vec![(1, false), (1, true)]);
     }
 
     #[test]
