@@ -4,7 +4,8 @@
 //! `v1` and read through both with kubectl; a list is converted in one review; webhooks that
 //! answer another uid, another apiVersion or rename the object, and one that cannot be
 //! reached, fail requests with kube-apiserver's messages (500, no reason) while the stored
-//! version and other kinds are served as before; an edit of the CRD's webhook takes effect.
+//! version and other kinds are served as before; an edit of the CRD's webhook takes effect; a
+//! watch converts each event.
 
 mod common;
 #[path = "common/kubectl.rs"]
@@ -447,4 +448,35 @@ fn conversion_webhooks() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert_eq!(converted["spec"]["schedule"], "*/5 * * * *", "{converted}");
+
+    // A watch through v2 converts each event (here the initial ADDED events).
+    seen.take();
+    let events = f.runtime.block_on(async {
+        let url = f.server.url(&format!("{list_v2}?watch=1&timeoutSeconds=2"));
+        let resp = f
+            .client
+            .get(url)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        resp.text().await.unwrap_or_else(|e| panic!("{e}"))
+    });
+    let events: Vec<Value> = events
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(events.len(), 3, "{events:?}");
+    for event in &events {
+        assert_eq!(event["type"], "ADDED", "{event}");
+        assert_eq!(
+            event["object"]["apiVersion"],
+            json!(format!("{GROUP}/v2")),
+            "{event}"
+        );
+        assert_eq!(
+            event["object"]["spec"]["schedule"], "*/5 * * * *",
+            "{event}"
+        );
+    }
+    assert_eq!(seen.take().len(), 3, "one review per watch event");
 }
