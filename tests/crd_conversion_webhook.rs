@@ -42,8 +42,7 @@ impl Seen {
 /// `metadata.generation` to 42, which the server must ignore.
 fn convert(object: &Value, desired: &str) -> Value {
     let mut out = object.clone();
-    let spec = out["spec"].as_object_mut().cloned().unwrap_or_default();
-    let mut spec = spec;
+    let mut spec = out["spec"].as_object().cloned().unwrap_or_default();
     if desired.ends_with("/v2") {
         if let Some(v) = spec.remove("cronSpec") {
             spec.insert("schedule".into(), v);
