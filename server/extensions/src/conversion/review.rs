@@ -138,6 +138,9 @@ pub struct Expectation<'a> {
     pub list: bool,
 }
 
+/// A converted object's metadata and its other fields (without `apiVersion` and `kind`).
+pub type Restored = (ObjectMeta, Map<String, Value>);
+
 /// The checked conversion of each original: `(metadata, fields)` of the converted object,
 /// whose metadata is the original's but for the labels and annotations the webhook returned
 /// (kube-apiserver's `validateConvertedObject` and `restoreObjectMeta`).
@@ -145,7 +148,7 @@ pub fn restore(
     originals: &[Unstructured],
     converted: Vec<Value>,
     expect: &Expectation<'_>,
-) -> Result<Vec<(ObjectMeta, Map<String, Value>)>, String> {
+) -> Result<Vec<Restored>, String> {
     let gvk = expect.gvk;
     if converted.len() != originals.len() {
         return Err(format!(
