@@ -26,6 +26,25 @@ pub enum CodecError {
     /// A conversion between versions failed.
     #[error("conversion: {0}")]
     Conversion(String),
+    /// A conversion failed with a message the client sees as it is: a CustomResourceDefinition's
+    /// conversion webhook failed or answered wrongly (`conversion webhook for … failed: …`).
+    #[error("{0}")]
+    ConversionFailed(String),
+}
+
+impl CodecError {
+    /// The error a request gets when converting its object failed: a
+    /// [`CodecError::ConversionFailed`] as kube-apiserver answers a conversion webhook's failure
+    /// (500 without a reason, the message as it is), anything else a 500 `InternalError`.
+    pub fn into_api_error(self) -> crate::status::ApiError {
+        use crate::status::{ApiError, StatusReason};
+        match self {
+            CodecError::ConversionFailed(message) => {
+                ApiError::new(500, StatusReason::Unknown, message, None)
+            }
+            other => ApiError::internal(other),
+        }
+    }
 }
 
 /// OpenAPI documents of one group version, as produced by the generator.

@@ -44,6 +44,12 @@ pub trait VersionCodec: Send + Sync + 'static {
     /// Converts a hub object of the kind into this version.
     fn convert_from_hub(&self, hub: &Hub) -> Result<Box<dyn Object>, CodecError>;
 
+    /// Converts the hub objects of a list's items into this version, in order. By default one
+    /// at a time; a run-time kind whose conversion is a webhook sends them in one review.
+    fn convert_all_from_hub(&self, hubs: Vec<Hub>) -> Result<Vec<Box<dyn Object>>, CodecError> {
+        hubs.iter().map(|h| self.convert_from_hub(h)).collect()
+    }
+
     /// A new object of this version with every default applied.
     fn new_object(&self) -> Box<dyn Object>;
 }
@@ -208,6 +214,41 @@ impl Kind {
                 version: version.to_string(),
             })?;
         codec.convert_from_hub(&object.to_hub())
+    }
+
+    /// Converts the items of a list to `version`, in order: the items not of that version go
+    /// to the codec together ([`VersionCodec::convert_all_from_hub`]: one conversion webhook
+    /// review for a list of custom resources), the others stay as they are.
+    pub fn convert_all(
+        &self,
+        mut objects: Vec<Box<dyn Object>>,
+        version: &str,
+    ) -> Result<Vec<Box<dyn Object>>, CodecError> {
+        let pending: Vec<usize> = (0..objects.len())
+            .filter(|&i| objects[i].info().version != version)
+            .collect();
+        if pending.is_empty() {
+            return Ok(objects);
+        }
+        let codec = self
+            .codec(version)
+            .ok_or_else(|| CodecError::UnknownVersion {
+                kind: self.storage_info().kind.to_string(),
+                version: version.to_string(),
+            })?;
+        let hubs = pending.iter().map(|&i| objects[i].to_hub()).collect();
+        let converted = codec.convert_all_from_hub(hubs)?;
+        if converted.len() != pending.len() {
+            return Err(CodecError::Conversion(format!(
+                "{} objects converted, {} expected",
+                converted.len(),
+                pending.len()
+            )));
+        }
+        for (i, object) in pending.into_iter().zip(converted) {
+            objects[i] = object;
+        }
+        Ok(objects)
     }
 
     /// The selectable fields of an object of this kind: `metadata.name`,

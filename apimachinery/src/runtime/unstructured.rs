@@ -66,12 +66,33 @@ pub trait UnstructuredSchema: Send + Sync + fmt::Debug + 'static {
     fn validate_update(&self, object: &Unstructured, old: &Unstructured) -> Vec<FieldError>;
 }
 
+/// How the objects of a run-time kind change version when the conversion is not the
+/// rewrite of `apiVersion` alone (a CustomResourceDefinition's conversion strategy `Webhook`).
+///
+/// The conversion entry points of [`super::Kind`] are synchronous (every handler, the watch and
+/// the list call them), so an implementation that waits for I/O must not stall an async
+/// runtime's worker while it waits (see the extension server's converter).
+pub trait UnstructuredConverter: Send + Sync + fmt::Debug + 'static {
+    /// Converts `objects` (each of another version of the kind than `to`) into `to`, in order.
+    /// `list` tells whether they are the items of one list (Kubernetes words the errors of a
+    /// list's conversion after the list). The objects returned are of `to`; their fields are
+    /// pruned by `to`'s schema afterwards.
+    fn convert(
+        &self,
+        objects: Vec<Unstructured>,
+        to: &Arc<UnstructuredVersion>,
+        list: bool,
+    ) -> Result<Vec<Unstructured>, CodecError>;
+}
+
 /// One served version of a run-time kind: its REST facts, its structure for patches and
-/// apply, and its schema (none: every field is kept, nothing is defaulted or checked).
+/// apply, its schema (none: every field is kept, nothing is defaulted or checked) and its
+/// converter (none: a conversion rewrites `apiVersion` alone).
 pub struct UnstructuredVersion {
     info: &'static ResourceInfo,
     shape: &'static StructShape,
     schema: Option<Arc<dyn UnstructuredSchema>>,
+    converter: Option<Arc<dyn UnstructuredConverter>>,
 }
 
 impl fmt::Debug for UnstructuredVersion {
@@ -103,7 +124,20 @@ impl UnstructuredVersion {
             info,
             shape: &SHAPE_FREE_FORM,
             schema,
+            converter: None,
         }
+    }
+
+    /// The same version converted into by `converter` (see [`UnstructuredConverter`]).
+    pub fn with_converter(mut self, converter: Arc<dyn UnstructuredConverter>) -> Self {
+        self.converter = Some(converter);
+        self
+    }
+
+    /// The converter of objects into this version, if the conversion is not a rewrite of
+    /// `apiVersion` alone.
+    pub fn converter(&self) -> Option<&Arc<dyn UnstructuredConverter>> {
+        self.converter.as_ref()
     }
 
     /// The same version with the structure its schema's markers give.
@@ -198,6 +232,21 @@ impl Unstructured {
     pub fn with_version(mut self, version: Arc<UnstructuredVersion>) -> Self {
         self.version = version;
         self
+    }
+
+    /// Whether the object holds nothing but its `apiVersion` and `kind` (Kubernetes converts
+    /// such an object by rewriting `apiVersion`, never through a webhook).
+    pub fn is_empty(&self) -> bool {
+        self.metadata == ObjectMeta::default() && self.fields().is_empty()
+    }
+
+    /// Prunes the fields with the version's schema after a conversion into it (as
+    /// kube-apiserver's schema-coercing converter does; defaults are not applied: only a
+    /// decode applies them).
+    fn prune_converted(&mut self) {
+        if let Some(schema) = self.version.schema.clone() {
+            schema.prune(&mut self.fields, &mut Vec::new());
+        }
     }
 
     /// The object's JSON bytes.
@@ -473,6 +522,57 @@ impl UnstructuredCodec {
             .take();
     }
 
+    fn hub_object<'h>(&self, hub: &'h Hub) -> Result<&'h Unstructured, CodecError> {
+        hub.downcast_ref::<Unstructured>().ok_or_else(|| {
+            CodecError::Conversion(format!(
+                "the hub object is not an object of {}",
+                self.info.kind
+            ))
+        })
+    }
+
+    /// Converts objects into this codec's version: through the version's converter when it has
+    /// one (objects of the version already, and empty ones, are only relabelled, as
+    /// Kubernetes never sends them), else by relabelling them.
+    fn convert_objects(
+        &self,
+        objects: Vec<Unstructured>,
+        list: bool,
+    ) -> Result<Vec<Unstructured>, CodecError> {
+        let to = self.version()?;
+        let Some(converter) = to.converter.clone() else {
+            return Ok(objects
+                .into_iter()
+                .map(|o| o.with_version(to.clone()))
+                .collect());
+        };
+        let sent = |o: &Unstructured| o.version.info.version != to.info.version && !o.is_empty();
+        let pending: Vec<usize> = (0..objects.len()).filter(|&i| sent(&objects[i])).collect();
+        let mut converted = if pending.is_empty() {
+            Vec::new()
+        } else {
+            let batch = pending.iter().map(|&i| objects[i].clone()).collect();
+            converter.convert(batch, &to, list)?
+        };
+        if converted.len() != pending.len() {
+            return Err(CodecError::Conversion(format!(
+                "the converter returned {} objects, expected {}",
+                converted.len(),
+                pending.len()
+            )));
+        }
+        let mut out: Vec<Unstructured> = objects
+            .into_iter()
+            .map(|o| o.with_version(to.clone()))
+            .collect();
+        for (i, mut object) in pending.into_iter().zip(converted.drain(..)) {
+            object.version = to.clone();
+            object.prune_converted();
+            out[i] = object;
+        }
+        Ok(out)
+    }
+
     /// Builds the object of decoded parts: prunes the fields the schema does not know (noting
     /// them as unknown in the tracker) and applies the defaults.
     fn finish(
@@ -535,13 +635,23 @@ impl VersionCodec for UnstructuredCodec {
     }
 
     fn convert_from_hub(&self, hub: &Hub) -> Result<Box<dyn Object>, CodecError> {
-        let object = hub.downcast_ref::<Unstructured>().ok_or_else(|| {
-            CodecError::Conversion(format!(
-                "the hub object is not an object of {}",
-                self.info.kind
-            ))
-        })?;
-        Ok(Box::new(object.clone().with_version(self.version()?)))
+        let object = self.hub_object(hub)?;
+        let mut converted = self.convert_objects(vec![object.clone()], false)?;
+        Ok(Box::new(converted.pop().ok_or_else(|| {
+            CodecError::Conversion("the conversion returned no object".into())
+        })?))
+    }
+
+    fn convert_all_from_hub(&self, hubs: Vec<Hub>) -> Result<Vec<Box<dyn Object>>, CodecError> {
+        let objects = hubs
+            .iter()
+            .map(|h| self.hub_object(h).cloned())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self
+            .convert_objects(objects, true)?
+            .into_iter()
+            .map(|o| Box::new(o) as Box<dyn Object>)
+            .collect())
     }
 
     fn new_object(&self) -> Box<dyn Object> {
@@ -742,6 +852,75 @@ mod tests {
         // Objects decoded before keep their schema.
         assert_eq!(object.to_value().unwrap()["spec"]["size"], Value::from(1));
         assert!(c.convert_from_hub(&object.to_hub()).is_err());
+    }
+
+    /// Renames `spec.size` to `spec.count` and records what it was asked.
+    #[derive(Debug, Default)]
+    struct Renamer(std::sync::Mutex<Vec<(usize, bool)>>);
+
+    impl UnstructuredConverter for Renamer {
+        fn convert(
+            &self,
+            objects: Vec<Unstructured>,
+            to: &Arc<UnstructuredVersion>,
+            list: bool,
+        ) -> Result<Vec<Unstructured>, CodecError> {
+            self.0.lock().unwrap().push((objects.len(), list));
+            Ok(objects
+                .into_iter()
+                .map(|o| {
+                    let mut fields = o.fields().clone();
+                    if let Some(Value::Object(spec)) = fields.get_mut("spec")
+                        && let Some(size) = spec.remove("size")
+                    {
+                        spec.insert("count".into(), size);
+                    }
+                    fields.insert("junk".into(), Value::from(true));
+                    Unstructured::new(to.clone(), o.metadata.clone(), fields)
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn a_converter_gets_only_what_needs_converting_and_its_output_is_pruned() {
+        static V2: std::sync::OnceLock<ResourceInfo> = std::sync::OnceLock::new();
+        let v2_info = V2.get_or_init(|| ResourceInfo {
+            version: "v2",
+            storage_version: false,
+            ..tests_support::widget_info().clone()
+        });
+        let renamer = Arc::new(Renamer::default());
+        let v1 = codec(false);
+        let v2 = UnstructuredCodec::new(Arc::new(
+            UnstructuredVersion::new(v2_info, Some(Arc::new(KeepSpec)))
+                .with_converter(renamer.clone()),
+        ));
+        let a = v1
+            .decode_json(br#"{"metadata":{"name":"a"},"spec":{"size":2}}"#)
+            .unwrap()
+            .object;
+        let already = v2
+            .decode_json(br#"{"metadata":{"name":"b"},"spec":{"count":5}}"#)
+            .unwrap()
+            .object;
+        let converted = v2.convert_from_hub(&a.to_hub()).unwrap();
+        assert_eq!(converted.info().version, "v2");
+        // Pruned (no `junk`) by v2's schema, not defaulted (no `size`).
+        assert_eq!(
+            converted.to_value().unwrap()["spec"],
+            serde_json::json!({"count": 2})
+        );
+        assert!(converted.to_value().unwrap().get("junk").is_none());
+        let all = v2
+            .convert_all_from_hub(vec![a.to_hub(), already.to_hub(), v1.new_object().to_hub()])
+            .unwrap();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[1].to_value().unwrap()["spec"]["count"], Value::from(5));
+        assert_eq!(all[2].info().version, "v2");
+        // One call per object, one for the list with the one object of another version (the
+        // empty object is relabelled, as Kubernetes never sends one).
+        assert_eq!(*renamer.0.lock().unwrap(), vec![(1, false), (1, true)]);
     }
 
     #[test]

@@ -10,13 +10,14 @@ use apiextensions_api::apiextensions_k8s_io::v1::{
 };
 use apimachinery::resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope};
 use apimachinery::runtime::unstructured::{
-    UnstructuredCodec, UnstructuredSchema, UnstructuredVersion,
+    UnstructuredCodec, UnstructuredConverter, UnstructuredSchema, UnstructuredVersion,
 };
 use apimachinery::runtime::{Kind, VersionCodec, no_selectable_fields};
 use apimachinery::table::CREATION_TIMESTAMP_DESCRIPTION;
 use server::genericserver::discovery::compare_kube_versions;
 use server::runtime_kinds::{intern, intern_all, keep, keep_slice};
 
+use crate::conversion::WebhookConverter;
 use crate::strategy::CustomResourceStrategy;
 
 /// The verbs of a custom resource, in the order kube-apiserver's discovery lists them.
@@ -129,6 +130,9 @@ pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option
         return None;
     }
     versions.sort_by(|a, b| compare_kube_versions(&a.name, &b.name));
+    // One converter for every version (strategy `Webhook`); none: `apiVersion` is rewritten.
+    let converter: Option<Arc<dyn UnstructuredConverter>> =
+        WebhookConverter::of(crd, kind, list_kind).map(|c| Arc::new(c) as _);
     let mut codecs = Vec::new();
     let mut columns_of_storage = &[][..];
     for v in &versions {
@@ -183,6 +187,9 @@ pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option
             .and_then(|s| s.open_api_v3_schema.as_ref())
         {
             served = served.with_shape(crate::shape::of_schema(schema));
+        }
+        if let Some(converter) = &converter {
+            served = served.with_converter(converter.clone());
         }
         codecs.push(keep(UnstructuredCodec::new(Arc::new(served))));
     }

@@ -20,6 +20,7 @@
 
 pub mod conditions;
 pub mod controller;
+pub mod conversion;
 pub mod definition;
 pub mod openapi;
 pub mod schema;

@@ -114,6 +114,9 @@ pub async fn delete_collection(
             (list.items, list.resource_version)
         }
     };
+    // The items are read in the requested version before any is deleted, as kube-apiserver's
+    // list does: a conversion that fails (a conversion webhook) fails the request first.
+    let items = scope.to_request_version_all(items)?;
     let mut deleted = Vec::new();
     for item in items {
         let namespace = item.namespace().to_string();
@@ -124,14 +127,13 @@ pub async fn delete_collection(
             .delete(&namespace, &name, &admission, &opts)
             .await
         {
-            Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => {
-                deleted.push(scope.to_request_version(o)?)
-            }
+            Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => deleted.push(o),
             // Gone meanwhile, or refused (a namespace that may not be deleted): skipped.
             Err(e) if e.code() == 404 || e.code() == 403 => {}
             Err(e) => return Err(e),
         }
     }
+    let deleted = scope.to_request_version_all(deleted)?;
     let meta = ListMeta {
         resource_version: Some(resource_version),
         ..ListMeta::default()

@@ -54,11 +54,7 @@ pub async fn list(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
         KindStorage::Store(store) => store,
         KindStorage::Custom(custom) => {
             let list = custom.list(&params.rest_options(scope.namespace())).await?;
-            let items = list
-                .items
-                .into_iter()
-                .map(|o| scope.to_request_version(o))
-                .collect::<Result<Vec<_>, _>>()?;
+            let items = scope.to_request_version_all(list.items)?;
             let mut meta = ListMeta {
                 resource_version: Some(list.resource_version),
                 ..ListMeta::default()
@@ -88,11 +84,12 @@ pub async fn list(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Body
         let meta = serde_json::to_value(meta).unwrap_or(Value::Null);
         response::raw_json_list(&scope, items, &meta)?
     } else {
-        let items = stored
+        let decoded = stored
             .iter()
-            .map(|o| scope.to_request_version(store.decode(o)?))
+            .map(|o| store.decode(o))
             .collect::<Result<Vec<_>, _>>()?;
         drop(stored);
+        let items = scope.to_request_version_all(decoded)?;
         response::list(&scope, &items, &meta)?
     };
     Ok(crate::held_body::held_until_sent(resp, reservation))

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use apimachinery::query::Query;
 use apimachinery::runtime::{Kind, Object};
+use apimachinery::scheme::CodecError;
 use apimachinery::status::ApiError;
 use apimachinery::{ResourceInfo, Scheme};
 use axum::body::{Body, Bytes};
@@ -149,18 +150,30 @@ impl RequestScope {
         self.version.version == self.storage.info().version
     }
 
-    /// Converts an object to the requested version.
+    /// Converts an object to the requested version (a failed conversion webhook is answered
+    /// as kube-apiserver answers it: [`CodecError::into_api_error`]).
     pub fn to_request_version(&self, object: Box<dyn Object>) -> Result<Box<dyn Object>, ApiError> {
         self.kind
             .convert(object, self.version.version)
-            .map_err(ApiError::internal)
+            .map_err(CodecError::into_api_error)
+    }
+
+    /// Converts a list's items to the requested version, together (one conversion webhook
+    /// review for a list of custom resources).
+    pub fn to_request_version_all(
+        &self,
+        objects: Vec<Box<dyn Object>>,
+    ) -> Result<Vec<Box<dyn Object>>, ApiError> {
+        self.kind
+            .convert_all(objects, self.version.version)
+            .map_err(CodecError::into_api_error)
     }
 
     /// Converts an object to the storage version.
     pub fn to_storage_version(&self, object: Box<dyn Object>) -> Result<Box<dyn Object>, ApiError> {
         self.kind
             .convert(object, self.storage.info().version)
-            .map_err(ApiError::internal)
+            .map_err(CodecError::into_api_error)
     }
 
     /// The field manager of a write: the `fieldManager` option, else the User-Agent's first

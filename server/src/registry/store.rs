@@ -168,7 +168,7 @@ impl Store {
             object = self
                 .kind
                 .convert(object, self.info.version)
-                .map_err(ApiError::internal)?;
+                .map_err(apimachinery::scheme::CodecError::into_api_error)?;
         }
         object.metadata_mut().resource_version = Some(stored.resource_version.to_string());
         Ok(object)

@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use apimachinery::status::ApiError;
 use base64::Engine as _;
-use parking_lot::Mutex;
 use serde_json::{Value, json};
+use server::webhook::WebhookError;
 
-/// The largest webhook answer read; a longer one is a failed call (apiary's bound: the
-/// 3 MiB kube-apiserver allows for a request body).
-pub const MAX_RESPONSE_BYTES: usize = 3 * 1024 * 1024;
+/// The largest webhook answer read (see [`server::webhook::MAX_RESPONSE_BYTES`]).
+pub use server::webhook::MAX_RESPONSE_BYTES;
 
 /// The `apiVersion` of the reviews sent and expected back.
 pub const REVIEW_API_VERSION: &str = "admission.k8s.io/v1";
@@ -31,6 +30,15 @@ pub enum CallError {
     InvalidResponse(String),
 }
 
+impl From<WebhookError> for CallError {
+    fn from(e: WebhookError) -> Self {
+        match e {
+            WebhookError::TooLong(_) => CallError::InvalidResponse(e.to_string()),
+            other => CallError::Call(other.to_string()),
+        }
+    }
+}
+
 /// What a webhook answered, checked.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Answer {
@@ -46,49 +54,8 @@ pub struct Answer {
     pub audit_annotations: HashMap<String, String>,
 }
 
-/// HTTPS clients by trust bundle, so calls to one webhook reuse their connections.
-#[derive(Default)]
-pub struct Clients {
-    by_bundle: Mutex<HashMap<Vec<u8>, reqwest::Client>>,
-}
-
-impl Clients {
-    /// The client that trusts `ca_bundle` (PEM), or the system roots when it is empty.
-    pub fn get(&self, ca_bundle: &[u8]) -> Result<reqwest::Client, CallError> {
-        if let Some(c) = self.by_bundle.lock().get(ca_bundle) {
-            return Ok(c.clone());
-        }
-        // HTTP/1.1 only, as kube-apiserver calls admission webhooks (kubernetes#82090): one
-        // connection per concurrent call, so calls to a service spread over its endpoints
-        // instead of sharing one HTTP/2 connection to a single pod.
-        let mut builder = reqwest::Client::builder()
-            .http1_only()
-            .redirect(reqwest::redirect::Policy::none())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .use_rustls_tls();
-        if !ca_bundle.is_empty() {
-            let certs = reqwest::Certificate::from_pem_bundle(ca_bundle)
-                .map_err(|e| CallError::Call(format!("invalid caBundle: {e}")))?;
-            if certs.is_empty() {
-                return Err(CallError::Call("caBundle holds no certificate".into()));
-            }
-            builder = builder.tls_built_in_root_certs(false);
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        let client = builder
-            .build()
-            .map_err(|e| CallError::Call(e.to_string()))?;
-        let mut clients = self.by_bundle.lock();
-        // A bounded memo: configurations with ever new bundles must not grow it forever.
-        if clients.len() >= 256 {
-            clients.clear();
-        }
-        clients.insert(ca_bundle.to_vec(), client.clone());
-        Ok(client)
-    }
-}
+/// HTTPS clients by trust bundle (the generic webhook client's, [`server::webhook::Clients`]).
+pub use server::webhook::Clients;
 
 /// Sends `body` (an `AdmissionReview` with its `request`, as JSON) to `url` and checks the
 /// answer.
@@ -100,57 +67,8 @@ pub async fn call(
     uid: &str,
     mutating: bool,
 ) -> Result<Answer, CallError> {
-    let post = |e: &dyn std::fmt::Display| CallError::Call(format!("Post {:?}: {e}", url.as_str()));
-    let send = async {
-        let mut response = client
-            .post(url.clone())
-            .header("content-type", "application/json")
-            .header("accept", "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| post(&error_chain(&e)))?;
-        let status = response.status();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| post(&error_chain(&e)))? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(CallError::InvalidResponse(format!(
-                    "the response is longer than {MAX_RESPONSE_BYTES} bytes"
-                )));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        if status != reqwest::StatusCode::OK {
-            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).into_owned();
-            return Err(CallError::Call(format!(
-                "the server responded with the status code {} but did not return more information: {text}",
-                status.as_u16()
-            )));
-        }
-        Ok(bytes)
-    };
-    let bytes = match tokio::time::timeout(timeout, send).await {
-        Ok(r) => r?,
-        Err(_) => {
-            return Err(post(&format!(
-                "context deadline exceeded (the webhook did not answer within {}s)",
-                timeout.as_secs()
-            )));
-        }
-    };
+    let bytes = server::webhook::post_json(client, url, timeout, body).await?;
     parse_answer(&bytes, uid, mutating)
-}
-
-/// The whole cause of a client error (reqwest's own text stops at its outermost layer).
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 /// Checks an answer as kube-apiserver does: an `admission.k8s.io/v1` `AdmissionReview` with

@@ -178,26 +178,18 @@ impl Hook {
     }
 }
 
-/// Where a webhook is reached: its `url`, or `https://<service>.<namespace>.svc:<port><path>`
-/// for a service reference (resolved by name, as kube-apiserver's default resolver does).
+/// Where a webhook is reached (see [`server::webhook::url_of`]).
 fn url_of(client: &WebhookClientConfig) -> Result<String, String> {
-    if let Some(url) = client.url.as_deref().filter(|u| !u.is_empty()) {
-        if !url.starts_with("https://") {
-            return Err(format!("the webhook URL {url:?} is not https"));
-        }
-        return Ok(url.to_string());
-    }
-    if let Some(s) = &client.service {
-        let path = s.path.as_deref().unwrap_or("");
-        return Ok(format!(
-            "https://{}.{}.svc:{}{}",
-            s.name,
-            s.namespace,
-            s.port.unwrap_or(443),
-            path
-        ));
-    }
-    Err("the webhook has neither a url nor a service".into())
+    let service = client
+        .service
+        .as_ref()
+        .map(|s| server::webhook::ServiceReference {
+            namespace: &s.namespace,
+            name: &s.name,
+            path: s.path.as_deref(),
+            port: s.port,
+        });
+    server::webhook::url_of(client.url.as_deref(), service)
 }
 
 fn from_mutating(w: &MutatingWebhook) -> Hook {

@@ -1,0 +1,283 @@
+//! CustomResourceDefinition conversion strategy `Webhook` (kube-apiserver's
+//! `apiserver/conversion/webhook_converter.go`): objects change version through the CRD's
+//! conversion webhook, one `ConversionReview` per object, or per list for a list's items.
+//!
+//! [`WebhookConverter`] is the [`UnstructuredConverter`] of every served version of such a CRD,
+//! built with the definition (so an edit of the webhook serves new requests as soon as the
+//! controller has rebuilt the definition). The review itself, and the checks of the answer
+//! with kube-apiserver's messages, are in [`review`]; the HTTPS call is the server's generic
+//! webhook client ([`server::webhook`]). A failure reaches the client as kube-apiserver's does:
+//! a 500 without a reason whose message is `conversion webhook for <group>/<version>,
+//! Kind=<Kind> failed: …` ([`CodecError::ConversionFailed`]).
+//!
+//! # Blocking
+//!
+//! Conversion is synchronous ([`apimachinery::runtime::Kind::convert`], called by every
+//! handler, the list and the watch), and a webhook call is I/O. Making every caller async
+//! would change the whole generic server for one strategy; instead the call runs as a task on
+//! a small runtime of its own ([`webhook_runtime`], one worker thread, created on the first
+//! call) and the converting thread waits for its answer:
+//!
+//! - on a worker of a multi-threaded tokio runtime (the server's), inside
+//!   [`tokio::task::block_in_place`], so the worker's other tasks move to another thread while
+//!   it waits;
+//! - anywhere else (a plain thread, a blocking task, a current-thread runtime) by blocking the
+//!   thread, which cannot deadlock: the call never needs the waiting thread's runtime.
+//!
+//! The HTTPS clients live in that runtime too, so their pooled connections never outlive the
+//! runtime that drives them.
+
+pub mod review;
+
+use std::future::Future;
+use std::sync::{Arc, LazyLock, OnceLock};
+use std::time::Duration;
+
+use apiextensions_api::apiextensions_k8s_io::v1::CustomResourceDefinition;
+use apimachinery::runtime::Object;
+use apimachinery::runtime::unstructured::{
+    Unstructured, UnstructuredConverter, UnstructuredVersion,
+};
+use apimachinery::scheme::CodecError;
+use server::webhook::{Clients, ServiceReference, WebhookError};
+
+/// How long a conversion webhook has to answer. kube-apiserver sets no timeout of its own on
+/// the call (the request's deadline bounds it); apiary bounds it below the default request
+/// timeout of 60 s, so a hung webhook fails the request with the conversion's message.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The webhook clients of conversions, by trust bundle (they belong to [`webhook_runtime`]).
+static CLIENTS: LazyLock<Clients> = LazyLock::new(Clients::default);
+
+/// The runtime conversion webhook calls run on (see the module documentation), created on
+/// the first call.
+fn webhook_runtime() -> Result<&'static tokio::runtime::Runtime, String> {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    if let Some(r) = RUNTIME.get() {
+        return Ok(r);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("apiary-conversion-webhooks")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("the conversion webhook runtime did not start: {e}"))?;
+    // Two first calls at once: one runtime is kept, the other shut down without blocking.
+    if let Err(spare) = RUNTIME.set(runtime) {
+        spare.shutdown_background();
+    }
+    Ok(RUNTIME.get().expect("set above"))
+}
+
+/// Runs `call` on [`webhook_runtime`] and waits for it without stalling an async worker.
+fn wait_for<T: Send + 'static>(
+    call: impl Future<Output = T> + Send + 'static,
+) -> Result<T, String> {
+    let runtime = webhook_runtime()?;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    runtime.spawn(async move {
+        let _ = tx.send(call.await);
+    });
+    let wait = move || rx.recv();
+    let on_worker = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    let answer = if on_worker {
+        tokio::task::block_in_place(wait)
+    } else {
+        wait()
+    };
+    answer.map_err(|_| "the conversion webhook call was abandoned".to_string())
+}
+
+/// The converter of a CRD whose `spec.conversion.strategy` is `Webhook` (see the module
+/// documentation).
+#[derive(Debug)]
+pub struct WebhookConverter {
+    /// The `kind` of the objects (the accepted name).
+    kind: &'static str,
+    /// The kind of their lists.
+    list_kind: &'static str,
+    /// Where the webhook is, or why it cannot be called.
+    url: Result<reqwest::Url, String>,
+    /// The PEM bundle the webhook's certificate must chain to (empty: the system roots).
+    ca_bundle: Vec<u8>,
+    /// `conversionReviewVersions`, in the CRD's order.
+    review_versions: Vec<String>,
+}
+
+impl WebhookConverter {
+    /// The converter of `crd`, or `None` when its conversion strategy is not `Webhook`. `kind`
+    /// and `list_kind` are the accepted names the objects are served under.
+    pub fn of(
+        crd: &CustomResourceDefinition,
+        kind: &'static str,
+        list_kind: &'static str,
+    ) -> Option<Self> {
+        let conversion = crd.spec.conversion.as_ref()?;
+        if conversion.strategy != "Webhook" {
+            return None;
+        }
+        let webhook = conversion.webhook.as_ref();
+        let client = webhook.and_then(|w| w.client_config.as_ref());
+        let url = match client {
+            None => Err("the CRD has no conversion webhook clientConfig".to_string()),
+            Some(c) => {
+                let service = c.service.as_ref().map(|s| ServiceReference {
+                    namespace: &s.namespace,
+                    name: &s.name,
+                    path: s.path.as_deref(),
+                    port: s.port,
+                });
+                server::webhook::url_of(c.url.as_deref(), service)
+            }
+        };
+        Some(Self {
+            kind,
+            list_kind,
+            url: url.and_then(|u| {
+                reqwest::Url::parse(&u)
+                    .map_err(|e| format!("the webhook URL {u:?} is invalid: {e}"))
+            }),
+            ca_bundle: client
+                .and_then(|c| c.ca_bundle.as_ref())
+                .map(|b| b.0.clone())
+                .unwrap_or_default(),
+            review_versions: webhook
+                .and_then(|w| w.conversion_review_versions.clone())
+                .unwrap_or_default(),
+        })
+    }
+
+    /// Sends one review and returns the answer's converted objects (checked as a review; the
+    /// error is what follows `failed: `).
+    fn call(
+        &self,
+        objects: &[Unstructured],
+        desired: &str,
+    ) -> Result<Vec<serde_json::Value>, String> {
+        let url = self.url.clone()?;
+        let client = CLIENTS.get(&self.ca_bundle).map_err(|e| e.to_string())?;
+        let version = review::review_version(&self.review_versions)?;
+        let uid = uuid::Uuid::new_v4().to_string();
+        let body = review::request(version, &uid, desired, objects);
+        let answer =
+            wait_for(
+                async move { server::webhook::post_json(&client, &url, TIMEOUT, body).await },
+            )?
+            .map_err(|e| match e {
+                WebhookError::Status { code, body } => status_error(code, &body),
+                other => other.to_string(),
+            })?;
+        review::converted_objects(&answer, version, &uid)
+    }
+}
+
+/// What client-go's REST client reports of a webhook's answer that is not 200 (its `Status`
+/// message when the body is one, else the generic text of the code).
+fn status_error(code: u16, body: &str) -> String {
+    if let Ok(status) = serde_json::from_str::<serde_json::Value>(body)
+        && status.get("kind").and_then(|k| k.as_str()) == Some("Status")
+        && let Some(message) = status.get("message").and_then(|m| m.as_str())
+        && !message.is_empty()
+    {
+        return message.to_string();
+    }
+    match code {
+        400 => "the server rejected our request for an unknown reason".into(),
+        404 => "the server could not find the requested resource".into(),
+        409 => "the server reported a conflict".into(),
+        503 => "the server is currently unable to handle the request".into(),
+        500.. => format!(
+            "an error on the server ({:?}) has prevented the request from succeeding",
+            body.trim()
+        ),
+        _ => format!(
+            "the server responded with the status code {code} but did not return more information"
+        ),
+    }
+}
+
+impl UnstructuredConverter for WebhookConverter {
+    fn convert(
+        &self,
+        objects: Vec<Unstructured>,
+        to: &Arc<UnstructuredVersion>,
+        list: bool,
+    ) -> Result<Vec<Unstructured>, CodecError> {
+        let Some(first) = objects.first() else {
+            return Ok(Vec::new());
+        };
+        let desired = to.info().api_version();
+        // kube-apiserver names the object converted, or the list (in the version asked for).
+        let gvk = if list {
+            review::gvk_string(&desired, self.list_kind)
+        } else {
+            review::gvk_string(&first.info().api_version(), self.kind)
+        };
+        let converted = self.call(&objects, &desired).map_err(|e| {
+            CodecError::ConversionFailed(format!("conversion webhook for {gvk} failed: {e}"))
+        })?;
+        let expect = review::Expectation {
+            desired_api_version: &desired,
+            gvk: &gvk,
+            list,
+        };
+        let restored =
+            review::restore(&objects, converted, &expect).map_err(CodecError::ConversionFailed)?;
+        Ok(restored
+            .into_iter()
+            .map(|(metadata, fields)| Unstructured::new(to.clone(), metadata, fields))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_200_answers_read_as_client_go_reports_them() {
+        assert_eq!(
+            status_error(400, "nope"),
+            "the server rejected our request for an unknown reason"
+        );
+        assert_eq!(
+            status_error(500, "boom\n"),
+            "an error on the server (\"boom\") has prevented the request from succeeding"
+        );
+        assert_eq!(
+            status_error(
+                403,
+                r#"{"kind":"Status","apiVersion":"v1","message":"go away","code":403}"#
+            ),
+            "go away"
+        );
+    }
+
+    #[test]
+    fn waiting_works_from_any_thread() {
+        // A plain thread, a current-thread runtime and a multi-threaded runtime's worker.
+        assert_eq!(wait_for(async { 1 }), Ok(1));
+        let current = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        assert_eq!(current.block_on(async { wait_for(async { 2 }) }), Ok(2));
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let on_worker = multi.block_on(async {
+            tokio::spawn(async {
+                wait_for(async {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    3
+                })
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(on_worker, Ok(3));
+    }
+}

@@ -1,0 +1,234 @@
+//! Calling webhooks (k8s.io/apiserver's `pkg/util/webhook`): where a webhook's `clientConfig`
+//! points (its `url`, or a `service` reference resolved by name), HTTPS clients that trust the
+//! configuration's `caBundle` (HTTP/1.1 only, redirects never followed, connections reused per
+//! trust bundle), and one POST of a JSON review with a timeout and a bound on the answer.
+//!
+//! What a review holds and how its answer is checked belongs to the caller: admission webhooks
+//! (the control plane's `AdmissionReview`) and CustomResourceDefinition conversion webhooks
+//! (the extension server's `ConversionReview`) both call through here.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+/// The largest webhook answer read; a longer one is a failed call (apiary's bound: the
+/// 3 MiB kube-apiserver allows for a request body).
+pub const MAX_RESPONSE_BYTES: usize = 3 * 1024 * 1024;
+
+/// Why a call did not produce an answer to check. The texts are those kube-apiserver's
+/// admission plugins report after `failed calling webhook "<name>": ` (a caller may word them
+/// otherwise).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebhookError {
+    /// No client could be built for the configuration (an unusable `caBundle`).
+    #[error("{0}")]
+    Client(String),
+    /// The request could not be sent or answered in time (refused, unreachable, TLS, timeout):
+    /// `Post "<url>": <why>`.
+    #[error("{0}")]
+    Post(String),
+    /// The webhook answered with another status than 200.
+    #[error(
+        "the server responded with the status code {code} but did not return more information: {body}"
+    )]
+    Status {
+        /// The HTTP status code.
+        code: u16,
+        /// The first 256 bytes of the answer's body, as text.
+        body: String,
+    },
+    /// The answer was longer than [`MAX_RESPONSE_BYTES`].
+    #[error("the response is longer than {0} bytes")]
+    TooLong(usize),
+}
+
+/// A `service` reference of a `clientConfig`.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceReference<'a> {
+    /// The service's namespace.
+    pub namespace: &'a str,
+    /// The service's name.
+    pub name: &'a str,
+    /// The URL path sent to (none: `/`).
+    pub path: Option<&'a str>,
+    /// The service's port (none: 443).
+    pub port: Option<i32>,
+}
+
+/// Where a webhook is reached: its `url` (which must be `https`), or
+/// `https://<service>.<namespace>.svc:<port><path>` for a service reference (resolved by name,
+/// as kube-apiserver's default service resolver does).
+pub fn url_of(url: Option<&str>, service: Option<ServiceReference<'_>>) -> Result<String, String> {
+    if let Some(url) = url.filter(|u| !u.is_empty()) {
+        if !url.starts_with("https://") {
+            return Err(format!("the webhook URL {url:?} is not https"));
+        }
+        return Ok(url.to_string());
+    }
+    if let Some(s) = service {
+        return Ok(format!(
+            "https://{}.{}.svc:{}{}",
+            s.name,
+            s.namespace,
+            s.port.unwrap_or(443),
+            s.path.unwrap_or("")
+        ));
+    }
+    Err("the webhook has neither a url nor a service".into())
+}
+
+/// HTTPS clients by trust bundle, so calls to one webhook reuse their connections.
+#[derive(Default)]
+pub struct Clients {
+    by_bundle: Mutex<HashMap<Vec<u8>, reqwest::Client>>,
+}
+
+impl std::fmt::Debug for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clients")
+            .field("bundles", &self.by_bundle.lock().len())
+            .finish()
+    }
+}
+
+impl Clients {
+    /// The client that trusts `ca_bundle` (PEM), or the system roots when it is empty.
+    pub fn get(&self, ca_bundle: &[u8]) -> Result<reqwest::Client, WebhookError> {
+        if let Some(c) = self.by_bundle.lock().get(ca_bundle) {
+            return Ok(c.clone());
+        }
+        // HTTP/1.1 only, as kube-apiserver calls webhooks (kubernetes#82090): one connection
+        // per concurrent call, so calls to a service spread over its endpoints instead of
+        // sharing one HTTP/2 connection to a single pod.
+        let mut builder = reqwest::Client::builder()
+            .http1_only()
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .use_rustls_tls();
+        if !ca_bundle.is_empty() {
+            let certs = reqwest::Certificate::from_pem_bundle(ca_bundle)
+                .map_err(|e| WebhookError::Client(format!("invalid caBundle: {e}")))?;
+            if certs.is_empty() {
+                return Err(WebhookError::Client("caBundle holds no certificate".into()));
+            }
+            builder = builder.tls_built_in_root_certs(false);
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let client = builder
+            .build()
+            .map_err(|e| WebhookError::Client(e.to_string()))?;
+        let mut clients = self.by_bundle.lock();
+        // A bounded memo: configurations with ever new bundles must not grow it forever.
+        if clients.len() >= 256 {
+            clients.clear();
+        }
+        clients.insert(ca_bundle.to_vec(), client.clone());
+        Ok(client)
+    }
+}
+
+/// POSTs `body` (a JSON review) to `url` and returns the answer's body: a 200 answer of at
+/// most [`MAX_RESPONSE_BYTES`], within `timeout`.
+pub async fn post_json(
+    client: &reqwest::Client,
+    url: &reqwest::Url,
+    timeout: Duration,
+    body: Vec<u8>,
+) -> Result<Vec<u8>, WebhookError> {
+    let post =
+        |e: &dyn std::fmt::Display| WebhookError::Post(format!("Post {:?}: {e}", url.as_str()));
+    let send = async {
+        let mut response = client
+            .post(url.clone())
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| post(&error_chain(&e)))?;
+        let status = response.status();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| post(&error_chain(&e)))? {
+            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(WebhookError::TooLong(MAX_RESPONSE_BYTES));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if status != reqwest::StatusCode::OK {
+            let body = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).into_owned();
+            return Err(WebhookError::Status {
+                code: status.as_u16(),
+                body,
+            });
+        }
+        Ok(bytes)
+    };
+    match tokio::time::timeout(timeout, send).await {
+        Ok(r) => r,
+        Err(_) => Err(post(&format!(
+            "context deadline exceeded (the webhook did not answer within {}s)",
+            timeout.as_secs()
+        ))),
+    }
+}
+
+/// The whole cause of a client error (reqwest's own text stops at its outermost layer).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_come_from_the_url_or_the_service() {
+        assert_eq!(
+            url_of(Some("https://h:8443/x"), None).unwrap(),
+            "https://h:8443/x"
+        );
+        assert_eq!(
+            url_of(Some("http://h/x"), None).unwrap_err(),
+            "the webhook URL \"http://h/x\" is not https"
+        );
+        let service = ServiceReference {
+            namespace: "ns",
+            name: "hooks",
+            path: Some("/convert"),
+            port: None,
+        };
+        assert_eq!(
+            url_of(None, Some(service)).unwrap(),
+            "https://hooks.ns.svc:443/convert"
+        );
+        assert!(url_of(None, None).is_err());
+    }
+
+    #[test]
+    fn errors_read_as_kube_apiserver_prints_them() {
+        let e = WebhookError::Status {
+            code: 500,
+            body: "boom".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the server responded with the status code 500 but did not return more information: boom"
+        );
+        assert_eq!(
+            WebhookError::TooLong(MAX_RESPONSE_BYTES).to_string(),
+            "the response is longer than 3145728 bytes"
+        );
+        let bad = Clients::default().get(b"not a certificate").unwrap_err();
+        assert!(matches!(bad, WebhookError::Client(_)), "{bad:?}");
+    }
+}
