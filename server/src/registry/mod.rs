@@ -182,8 +182,16 @@ impl Registry {
         Ok(store)
     }
 
+    /// The store serving `kind`'s resource for a request that resolved `kind`: the same store,
+    /// or, when the resource's definition was replaced while the request was on its way (a CRD
+    /// update), the new definition's store, as long as the objects still live at the same
+    /// scope. The request keeps what it decoded with the old definition (as kube-apiserver
+    /// serves an in-flight request with the storage it started with); a change of scope
+    /// answers 503 and the client retries against the new definition.
     fn same_definition(store: &Arc<Store>, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
-        if std::ptr::eq(store.kind(), kind) {
+        if std::ptr::eq(store.kind(), kind)
+            || store.kind().storage_info().scope == kind.storage_info().scope
+        {
             Ok(store.clone())
         } else {
             Err(ApiError::service_unavailable(format!(
