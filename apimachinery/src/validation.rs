@@ -18,7 +18,9 @@ use crate::errors::{FieldError, FieldErrorType};
 
 mod object_meta;
 
-pub use object_meta::{validate_object_meta, validate_object_meta_update};
+pub use object_meta::{
+    validate_annotations, validate_labels, validate_object_meta, validate_object_meta_update,
+};
 
 /// Maximum length of a DNS-1123 label.
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;

@@ -6,6 +6,56 @@ use serde_json::Value;
 use super::*;
 use crate::meta::ObjectMeta;
 
+/// Kubernetes' `ValidateLabels` of `labels` at `path`: every key a qualified name, every value
+/// a label value.
+///
+/// ```
+/// let labels = [("app".to_string(), "not a value!".to_string())].into();
+/// let errors = apimachinery::validation::validate_labels(&labels, "metadata.labels");
+/// assert_eq!(errors.len(), 1);
+/// assert_eq!(errors[0].field, "metadata.labels");
+/// ```
+pub fn validate_labels(
+    labels: &std::collections::BTreeMap<String, String>,
+    path: &str,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (k, v) in labels {
+        for m in is_qualified_name(k) {
+            errors.push(FieldError::invalid(path, &Value::from(k.as_str()), m));
+        }
+        for m in is_valid_label_value(v) {
+            errors.push(FieldError::invalid(path, &Value::from(v.as_str()), m));
+        }
+    }
+    errors
+}
+
+/// Kubernetes' `ValidateAnnotations` of `annotations` at `path`: every key (lowercased) a
+/// qualified name, keys and values together at most 256 KiB.
+pub fn validate_annotations(
+    annotations: &std::collections::BTreeMap<String, String>,
+    path: &str,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut total = 0usize;
+    for (k, v) in annotations {
+        for m in is_qualified_name(&k.to_lowercase()) {
+            errors.push(FieldError::invalid(path, &Value::from(k.as_str()), m));
+        }
+        total += k.len() + v.len();
+    }
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+        errors.push(FieldError::new(
+            FieldErrorType::TooLong,
+            path,
+            None,
+            format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
+        ));
+    }
+    errors
+}
+
 /// Validates `metadata` of an object being created or updated (`ValidateObjectMeta`): the
 /// name (or generateName) in the kind's name format, namespace presence by scope, generation,
 /// labels, annotations, finalizers and owner references. `name_format` is one of the
@@ -61,41 +111,11 @@ pub fn validate_object_meta(
             "must be greater than or equal to 0",
         ));
     }
-    for (k, v) in &meta.labels {
-        for m in is_qualified_name(k) {
-            errors.push(FieldError::invalid(
-                "metadata.labels",
-                &Value::from(k.as_str()),
-                m,
-            ));
-        }
-        for m in is_valid_label_value(v) {
-            errors.push(FieldError::invalid(
-                "metadata.labels",
-                &Value::from(v.as_str()),
-                m,
-            ));
-        }
-    }
-    let mut total = 0usize;
-    for (k, v) in &meta.annotations {
-        for m in is_qualified_name(&k.to_lowercase()) {
-            errors.push(FieldError::invalid(
-                "metadata.annotations",
-                &Value::from(k.as_str()),
-                m,
-            ));
-        }
-        total += k.len() + v.len();
-    }
-    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-        errors.push(FieldError::new(
-            FieldErrorType::TooLong,
-            "metadata.annotations",
-            None,
-            format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
-        ));
-    }
+    errors.extend(validate_labels(&meta.labels, "metadata.labels"));
+    errors.extend(validate_annotations(
+        &meta.annotations,
+        "metadata.annotations",
+    ));
     // As `ValidateFinalizers`: the path is the list's, without an index.
     for f in &meta.finalizers {
         for m in is_qualified_name(f) {

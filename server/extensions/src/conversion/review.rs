@@ -5,13 +5,10 @@
 //! finds wrong with the review is put after `conversion webhook for <gvk> failed: ` by the
 //! caller; what [`restore`] finds wrong with the converted objects is a whole message.
 
-use apimachinery::errors::{FieldError, FieldErrorType};
 use apimachinery::meta::ObjectMeta;
 use apimachinery::runtime::Object;
 use apimachinery::runtime::unstructured::Unstructured;
-use apimachinery::validation::{
-    TOTAL_ANNOTATION_SIZE_LIMIT, aggregate, is_qualified_name, is_valid_label_value,
-};
+use apimachinery::validation::{aggregate, validate_annotations, validate_labels};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -282,9 +279,10 @@ fn restore_metadata(original: &ObjectMeta, returned: Option<&Value>) -> Result<O
                 }
                 if &map != current {
                     let errors = if field == "labels" {
-                        label_errors(&map)
+                        validate_labels(&map, "metadata.labels")
                     } else {
-                        annotation_errors(&map)
+                        // The path kube-apiserver's converter gives.
+                        validate_annotations(&map, "metadata.annotation")
                     };
                     if !errors.is_empty() {
                         return Err(aggregate(&errors));
@@ -306,53 +304,6 @@ fn restore_metadata(original: &ObjectMeta, returned: Option<&Value>) -> Result<O
         }
     }
     Ok(restored)
-}
-
-/// `ValidateLabels` at `metadata.labels`.
-fn label_errors(labels: &BTreeMap<String, String>) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    for (k, v) in labels {
-        for m in is_qualified_name(k) {
-            errors.push(FieldError::invalid(
-                "metadata.labels",
-                &Value::from(k.as_str()),
-                m,
-            ));
-        }
-        for m in is_valid_label_value(v) {
-            errors.push(FieldError::invalid(
-                "metadata.labels",
-                &Value::from(v.as_str()),
-                m,
-            ));
-        }
-    }
-    errors
-}
-
-/// `ValidateAnnotations` at `metadata.annotation` (the path kube-apiserver's converter gives).
-fn annotation_errors(annotations: &BTreeMap<String, String>) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let mut total = 0usize;
-    for (k, v) in annotations {
-        for m in is_qualified_name(&k.to_lowercase()) {
-            errors.push(FieldError::invalid(
-                "metadata.annotation",
-                &Value::from(k.as_str()),
-                m,
-            ));
-        }
-        total += k.len() + v.len();
-    }
-    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-        errors.push(FieldError::new(
-            FieldErrorType::TooLong,
-            "metadata.annotation",
-            None,
-            format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
-        ));
-    }
-    errors
 }
 
 #[cfg(test)]
