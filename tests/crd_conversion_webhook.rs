@@ -5,7 +5,8 @@
 //! answer another uid, another apiVersion or rename the object, and one that cannot be
 //! reached, fail requests with kube-apiserver's messages (500, no reason) while the stored
 //! version and other kinds are served as before; an edit of the CRD's webhook takes effect; a
-//! watch converts each event.
+//! watch converts each event; after the storage version moves to `v2`, objects stored as `v1`
+//! and as `v2` are each read through the other version by conversion.
 
 mod common;
 #[path = "common/kubectl.rs"]
@@ -478,4 +479,59 @@ fn conversion_webhooks() {
         );
     }
     assert_eq!(seen.take().len(), 3, "one review per watch event");
+
+    // The storage version moves to v2: the objects stored as v1 stay so, and read through v2
+    // by conversion; a new object is stored as v2, and reads through v1 by conversion.
+    let mut moved = crd(&format!("{base}/convert"), &ca);
+    moved["spec"]["versions"][0]["storage"] = json!(false);
+    moved["spec"]["versions"][1]["storage"] = json!(true);
+    k.ok(&["apply", "-f", &k.write("moved.json", &moved.to_string())]);
+    let stored = k.until(
+        &[
+            "get",
+            "crd",
+            &format!("crontabs.{GROUP}"),
+            "-o",
+            "jsonpath={.status.storedVersions}",
+        ],
+        r#"["v1","v2"]"#,
+    );
+    assert_eq!(stored, r#"["v1","v2"]"#);
+    let mut d_created = String::new();
+    for _ in 0..150 {
+        let run = k.run(&[
+            "create",
+            "-f",
+            &k.write("d.yaml", &crontab("v2", ns, "d", "schedule")),
+        ]);
+        d_created = run.stdout.trim().to_string();
+        if run.success() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(d_created, format!("crontab.{GROUP}/d created"));
+    seen.take();
+    let a = k.json(&["get", &v2, "a", "-n", ns, "-o", "json"]);
+    assert_eq!(a["spec"]["schedule"], "*/5 * * * *", "{a}");
+    let d = k.json(&["get", &v1, "d", "-n", ns, "-o", "json"]);
+    assert_eq!(
+        d["spec"],
+        json!({"cronSpec": "*/5 * * * *", "image": "img-d"}),
+        "{d}"
+    );
+    let desired: Vec<String> = seen
+        .take()
+        .iter()
+        .map(|(_, r)| {
+            r["request"]["desiredAPIVersion"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert!(
+        desired.contains(&format!("{GROUP}/v2")) && desired.contains(&format!("{GROUP}/v1")),
+        "a (stored as v1) converted to v2, d (stored as v2) to v1: {desired:?}"
+    );
 }
