@@ -12,32 +12,16 @@ mod common;
 #[path = "common/kubectl.rs"]
 mod kubectl;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use base64::Engine as _;
 use common::Server;
 use common::send_json as send;
-use common::tls::TestCa;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use common::webhook_server;
 use kubectl::Kubectl;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
 const GROUP: &str = "conv.example.com";
-
-/// The reviews the webhook server received, with their paths.
-#[derive(Default)]
-struct Seen(Mutex<Vec<(String, Value)>>);
-
-impl Seen {
-    fn take(&self) -> Vec<(String, Value)> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
 
 /// Converts one object between `v1` (`spec.cronSpec`) and `v2` (`spec.schedule`); sets
 /// `metadata.generation` to 42, which the server must ignore.
@@ -85,68 +69,6 @@ fn answer(path: &str, review: &Value) -> Value {
     json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
            "response": {"uid": uid, "result": {"status": "Success"},
                         "convertedObjects": converted}})
-}
-
-/// Starts the webhook server on `runtime`: its base URL and CA (PEM).
-fn start_webhooks(runtime: &tokio::runtime::Runtime, seen: Arc<Seen>) -> (String, String) {
-    let ca = TestCa::new("conversion-webhook-ca");
-    let (cert, key) = ca.leaf("webhook", None, &["127.0.0.1"]);
-    let certs = rustls_pemfile::certs(&mut cert.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = rustls_pemfile::private_key(&mut key.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("no key"));
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap_or_else(|e| panic!("{e}"))
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .unwrap_or_else(|e| panic!("{e}"));
-    let acceptor = TlsAcceptor::from(Arc::new(config));
-    let listener = runtime
-        .block_on(TcpListener::bind("127.0.0.1:0"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    runtime.spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
-            };
-            let acceptor = acceptor.clone();
-            let seen = seen.clone();
-            tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let seen = seen.clone();
-                    async move {
-                        let path = req.uri().path().to_string();
-                        let body = req.into_body().collect().await.map(|b| b.to_bytes());
-                        let review: Value = body
-                            .ok()
-                            .and_then(|b| serde_json::from_slice(&b).ok())
-                            .unwrap_or(Value::Null);
-                        seen.0
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((path.clone(), review.clone()));
-                        let out = serde_json::to_vec(&answer(&path, &review)).unwrap_or_default();
-                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                            Bytes::from(out),
-                        )))
-                    }
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(tls), service)
-                    .await;
-            });
-        }
-    });
-    (format!("https://127.0.0.1:{}", addr.port()), ca.pem)
 }
 
 /// The CRD, its conversion webhook at `url` trusted through `ca`.
@@ -234,8 +156,13 @@ fn conversion_webhooks() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let seen = Arc::new(Seen::default());
-    let (base, ca) = start_webhooks(&runtime, seen.clone());
+    let webhooks = runtime.block_on(webhook_server::start(
+        "conversion-webhook-ca",
+        Arc::new(|path: String, review: Value| {
+            Box::pin(async move { serde_json::to_vec(&answer(&path, &review)).unwrap_or_default() })
+        }),
+    ));
+    let (base, ca, seen) = (webhooks.url, webhooks.ca, webhooks.seen);
     let server = Server::start(&[]);
     let client = server.admin();
     let f = Fixture {
@@ -401,10 +328,7 @@ fn conversion_webhooks() {
     );
 
     // An unreachable webhook: conversions fail, everything else is served.
-    let closed = f
-        .runtime
-        .block_on(TcpListener::bind("127.0.0.1:0"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
     let port = closed.local_addr().unwrap_or_else(|e| panic!("{e}")).port();
     drop(closed);
     let unreachable = format!("https://127.0.0.1:{port}/convert");

@@ -2,52 +2,21 @@
 //! with its own CA denies, mutates with a JSON patch, answers slowly, answers garbage or is
 //! unreachable, under `failurePolicy` Fail and Ignore; selectors, match conditions,
 //! `matchPolicy: Equivalent` across Widget versions, reinvocation, dry run, exemptions,
-//! kubectl printing the denial, and webhooks and policies on a custom resource.
+//! and kubectl printing the denial (custom resources: `crd_admission.rs`).
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use common::Server;
 use common::send_json as send;
-use common::tls::TestCa;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use common::webhook_server::{self, WebhookServer};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 
-/// What the test webhook server saw: each request's path and review, and the HTTP versions
-/// of the requests.
-#[derive(Default)]
-struct Seen(Mutex<Vec<(String, Value)>>, Mutex<Vec<hyper::Version>>);
-
-impl Seen {
-    fn on(&self, path: &str) -> Vec<Value> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .filter(|(p, _)| p == path)
-            .map(|(_, r)| r.clone())
-            .collect()
-    }
-
-    fn versions(&self) -> Vec<hyper::Version> {
-        self.1.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
-
-/// The webhook server: its base URL, its CA (PEM), and what it saw.
-struct Webhooks {
-    url: String,
-    ca: String,
-    seen: Arc<Seen>,
-}
+/// The webhook server of these tests.
+type Webhooks = WebhookServer;
 
 fn allow(uid: &str) -> Value {
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
@@ -108,78 +77,13 @@ async fn answer(path: &str, review: &Value) -> Vec<u8> {
 }
 
 async fn start_webhooks() -> Webhooks {
-    let ca = TestCa::new("webhook-ca");
-    let (cert, key) = ca.leaf("webhook", None, &["127.0.0.1", "localhost"]);
-    let certs = rustls_pemfile::certs(&mut cert.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let key = rustls_pemfile::private_key(&mut key.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("no key"));
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap_or_else(|e| panic!("{e}"))
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .unwrap_or_else(|e| panic!("{e}"));
-    // Offers HTTP/2 as Go webhook servers do; apiary, like kube-apiserver, calls with
-    // HTTP/1.1 all the same.
-    let mut config = config;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    let acceptor = TlsAcceptor::from(Arc::new(config));
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    let seen = Arc::new(Seen::default());
-    let seen2 = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
-            };
-            let acceptor = acceptor.clone();
-            let seen = seen2.clone();
-            tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let seen = seen.clone();
-                    async move {
-                        let path = req.uri().path().to_string();
-                        seen.1
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(req.version());
-                        let body = req.into_body().collect().await.map(|b| b.to_bytes());
-                        let review: Value = body
-                            .ok()
-                            .and_then(|b| serde_json::from_slice(&b).ok())
-                            .unwrap_or(Value::Null);
-                        seen.0
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((path.clone(), review.clone()));
-                        let out = answer(&path, &review).await;
-                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                            Bytes::from(out),
-                        )))
-                    }
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(tls), service)
-                    .await;
-            });
-        }
-    });
-    Webhooks {
-        url: format!("https://127.0.0.1:{}", addr.port()),
-        ca: ca.pem,
-        seen,
-    }
+    webhook_server::start(
+        "webhook-ca",
+        Arc::new(|path: String, review: Value| {
+            Box::pin(async move { answer(&path, &review).await })
+        }),
+    )
+    .await
 }
 
 /// A webhook entry for `path` on ConfigMap creates in namespaces labelled `webhooks=<ns>`.
@@ -321,13 +225,10 @@ async fn validating_webhooks_deny_and_fail_by_policy() {
     );
     // The namespace selector: another namespace is never sent.
     f.namespace("other").await;
-    let before = w.seen.0.lock().unwrap_or_else(|p| p.into_inner()).len();
+    let before = w.seen.count();
     let (code, _, _) = f.create_cm("other", "deny-me", "").await;
     assert_eq!(code, 201);
-    assert_eq!(
-        w.seen.0.lock().unwrap_or_else(|p| p.into_inner()).len(),
-        before
-    );
+    assert_eq!(w.seen.count(), before);
 
     // Calls and rejections are counted per webhook.
     let metrics = f
@@ -762,149 +663,4 @@ async fn a_mutating_policy_is_reinvoked_after_a_mutating_webhook_changed_the_obj
     assert_eq!(code, 201, "{body}");
     assert_eq!(body["metadata"]["labels"]["mutated"], "yes", "{body}");
     assert_eq!(body["metadata"]["labels"]["followed"], "yes", "{body}");
-}
-
-/// Custom resources go through the same admission as compiled kinds: a mutating webhook's
-/// patch lands on a Gadget (a CRD's kind) and its review names the CRD's group, version,
-/// kind and resource; a validating webhook with a match condition denies one; a
-/// ValidatingAdmissionPolicy over the CRD's schema denies another with kube-apiserver's
-/// message.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn webhooks_and_policies_admit_custom_resources() {
-    let f = Fixture::new().await;
-    let w = &f.webhooks;
-    f.namespace("crs").await;
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.hooks.example.dev"},
-        "spec": {"group": "hooks.example.dev", "scope": "Namespaced",
-                 "names": {"plural": "gadgets", "kind": "Gadget"},
-                 "versions": [{"name": "v1", "served": true, "storage": true,
-                               "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                                   "spec": {"type": "object", "properties": {
-                                       "replicas": {"type": "integer"},
-                                       "size": {"type": "string"}}}}}}}]}});
-    let (code, body, _) = send(
-        &f.client,
-        reqwest::Method::POST,
-        f.server
-            .url("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"),
-        Some(crd),
-    )
-    .await;
-    assert_eq!(code, 201, "{body}");
-    let collection = f
-        .server
-        .url("/apis/hooks.example.dev/v1/namespaces/crs/gadgets");
-    common::tls::wait_until("the Gadgets are served", || async {
-        send(&f.client, reqwest::Method::GET, collection.clone(), None)
-            .await
-            .0
-            == 200
-    })
-    .await;
-    let gadget_rules = json!([{"operations": ["CREATE"], "apiGroups": ["hooks.example.dev"],
-                               "apiVersions": ["v1"], "resources": ["gadgets"]}]);
-    let ca = base64::engine::general_purpose::STANDARD.encode(&w.ca);
-    f.configure(
-        "Mutating",
-        "gadget-replicas",
-        vec![json!({
-            "name": "replicas.hooks.example.dev",
-            "clientConfig": {"url": format!("{}/replicas", w.url), "caBundle": ca},
-            "rules": gadget_rules, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-        })],
-    )
-    .await;
-    f.configure(
-        "Validating",
-        "gadget-deny",
-        vec![json!({
-            "name": "deny.hooks.example.dev",
-            "clientConfig": {"url": format!("{}/deny", w.url), "caBundle": ca},
-            "rules": gadget_rules, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-            "matchConditions": [{"name": "deny-prefix",
-                                 "expression": "object.metadata.name.startsWith('deny-')"}],
-        })],
-    )
-    .await;
-    let policies = common::admission::GROUP;
-    common::admission::create_cached(
-        &f.server,
-        &f.client,
-        &format!("{policies}/validatingadmissionpolicies"),
-        json!({"metadata": {"name": "no-huge"},
-               "spec": {"matchConstraints": {"resourceRules": gadget_rules},
-                        "validations": [{"expression": "object.spec.size != 'huge'",
-                                         "message": "huge gadgets are not allowed"}]}}),
-    )
-    .await;
-    common::admission::create_cached(
-        &f.server,
-        &f.client,
-        &format!("{policies}/validatingadmissionpolicybindings"),
-        json!({"metadata": {"name": "no-huge-binding"},
-               "spec": {"policyName": "no-huge", "validationActions": ["Deny"]}}),
-    )
-    .await;
-    let gadget = |name: &str, size: &str| {
-        json!({"apiVersion": "hooks.example.dev/v1", "kind": "Gadget",
-               "metadata": {"name": name}, "spec": {"replicas": 1, "size": size}})
-    };
-
-    let (code, body, _) = send(
-        &f.client,
-        reqwest::Method::POST,
-        collection.clone(),
-        Some(gadget("g1", "small")),
-    )
-    .await;
-    assert_eq!(code, 201, "{body}");
-    assert_eq!(body["spec"]["replicas"], 7, "the webhook's patch: {body}");
-    let seen = w.seen.on("/replicas");
-    let request = &seen.last().expect("the mutating webhook was called")["request"];
-    assert_eq!(
-        request["kind"],
-        json!({"group": "hooks.example.dev", "version": "v1", "kind": "Gadget"})
-    );
-    assert_eq!(
-        request["resource"],
-        json!({"group": "hooks.example.dev", "version": "v1", "resource": "gadgets"})
-    );
-    assert_eq!(request["object"]["spec"]["size"], "small");
-
-    let (code, body, _) = send(
-        &f.client,
-        reqwest::Method::POST,
-        collection.clone(),
-        Some(gadget("deny-1", "small")),
-    )
-    .await;
-    assert_eq!(code, 403, "{body}");
-    assert_eq!(
-        body["message"],
-        "admission webhook \"deny.hooks.example.dev\" denied the request: configmaps named deny-* are not allowed"
-    );
-
-    let (code, body, _) = send(
-        &f.client,
-        reqwest::Method::POST,
-        collection.clone(),
-        Some(gadget("g2", "huge")),
-    )
-    .await;
-    assert_eq!(code, 403, "{body}");
-    assert_eq!(
-        body["message"],
-        "ValidatingAdmissionPolicy 'no-huge' with binding 'no-huge-binding' denied request: huge gadgets are not allowed"
-    );
-    let (code, body, _) = send(&f.client, reqwest::Method::GET, collection, None).await;
-    assert_eq!(code, 200, "{body}");
-    let names: Vec<&str> = body["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["metadata"]["name"].as_str())
-        .collect();
-    assert_eq!(names, ["g1"], "only the admitted Gadget was stored");
 }

@@ -8,6 +8,7 @@ pub mod history;
 pub mod raw;
 pub mod tls;
 pub mod tmpfs;
+pub mod webhook_server;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
