@@ -71,8 +71,8 @@ impl OpenApiSource for CrdDocuments {
     }
 }
 
-/// The names of the CRDs the controller has reconciled at least once: the extension server's
-/// paths are all installed once every CRD that exists is among them.
+/// The names of the CRDs the controller has reconciled at least once (successfully or not):
+/// the extension server's paths are all installed once every CRD that exists is among them.
 #[derive(Debug, Default)]
 pub struct Reconciled(Mutex<HashSet<String>>);
 
@@ -409,9 +409,9 @@ impl Reconciler for CrdController {
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ApiError> {
         let result = self.reconcile_once(key).await;
-        if result.is_ok() {
-            self.reconciled.0.lock().insert(key.name.clone());
-        }
+        // Looked at once, whatever came of it: a CRD whose reconcile keeps failing is retried
+        // with backoff, and must not keep the server from ever becoming ready.
+        self.reconciled.0.lock().insert(key.name.clone());
         result
     }
 }
