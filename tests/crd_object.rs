@@ -294,6 +294,23 @@ fn a_resource_quota_counts_custom_resources() {
         "{}",
         run.describe()
     );
+    // A deletion gives the count back (at the controller's next pass at the latest).
+    k.ok(&["delete", "token", "first", "-n", "default"]);
+    let created = "token.quota.example.dev/second created";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let run = k.run(&["create", "-f", &second]);
+        if run.success() {
+            assert_eq!(run.stdout.trim(), created);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the deletion was never given back: {}",
+            run.describe()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
 }
 
 #[test]

@@ -184,7 +184,8 @@ impl QuotaController {
 
     /// The number of objects a quota resource name counts in `namespace` (`None` for names of
     /// resources this server does not serve, or that are not object counts). Custom resources
-    /// are counted as well; their deletions are replenished at the quiet recount, not at once.
+    /// are counted as well: a delete through the API releases its count in admission; one made
+    /// without admission (the namespace or CRD cleanup) is given back at the quiet recount.
     async fn count(&self, resource: &str, namespace: &str) -> Option<usize> {
         let (group, plural) = counted_resource(resource);
         // The scheme's kinds, then those defined at run time (custom resources), whose stores
