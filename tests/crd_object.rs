@@ -243,17 +243,7 @@ fn unrecognized_formats_are_warned_about_once() {
 fn a_resource_quota_counts_custom_resources() {
     let server = Server::start(&[]);
     let k = Kubectl::new(&server, &kubectls()[0]);
-    let crd = k.write(
-        "tokens.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: tokens.quota.example.dev\nspec:\n  group: quota.example.dev\n  names:\n    plural: tokens\n    kind: Token\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
-    );
-    k.ok(&["apply", "-f", &crd]);
-    k.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/tokens.quota.example.dev",
-        "--timeout=60s",
-    ]);
+    install_free_form_crd(&k, "quota.example.dev", "tokens", "Token");
     let token = |name: &str| {
         format!(
             "apiVersion: quota.example.dev/v1\nkind: Token\nmetadata:\n  name: {name}\n  namespace: default\n"
@@ -319,17 +309,7 @@ fn a_restarted_server_is_ready_only_once_its_custom_resources_are_served() {
     let data = dir.path().join("data");
     let mut server = Server::start_in(&data, &[]);
     let k = Kubectl::new(&server, &kubectls()[0]);
-    let crd = k.write(
-        "gizmos.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gizmos.restart.example.dev\nspec:\n  group: restart.example.dev\n  names:\n    plural: gizmos\n    kind: Gizmo\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
-    );
-    k.ok(&["apply", "-f", &crd]);
-    k.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/gizmos.restart.example.dev",
-        "--timeout=60s",
-    ]);
+    install_free_form_crd(&k, "restart.example.dev", "gizmos", "Gizmo");
     let gizmo = k.write(
         "gizmo.yaml",
         "apiVersion: restart.example.dev/v1\nkind: Gizmo\nmetadata:\n  name: one\n  namespace: default\nspec:\n  size: 3\n",
@@ -365,17 +345,7 @@ fn a_cleanup_cut_by_kill_9_finishes_after_restart_and_creates_stay_refused() {
     let data = dir.path().join("data");
     let mut server = Server::start_in(&data, &[]);
     let k = Kubectl::new(&server, &kubectls()[0]);
-    let crd = k.write(
-        "holds.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: holds.cleanup.example.dev\nspec:\n  group: cleanup.example.dev\n  names:\n    plural: holds\n    kind: Hold\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
-    );
-    k.ok(&["apply", "-f", &crd]);
-    k.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/holds.cleanup.example.dev",
-        "--timeout=60s",
-    ]);
+    install_free_form_crd(&k, "cleanup.example.dev", "holds", "Hold");
     let hold = |name: &str| {
         format!(
             "apiVersion: cleanup.example.dev/v1\nkind: Hold\nmetadata:\n  name: {name}\n  namespace: default\n  finalizers: [cleanup.example.dev/hold]\nspec:\n  n: 1\n"
@@ -452,6 +422,24 @@ fn a_cleanup_cut_by_kill_9_finishes_after_restart_and_creates_stay_refused() {
         "",
         "the cleanup finished and released the CRD"
     );
+}
+
+/// Applies a namespaced CRD `<plural>.<group>` of kind `kind` whose one version, `v1`, keeps
+/// every field (`x-kubernetes-preserve-unknown-fields`), and waits until it is established.
+fn install_free_form_crd(k: &Kubectl, group: &str, plural: &str, kind: &str) {
+    let crd = k.write(
+        &format!("{plural}.yaml"),
+        &format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.{group}\nspec:\n  group: {group}\n  names:\n    plural: {plural}\n    kind: {kind}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
+        ),
+    );
+    k.ok(&["apply", "-f", &crd]);
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        &format!("crd/{plural}.{group}"),
+        "--timeout=60s",
+    ]);
 }
 
 /// The Status of a create of the YAML file `path`, sent as JSON.

@@ -197,6 +197,15 @@ impl Kind {
         self.strategy
     }
 
+    /// The codec of a served version to convert to, or `UnknownVersion`.
+    fn target_codec(&self, version: &str) -> Result<&'static dyn VersionCodec, CodecError> {
+        self.codec(version)
+            .ok_or_else(|| CodecError::UnknownVersion {
+                kind: self.storage_info().kind.to_string(),
+                version: version.to_string(),
+            })
+    }
+
     /// Converts an object of this kind to `version` through the hub (nothing to do when it is
     /// of that version already).
     pub fn convert(
@@ -207,12 +216,7 @@ impl Kind {
         if object.info().version == version {
             return Ok(object);
         }
-        let codec = self
-            .codec(version)
-            .ok_or_else(|| CodecError::UnknownVersion {
-                kind: self.storage_info().kind.to_string(),
-                version: version.to_string(),
-            })?;
+        let codec = self.target_codec(version)?;
         codec.convert_from_hub(&object.to_hub())
     }
 
@@ -230,12 +234,7 @@ impl Kind {
         if pending.is_empty() {
             return Ok(objects);
         }
-        let codec = self
-            .codec(version)
-            .ok_or_else(|| CodecError::UnknownVersion {
-                kind: self.storage_info().kind.to_string(),
-                version: version.to_string(),
-            })?;
+        let codec = self.target_codec(version)?;
         let hubs = pending.iter().map(|&i| objects[i].to_hub()).collect();
         let converted = codec.convert_all_from_hub(hubs)?;
         if converted.len() != pending.len() {
