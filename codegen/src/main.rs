@@ -1,6 +1,9 @@
 //! `codegen show <group>/<version> [--proto | --openapi | --openapi-v2]`: prints what the
 //! generator emits for one group version (the Rust by default), for reading generated code.
 //!
+//! `codegen export-crd <group>`: prints the group's kinds as CustomResourceDefinition manifests
+//! (YAML, one document per kind) and lists on standard error what the CRDs cannot say.
+//!
 //! `--api-defs <dir>` selects the definitions directory. By default the group is looked up in
 //! the workspace's `api-defs` (apiary's demo group, with the Kubernetes groups as extern
 //! groups) and then in the Kubernetes crate's `generated/kubernetes/api-defs`.
@@ -10,6 +13,7 @@ use std::process::ExitCode;
 
 const USAGE: &str =
     "usage: codegen show <group>/<version> [--proto | --openapi | --openapi-v2] [--api-defs <dir>]
+       codegen export-crd <group> [--api-defs <dir>]
   <group>/<version>: example.dev/v1, rbac.authorization.k8s.io/v1, v1 (core), or a group alone
   (default output: the generated Rust module)";
 
@@ -55,9 +59,11 @@ fn run(args: &[String]) -> Result<String, String> {
             other => return Err(format!("unexpected argument `{other}`\n{USAGE}")),
         }
     }
-    if command.as_deref() != Some("show") {
-        return Err(USAGE.to_string());
-    }
+    let export = match command.as_deref() {
+        Some("show") => false,
+        Some("export-crd") => true,
+        _ => return Err(USAGE.to_string()),
+    };
     let target = target.ok_or(USAGE)?;
     let generators = match api_defs {
         Some(dir) => vec![codegen::Generator::new(dir)],
@@ -69,7 +75,12 @@ fn run(args: &[String]) -> Result<String, String> {
     };
     let mut first_error = None;
     for generator in &generators {
-        match show(generator, &target, &view) {
+        let shown = if export {
+            export_crd(generator, &target)
+        } else {
+            show(generator, &target, &view)
+        };
+        match shown {
             Ok(text) => return Ok(text),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -77,6 +88,17 @@ fn run(args: &[String]) -> Result<String, String> {
         }
     }
     Err(first_error.unwrap_or_else(|| USAGE.to_string()))
+}
+
+/// The CRDs of `group`; what they cannot say goes to standard error.
+fn export_crd(generator: &codegen::Generator, group: &str) -> Result<String, String> {
+    let model = generator.load().map_err(|e| e.to_string())?;
+    let exported =
+        codegen::bridge::export::export_group(&model, group).map_err(|e| e.to_string())?;
+    for loss in &exported.losses {
+        eprintln!("codegen export-crd: not exported: {loss}");
+    }
+    Ok(codegen::bridge::export::to_yaml(&exported.crds))
 }
 
 /// What `generator` emits for `target` in `view`.

@@ -138,6 +138,12 @@ fn schemas_and_paths(
     (sorted.into_iter().collect(), paths)
 }
 
+/// The OpenAPI v3 component schemas of one version: its own and every shared or extern
+/// schema they reference, transitively, keyed by definition name.
+pub fn schemas_v3(model: &ApiModel, version: &VersionModel) -> Map<String, Value> {
+    schemas_and_paths(Dialect::V3, model, version).0
+}
+
 /// The extern group versions (of [`ApiModel::externs`]) the model's own definitions refer to,
 /// each once, in crate, group and version order.
 pub fn referenced_externs(

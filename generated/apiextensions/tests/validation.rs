@@ -434,3 +434,31 @@ fn a_status_update_checks_only_the_accepted_names() {
         "{main:?}"
     );
 }
+
+#[test]
+fn an_update_keeps_what_the_old_crd_already_had_and_refuses_it_new() {
+    // A set of non-atomic objects: refused on create, and on an update of a CRD without one;
+    // kept on an update of a CRD that already had one (Kubernetes ratchets its rules so that a
+    // CRD stored before a rule existed can still be updated).
+    let set_of_objects = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                 "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    }}}});
+    let with_set = |rv: &str| {
+        with(|v| {
+            v["metadata"]["resourceVersion"] = json!(rv);
+            v["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = set_of_objects.clone();
+        })
+    };
+    let refused = "spec.validation.openAPIV3Schema.properties[spec].properties[tags].items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set";
+    let created = create_errors(&with_set("1"));
+    assert_eq!(created, [refused], "{created:?}");
+    let plain = with(|v| v["metadata"]["resourceVersion"] = json!("1"));
+    assert_eq!(update_errors(&with_set("1"), &plain), [refused]);
+    // The old CRD had it: an update (here a new printer column) keeps it.
+    let mut updated = with_set("1");
+    updated["spec"]["versions"][0]["additionalPrinterColumns"] =
+        json!([{"name": "Tags", "type": "string", "jsonPath": ".spec.tags"}]);
+    let errors = update_errors(&updated, &with_set("1"));
+    assert!(errors.is_empty(), "{errors:?}");
+}

@@ -12,6 +12,9 @@ pub const NAMES_ACCEPTED: &str = "NamesAccepted";
 pub const ESTABLISHED: &str = "Established";
 /// `Terminating`: whether the CRD is being deleted and how the cleanup of its objects goes.
 pub const TERMINATING: &str = "Terminating";
+/// `NonStructuralSchema`: the CRD's schemas break the rules of structural schemas (only a CRD
+/// kept from before those rules, with `spec.preserveUnknownFields: true`, can).
+pub const NON_STRUCTURAL_SCHEMA: &str = "NonStructuralSchema";
 
 /// One condition's new state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,6 +97,47 @@ pub fn set(
             ..Default::default()
         }),
     }
+}
+
+/// Kubernetes' `RemoveCRDCondition`: the condition of `type_` goes.
+pub fn remove(conditions: &mut Option<Vec<CustomResourceDefinitionCondition>>, type_: &str) {
+    if let Some(list) = conditions {
+        list.retain(|c| c.type_ != type_);
+    }
+}
+
+/// The `NonStructuralSchema` condition the CRD should have (kube-apiserver's
+/// nonstructuralschema controller), or `None` when it should have none. Validation lets a
+/// schema break the structural rules only on an update of a CRD whose schema already did with
+/// `spec.preserveUnknownFields: true`, so a CRD without that setting is not read.
+pub fn non_structural(crd: &CustomResourceDefinition) -> Option<ConditionState> {
+    if crd.spec.preserve_unknown_fields != Some(true) {
+        return None;
+    }
+    let schemas: Vec<(&str, Option<serde_json::Value>)> = crd
+        .spec
+        .versions
+        .iter()
+        .map(|v| {
+            let schema = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref());
+            (
+                v.name.as_str(),
+                schema.map(|s| serde_json::to_value(s).unwrap_or_default()),
+            )
+        })
+        .collect();
+    let versions: Vec<(&str, Option<&serde_json::Value>)> =
+        schemas.iter().map(|(n, s)| (*n, s.as_ref())).collect();
+    let condition = apimachinery::schema::nonstructural_condition(true, &versions)?;
+    Some(ConditionState::new(
+        NON_STRUCTURAL_SCHEMA,
+        condition.status,
+        condition.reason,
+        condition.message,
+    ))
 }
 
 /// Whether the CRD's conversion webhook `caBundle` (if any) holds certificates: PEM
@@ -261,6 +305,43 @@ mod tests {
             categories: vec!["all".into()],
         };
         crd
+    }
+
+    #[test]
+    fn a_schema_kept_with_preserve_unknown_fields_gets_non_structural_schema() {
+        use apiextensions_api::apiextensions_k8s_io::v1::{
+            CustomResourceDefinitionVersion, CustomResourceValidation, JSONSchemaProps,
+        };
+        let mut c = crd("widgets", "Widget", &[]);
+        // No type at the root: not structural.
+        let schema: JSONSchemaProps = serde_json::from_value(serde_json::json!({
+            "properties": {"spec": {"type": "object"}}
+        }))
+        .unwrap();
+        c.spec.versions = vec![CustomResourceDefinitionVersion {
+            name: "v1".into(),
+            served: true,
+            storage: true,
+            schema: Some(CustomResourceValidation {
+                open_api_v3_schema: Some(schema),
+            }),
+            ..Default::default()
+        }];
+        assert_eq!(non_structural(&c), None, "only with preserveUnknownFields");
+        c.spec.preserve_unknown_fields = Some(true);
+        let state = non_structural(&c).expect("a NonStructuralSchema condition");
+        assert_eq!(
+            (state.type_, state.status, state.reason),
+            (NON_STRUCTURAL_SCHEMA, "True", "Violations")
+        );
+        assert_eq!(
+            state.message,
+            "[spec.preserveUnknownFields: Invalid value: true: must be false, spec.versions[0].schema.openAPIV3Schema.type: Required value: must not be empty at the root]"
+        );
+        let mut conditions = None;
+        set(&mut conditions, &state);
+        remove(&mut conditions, NON_STRUCTURAL_SCHEMA);
+        assert_eq!(conditions, Some(vec![]));
     }
 
     fn accepted(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {

@@ -1,6 +1,7 @@
 //! The controller that turns CustomResourceDefinitions into served resources, doing in one
-//! reconcile per CRD what kube-apiserver's naming, establishing and finalizer controllers and
-//! its CRD handler do: accept the names (`NamesAccepted`), establish the resource
+//! reconcile per CRD what kube-apiserver's naming, nonstructuralschema, establishing and
+//! finalizer controllers and its CRD handler do: accept the names (`NamesAccepted`), mark a
+//! schema kept from before the structural rules (`NonStructuralSchema`), establish the resource
 //! (`Established`), serve it from the accepted names (built again when the CRD changes), and
 //! when the CRD is deleted refuse new objects, delete every object and release the
 //! `customresourcecleanup.apiextensions.k8s.io` finalizer (`Terminating`).
@@ -21,7 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use server::genericserver::openapi::{OpenApiSource, OwnedOpenApiDocs};
 
-use crate::conditions::{self, ConditionState, ESTABLISHED, NAMES_ACCEPTED, TERMINATING};
+use crate::conditions::{
+    self, ConditionState, ESTABLISHED, NAMES_ACCEPTED, NON_STRUCTURAL_SCHEMA, TERMINATING,
+};
 use crate::definition::{self, SchemaOf, ServedDefinition};
 
 /// The finalizer that holds a deleted CRD until its objects are gone.
@@ -190,6 +193,28 @@ impl CrdController {
         })
         .await?;
         Ok(true)
+    }
+
+    /// Writes or removes the `NonStructuralSchema` condition; true when the status was
+    /// written (the CRD comes back to the queue).
+    async fn mark_non_structural(&self, crd: &CustomResourceDefinition) -> Result<bool, ApiError> {
+        match conditions::non_structural(crd) {
+            Some(state) if !conditions::says(crd, &state) => {
+                self.write_status(crd, move |c| {
+                    conditions::set(&mut c.status.conditions, &state)
+                })
+                .await?;
+                Ok(true)
+            }
+            None if conditions::condition(crd, NON_STRUCTURAL_SCHEMA).is_some() => {
+                self.write_status(crd, |c| {
+                    conditions::remove(&mut c.status.conditions, NON_STRUCTURAL_SCHEMA)
+                })
+                .await?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// Serves the CRD's resource from its current definition (built again when it changed).
@@ -426,7 +451,9 @@ impl CrdController {
         let Some(crd) = object.downcast_ref::<CustomResourceDefinition>() else {
             return Ok(Action::Done);
         };
-        if crd.metadata.deletion_timestamp.is_none() && self.name(crd).await? {
+        if crd.metadata.deletion_timestamp.is_none()
+            && (self.name(crd).await? || self.mark_non_structural(crd).await?)
+        {
             return Ok(Action::Done);
         }
         let names_accepted = conditions::is_true(crd, NAMES_ACCEPTED);

@@ -24,7 +24,7 @@ use conversion::{has_recognized_review_version_or_none, validate_conversion};
 pub use names::validate_names;
 use names::{validate_api_approval, validate_preserve_unknown_fields, validate_stored_versions};
 use parts::{validate_column, validate_selectable_fields, validate_subresources};
-use schema::{spec_has_defaults, validate_schema_of};
+use schema::{schema_options, spec_has_defaults, validate_schema_of};
 
 /// The per-version fields Kubernetes' conversion to the internal form moves to the top of the
 /// spec because every version has the same value: `true` for each such field.
@@ -78,8 +78,9 @@ pub fn validate_crd(
                 .as_ref()
                 .is_none_or(has_recognized_review_version_or_none)
         }),
+        schema: schema_options(&crd.spec, old.map(|o| &o.spec)),
     };
-    validate_spec(&crd.spec, options, &mut errors);
+    validate_spec(&crd.spec, &options, &mut errors);
     if let Some(old) = old {
         if options.require_immutable_names {
             immutable(&crd.spec.scope, &old.spec.scope, "spec.scope", &mut errors);
@@ -110,11 +111,13 @@ pub fn validate_crd(
 }
 
 /// The options of the spec checks that an update derives from the old object.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct SpecOptions {
     require_immutable_names: bool,
     require_openapi_schema: bool,
     require_recognized_conversion_review_version: bool,
+    /// The schema checks' options (ratcheted on update).
+    schema: apimachinery::schema::CrdSchemaOptions,
 }
 
 /// Whether the CRD's `Established` condition is `True`.
@@ -195,7 +198,7 @@ fn validate_enum(path: &str, value: &str, accepted: &[&str], errors: &mut Vec<Fi
 /// `validateCustomResourceDefinitionSpec` on the internal form of `spec`.
 fn validate_spec(
     spec: &v1::CustomResourceDefinitionSpec,
-    options: SpecOptions,
+    options: &SpecOptions,
     errors: &mut Vec<FieldError>,
 ) {
     let hoisted = Hoisted::of(spec);
@@ -282,11 +285,11 @@ fn validate_spec(
             v.subresources.as_ref()
         };
         validate_version(
-            spec,
             v,
             &path,
             hoisted,
             status_enabled(subresources),
+            &options.schema,
             errors,
         );
     }
@@ -334,7 +337,7 @@ fn validate_spec(
             validation,
             "spec.validation",
             any_status,
-            preserve_unknown,
+            &options.schema,
             errors,
         );
     }
@@ -397,11 +400,11 @@ fn status_enabled(subresources: Option<&v1::CustomResourceSubresources>) -> bool
 
 /// `validateCustomResourceDefinitionVersion`: one version's own fields (those not hoisted).
 fn validate_version(
-    spec: &v1::CustomResourceDefinitionSpec,
     version: &v1::CustomResourceDefinitionVersion,
     path: &str,
     hoisted: Hoisted,
     status: bool,
+    schema_options: &apimachinery::schema::CrdSchemaOptions,
     errors: &mut Vec<FieldError>,
 ) {
     let warning = version.deprecation_warning.as_ref();
@@ -413,7 +416,6 @@ fn validate_version(
             detail,
         ));
     }
-    let preserve_unknown = spec.preserve_unknown_fields.unwrap_or(false);
     if !hoisted.schema
         && let Some(validation) = &version.schema
     {
@@ -421,7 +423,7 @@ fn validate_version(
             validation,
             &format!("{path}.schema"),
             status,
-            preserve_unknown,
+            schema_options,
             errors,
         );
     }
