@@ -252,7 +252,7 @@ impl RuleTree {
         if let Err(e) = activation.set("self", value) {
             errors.push(FieldError::new(
                 FieldErrorType::Invalid,
-                path,
+                at_root_as_nil(path),
                 Some(format!("{:?}", self.type_)),
                 e,
             ));
@@ -268,7 +268,7 @@ impl RuleTree {
             }
             let field = match &rule.field_path {
                 Some(fp) => format!("{path}{fp}").trim_start_matches('.').to_string(),
-                None => path.to_string(),
+                None => at_root_as_nil(path),
             };
             match rule.rule.evaluate_bool_in(activation) {
                 Ok(true) => {}
@@ -316,6 +316,16 @@ impl RuleTree {
             }
             _ => FieldError::new(FieldErrorType::Invalid, field, bad, detail),
         }
+    }
+}
+
+/// A rule's field path: kube-apiserver validates a custom resource's rules from a nil path,
+/// which an error at the root prints as `<nil>`.
+fn at_root_as_nil(path: &str) -> String {
+    if path.is_empty() {
+        "<nil>".to_string()
+    } else {
+        path.to_string()
     }
 }
 
