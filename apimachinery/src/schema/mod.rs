@@ -15,6 +15,7 @@
 //! deeper than [`MAX_SCHEMA_DEPTH`] nodes with an error, so that every walk here (all of
 //! which follow the schema) is bounded whatever the input.
 
+mod cel_cost;
 mod cel_rules;
 mod checks;
 mod defaults;
@@ -38,6 +39,7 @@ mod tests;
 
 use serde_json::Value;
 
+pub use cel_cost::{STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT};
 pub use props::MAX_SCHEMA_DEPTH;
 pub use structural::{SchemaError, Structural};
 
@@ -69,6 +71,10 @@ pub struct CrdSchemaOptions {
     /// The version (or the CRD, for a schema shared by every version) has the status
     /// subresource, which restricts what the root of the schema may say.
     pub status_subresource_enabled: bool,
+    /// The per-expression limit of the CEL rules' estimated costs is not applied (Kubernetes
+    /// lifts it for a version whose schema an update leaves unchanged); the limit of the
+    /// schema's total still is.
+    pub suppress_per_expression_cost: bool,
 }
 
 impl Default for CrdSchemaOptions {
@@ -82,6 +88,7 @@ impl Default for CrdSchemaOptions {
             require_atomic_set_type: true,
             require_map_list_keys_map_set_validation: true,
             status_subresource_enabled: false,
+            suppress_per_expression_cost: false,
         }
     }
 }
@@ -124,6 +131,7 @@ impl CrdSchemaOptions {
                 !checks::map_list_keys_map_set(s, "").is_empty()
             }),
             status_subresource_enabled: false,
+            suppress_per_expression_cost: false,
         }
     }
 }
@@ -252,16 +260,12 @@ pub fn validate_crd_schema(
     }
     errs.extend(checks::check_tree(&props, path, options));
     // The rules compile against the structural schema, so only a schema without other errors
-    // gets that far (as in Kubernetes).
-    let mut compile = Vec::new();
+    // gets that far (as in Kubernetes); their estimated costs are checked with them.
     if errs.is_empty() && held_back.is_none() {
-        cel_rules::compile_errors(&props, path, &mut compile);
-    }
-    for (field, message) in compile {
-        errs.push(FieldError::invalid(
-            field,
-            &Value::from(""),
-            format!("compilation failed: {message}"),
+        errs.extend(cel_cost::cel_errors(
+            &props,
+            path,
+            options.suppress_per_expression_cost,
         ));
     }
     if errs.is_empty()
