@@ -7,8 +7,9 @@
 //! - [`Structural`]: a schema compiled once, which prunes, defaults and validates custom
 //!   resources (with validation ratcheting on update).
 //!
-//! Not here: the CEL rules (`x-kubernetes-validations`; their static checks are, and the
-//! rules are kept in [`Structural`] for the CEL step), the validation of a custom resource's
+//! Not here: the CEL rules (`x-kubernetes-validations`; their static checks are, compilation
+//! and kube-apiserver's estimated-cost budgets, and the rules are kept in [`Structural`] for
+//! the CEL step), the validation of a custom resource's
 //! own `apiVersion`/`kind`/`metadata` (the registry's), and the OpenAPI published for a CRD.
 //!
 //! Depth: Kubernetes bounds schemas only by its JSON decoder; apiary refuses schemas nested

@@ -188,6 +188,12 @@ impl<'a> Coster<'a> {
             let cost = product.factor(factor).add(one).add(args_sum);
             return Called::new(cost, Ty::Bool);
         }
+        if let Some(c) = self.list_extension(name, target, args) {
+            return Called {
+                cost: c.cost.add(args_sum),
+                ..c
+            };
+        }
         // Kubernetes' library.
         if let Some(c) = self.kubernetes_function(name, target, args) {
             return Called {
@@ -332,6 +338,64 @@ impl<'a> Coster<'a> {
             ty,
             known,
         }
+    }
+
+    /// cel-go's lists extension (version 3, in Kubernetes' environment since 1.34): the
+    /// list it allocates (ten) and the call (one), and its size times a factor per function;
+    /// the arguments' costs are added by the caller.
+    fn list_extension(
+        &mut self,
+        name: &str,
+        target: Option<&IdedExpr>,
+        args: &[IdedExpr],
+    ) -> Option<Called<'a>> {
+        let elem = |c: &Self, t: &IdedExpr| match c.ty(t) {
+            Ty::List(e) => Some(*e),
+            _ => None,
+        };
+        let allocating = |factor: f64, size: Est, ty: Ty<'a>| {
+            let cost = size.factor(factor).add(Est::fixed(11));
+            Called::new(cost, ty).sized(size)
+        };
+        Some(match (name, target, args) {
+            ("slice", Some(t), [start, end]) => {
+                let el = elem(self, t)?;
+                let size = self.size_or_unknown(t);
+                let start = literal_count(start, 0);
+                let end = literal_count(end, size.max);
+                allocating(
+                    1.0,
+                    Est::fixed(end.wrapping_sub(start)),
+                    Ty::List(Box::new(el)),
+                )
+            }
+            ("lists.range", None, [n]) => allocating(
+                1.0,
+                Est::fixed(literal_count(n, u64::MAX)),
+                Ty::List(Box::new(Ty::Int)),
+            ),
+            ("reverse", Some(t), []) => {
+                let el = elem(self, t)?;
+                let size = self.size_or_unknown(t);
+                allocating(1.0, size, Ty::List(Box::new(el)))
+            }
+            ("flatten", Some(t), [] | [_]) => {
+                elem(self, t)?;
+                let depth = args.first().map_or(1, |d| literal_count(d, u64::MAX));
+                let size = self.size_or_unknown(t);
+                allocating(depth as f64, size, Ty::List(Box::new(Ty::Dyn)))
+            }
+            ("distinct" | "sort", Some(t), []) => {
+                let el = elem(self, t)?;
+                let size = self.size_or_unknown(t);
+                let mut factor = 2.0;
+                if name == "sort" && matches!(el, Ty::String | Ty::Bytes) {
+                    factor += TRAVERSAL;
+                }
+                allocating(factor, size.mul(size), Ty::List(Box::new(el)))
+            }
+            _ => return None,
+        })
     }
 
     /// The cost of comparing two values: a traversal of the shorter.
@@ -542,6 +606,14 @@ impl<'a> Coster<'a> {
             }
             _ => return None,
         })
+    }
+}
+
+/// The value of an integer literal argument (negative ones count as zero), or `default`.
+fn literal_count(e: &IdedExpr, default: u64) -> u64 {
+    match &e.expr {
+        Expr::Literal(LiteralValue::Int(n)) => (*n.inner()).max(0) as u64,
+        _ => default,
     }
 }
 

@@ -112,3 +112,14 @@ fn a_join_of_a_literal_list_has_no_bound() {
         1_844_674_407_370_955_316
     );
 }
+
+#[test]
+fn the_lists_extension_charges_its_allocations() {
+    // `distinct`: twice the square of the list's 5 items, the list (10) and the call (1):
+    // 61, and the select (2); the result has 25 items, so `size()` costs 1 and `<=` 1.
+    assert_eq!(cost("self.l.distinct().size() <= 5"), 65);
+    // `lists.range(3)`: 3 items, 10 and 1: 14; `reverse()` of those 3: 14 more.
+    assert_eq!(cost("lists.range(3).reverse() == [2, 1, 0]"), 28 + 10 + 1);
+    // `sort` of strings: (2 + 0.1) * 25 rounded up (53), 11, and the select.
+    assert_eq!(cost("self.l.sort().size() > 0"), 53 + 11 + 2 + 1 + 1);
+}
