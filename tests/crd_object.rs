@@ -3,7 +3,8 @@
 //! read back unchanged with its defaults, accepted and established by the naming and
 //! establishing controllers (`kubectl wait --for=condition=Established`), re-applied
 //! unchanged; a second CRD of the group whose short name is taken (`ShortNamesConflict`);
-//! `kubectl explain crd.spec`; and an invalid CRD refused with kube-apiserver's 422 message.
+//! `kubectl explain crd.spec`; an invalid CRD and one whose CEL rule is estimated too costly
+//! refused with kube-apiserver's 422 messages.
 //! Around the serving of custom resources (tested in `kubectl_custom_resources.rs`): warnings
 //! for unrecognized formats, a ResourceQuota counting custom resources, a restarted server
 //! ready only with its custom resources served, and a CRD cleanup cut by kill -9 that finishes
@@ -204,6 +205,72 @@ fn an_invalid_crd_is_refused_with_kubernetes_message() {
         "CustomResourceDefinition.apiextensions.k8s.io \"widgets.example\" is invalid: [spec.group: Invalid value: \"example\": should be a domain with at least one dot, spec.scope: Unsupported value: \"Global\": supported values: \"Cluster\", \"Namespaced\", spec.versions[0].schema.openAPIV3Schema: Required value]"
     );
     assert_eq!(k.ok(&["get", "crd", "-o", "name"]).trim(), "");
+}
+
+/// A CRD whose one rule checks each of up to `max_items` unbounded strings with
+/// `self.contains('abcdefghij')`.
+fn costly_crd(max_items: u32) -> String {
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.dev
+spec:
+  group: example.dev
+  names: {{plural: gadgets, kind: Gadget}}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              items:
+                type: array
+                maxItems: {max_items}
+                items:
+                  type: string
+                  x-kubernetes-validations:
+                  - rule: self.contains('abcdefghij')
+"
+    )
+}
+
+#[test]
+fn a_crd_whose_rule_is_too_costly_is_refused_with_kubernetes_message() {
+    // Each item costs 1 + ceil(3145726 * 0.1) * ceil(10 * 0.1) = 314574 (kube-apiserver's
+    // estimate for an unbounded string), 200 of them 62914800: 6.3 times the limit.
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    let file = k.write("costly.yaml", &costly_crd(200));
+    let run = k.fails(&["apply", "-f", &file]);
+    let error = "spec.validation.openAPIV3Schema.properties[spec].properties[items].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 6.3x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!("The CustomResourceDefinition \"gadgets.example.dev\" is invalid: {error}"),
+        "{}",
+        run.describe()
+    );
+    let status = server_status(&server, &file);
+    assert_eq!(status["code"], 422);
+    assert_eq!(status["reason"], "Invalid");
+    assert_eq!(
+        status["message"],
+        format!(
+            "CustomResourceDefinition.apiextensions.k8s.io \"gadgets.example.dev\" is invalid: {error}"
+        )
+    );
+    // Bounded to 20 items (6291480), it is accepted.
+    let file = k.write("bounded.yaml", &costly_crd(20));
+    assert_eq!(
+        k.ok(&["apply", "-f", &file]).trim(),
+        "customresourcedefinition.apiextensions.k8s.io/gadgets.example.dev created"
+    );
 }
 
 #[test]

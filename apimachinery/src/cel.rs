@@ -15,10 +15,12 @@ use crate::markers::FieldPath;
 mod authz;
 mod check;
 mod cost;
+mod estimate;
 mod expression;
 
 pub use authz::AuthorizerContext;
 pub use check::TypeError;
+pub(crate) use estimate::{Decl, DeclKind};
 pub use expression::{CEL_PER_CALL_LIMIT, CEL_RUNTIME_BUDGET, CelActivation, CelExpression};
 
 /// The most JSON nodes (objects, arrays and scalars) a CEL rule is evaluated over; larger

@@ -64,6 +64,12 @@ impl CelExpression {
         bounds.cost(self.program.expression())
     }
 
+    /// The worst-case cost of one evaluation as kube-apiserver estimates it when a CRD is
+    /// written, with `self` and `oldSelf` declared by `declared` (the schema node's sizes).
+    pub(crate) fn estimated_cost(&self, declared: &super::Decl) -> u64 {
+        super::estimate::estimate(self.program.expression(), declared)
+    }
+
     /// Compiles an expression of a mutating admission policy, where object initializers
     /// (`Object{spec: Object.spec{replicas: 1}}`, `JSONPatch{op: "add", …}`) build the
     /// apply configurations and patch operations; they evaluate to maps of their fields.

@@ -45,43 +45,22 @@ impl std::fmt::Debug for RuleTree {
     }
 }
 
-/// A rule that does not compile: its index and the compiler's message.
-pub(crate) struct CompileError {
-    pub index: usize,
-    pub field: &'static str,
-    pub message: String,
-}
-
-/// Compiles the rules of one node (the `x-kubernetes-validations` list as written).
-fn compile_rules(validations: &[Value]) -> (Vec<Rule>, Vec<CompileError>) {
+/// Compiles the rules of one node (the `x-kubernetes-validations` list as written); a rule
+/// that does not compile, or whose `messageExpression` does not, is left out (the CRD's
+/// checks report them when it is written).
+fn compile_rules(validations: &[Value]) -> Vec<Rule> {
     let mut rules = Vec::new();
-    let mut errors = Vec::new();
-    for (index, v) in validations.iter().enumerate() {
+    for v in validations {
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         let source = text("rule").unwrap_or_default();
-        let rule = match CelExpression::compile(&source) {
-            Ok(r) => r,
-            Err(message) => {
-                errors.push(CompileError {
-                    index,
-                    field: "rule",
-                    message,
-                });
-                continue;
-            }
+        let Ok(rule) = CelExpression::compile(&source) else {
+            continue;
         };
         let message_expression = match text("messageExpression").filter(|m| !m.is_empty()) {
             None => None,
             Some(m) => match CelExpression::compile(&m) {
                 Ok(e) => Some(e),
-                Err(message) => {
-                    errors.push(CompileError {
-                        index,
-                        field: "messageExpression",
-                        message,
-                    });
-                    continue;
-                }
+                Err(_) => continue,
             },
         };
         let transition = rule.uses("oldSelf");
@@ -95,35 +74,7 @@ fn compile_rules(validations: &[Value]) -> (Vec<Rule>, Vec<CompileError>) {
             transition,
         });
     }
-    (rules, errors)
-}
-
-/// The compile errors of every rule of `schema`, as `(path of the rule's field, message)`.
-pub(crate) fn compile_errors(schema: &Props, path: &str, out: &mut Vec<(String, String)>) {
-    walk_schema(schema, path, 0, &mut |node, path| {
-        for e in compile_rules(&node.validations).1 {
-            out.push((
-                format!("{path}.x-kubernetes-validations[{}].{}", e.index, e.field),
-                e.message,
-            ));
-        }
-    });
-}
-
-fn walk_schema(schema: &Props, path: &str, depth: usize, f: &mut dyn FnMut(&Props, &str)) {
-    if depth > super::MAX_SCHEMA_DEPTH {
-        return;
-    }
-    f(schema, path);
-    for (k, p) in &schema.properties {
-        walk_schema(p, &format!("{path}.properties[{k}]"), depth + 1, f);
-    }
-    if let Some(Items::Schema(items)) = &schema.items {
-        walk_schema(items, &format!("{path}.items"), depth + 1, f);
-    }
-    if let Some(SchemaOrBool::Schema(a)) = &schema.additional_properties {
-        walk_schema(a, &format!("{path}.additionalProperties"), depth + 1, f);
-    }
+    rules
 }
 
 impl RuleTree {
@@ -137,7 +88,7 @@ impl RuleTree {
         if depth > super::MAX_SCHEMA_DEPTH {
             return None;
         }
-        let rules = compile_rules(&schema.validations).0;
+        let rules = compile_rules(&schema.validations);
         let properties: Vec<(String, RuleTree)> = schema
             .properties
             .iter()

@@ -7,14 +7,16 @@
 //! - [`Structural`]: a schema compiled once, which prunes, defaults and validates custom
 //!   resources (with validation ratcheting on update).
 //!
-//! Not here: the CEL rules (`x-kubernetes-validations`; their static checks are, and the
-//! rules are kept in [`Structural`] for the CEL step), the validation of a custom resource's
+//! Not here: the CEL rules (`x-kubernetes-validations`; their static checks are, compilation
+//! and kube-apiserver's estimated-cost budgets, and the rules are kept in [`Structural`] for
+//! the CEL step), the validation of a custom resource's
 //! own `apiVersion`/`kind`/`metadata` (the registry's), and the OpenAPI published for a CRD.
 //!
 //! Depth: Kubernetes bounds schemas only by its JSON decoder; apiary refuses schemas nested
 //! deeper than [`MAX_SCHEMA_DEPTH`] nodes with an error, so that every walk here (all of
 //! which follow the schema) is bounded whatever the input.
 
+mod cel_cost;
 mod cel_rules;
 mod checks;
 mod defaults;
@@ -38,6 +40,7 @@ mod tests;
 
 use serde_json::Value;
 
+pub use cel_cost::{STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT};
 pub use props::MAX_SCHEMA_DEPTH;
 pub use structural::{SchemaError, Structural};
 
@@ -69,6 +72,10 @@ pub struct CrdSchemaOptions {
     /// The version (or the CRD, for a schema shared by every version) has the status
     /// subresource, which restricts what the root of the schema may say.
     pub status_subresource_enabled: bool,
+    /// The per-expression limit of the CEL rules' estimated costs is not applied (Kubernetes
+    /// lifts it for a version whose schema an update leaves unchanged); the limit of the
+    /// schema's total still is.
+    pub suppress_per_expression_cost: bool,
 }
 
 impl Default for CrdSchemaOptions {
@@ -82,6 +89,7 @@ impl Default for CrdSchemaOptions {
             require_atomic_set_type: true,
             require_map_list_keys_map_set_validation: true,
             status_subresource_enabled: false,
+            suppress_per_expression_cost: false,
         }
     }
 }
@@ -124,6 +132,7 @@ impl CrdSchemaOptions {
                 !checks::map_list_keys_map_set(s, "").is_empty()
             }),
             status_subresource_enabled: false,
+            suppress_per_expression_cost: false,
         }
     }
 }
@@ -252,16 +261,12 @@ pub fn validate_crd_schema(
     }
     errs.extend(checks::check_tree(&props, path, options));
     // The rules compile against the structural schema, so only a schema without other errors
-    // gets that far (as in Kubernetes).
-    let mut compile = Vec::new();
+    // gets that far (as in Kubernetes); their estimated costs are checked with them.
     if errs.is_empty() && held_back.is_none() {
-        cel_rules::compile_errors(&props, path, &mut compile);
-    }
-    for (field, message) in compile {
-        errs.push(FieldError::invalid(
-            field,
-            &Value::from(""),
-            format!("compilation failed: {message}"),
+        errs.extend(cel_cost::cel_errors(
+            &props,
+            path,
+            options.suppress_per_expression_cost,
         ));
     }
     if errs.is_empty()

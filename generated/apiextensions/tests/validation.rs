@@ -462,3 +462,37 @@ fn an_update_keeps_what_the_old_crd_already_had_and_refuses_it_new() {
     let errors = update_errors(&updated, &with_set("1"));
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+#[test]
+fn a_rule_over_its_estimated_cost_budget_is_refused_unless_an_update_leaves_it_unchanged() {
+    // 200 items, each an unbounded string (3 MiB - 2 bytes) checked with
+    // `self.contains('abcdefghij')`: 1 + ceil(3145726 * 0.1) * ceil(10 * 0.1) = 314574 per
+    // item, 62914800 in all: 6.3 times the per-rule limit of 10000000, under the total's.
+    let costly = with(|v| {
+        v["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+            "type": "object",
+            "properties": {"items": {"type": "array", "maxItems": 200, "items": {
+                "type": "string",
+                "x-kubernetes-validations": [{"rule": "self.contains('abcdefghij')"}],
+            }}},
+        });
+    });
+    let refused = [
+        "spec.validation.openAPIV3Schema.properties[spec].properties[items].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 6.3x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+    ];
+    assert_eq!(create_errors(&costly), refused);
+    // An update that leaves the schema as it was keeps it (Kubernetes lifts the per-rule
+    // limit for unchanged schemas); one that changes the schema does not.
+    let relabeled = {
+        let mut v = costly.clone();
+        v["metadata"]["labels"] = json!({"a": "b"});
+        v
+    };
+    assert_eq!(update_errors(&relabeled, &costly), Vec::<String>::new());
+    let changed = {
+        let mut v = costly.clone();
+        v["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = json!("changed");
+        v
+    };
+    assert_eq!(update_errors(&changed, &costly), refused);
+}

@@ -70,6 +70,7 @@ pub fn validate_crd(
         validate_name(crd, &mut errors);
     }
     let options = SpecOptions {
+        old_spec: old.map(|o| &o.spec),
         require_immutable_names: old.is_some_and(is_established),
         require_openapi_schema: old.is_none_or(|o| all_versions_have_schemas(&o.spec)),
         require_recognized_conversion_review_version: old.is_none_or(|o| {
@@ -112,7 +113,10 @@ pub fn validate_crd(
 
 /// The options of the spec checks that an update derives from the old object.
 #[derive(Clone, Debug)]
-struct SpecOptions {
+struct SpecOptions<'a> {
+    /// The spec an update replaces: the per-expression limit of the CEL rules' estimated
+    /// costs is lifted for a version whose schema it leaves unchanged.
+    old_spec: Option<&'a v1::CustomResourceDefinitionSpec>,
     require_immutable_names: bool,
     require_openapi_schema: bool,
     require_recognized_conversion_review_version: bool,
@@ -198,7 +202,7 @@ fn validate_enum(path: &str, value: &str, accepted: &[&str], errors: &mut Vec<Fi
 /// `validateCustomResourceDefinitionSpec` on the internal form of `spec`.
 fn validate_spec(
     spec: &v1::CustomResourceDefinitionSpec,
-    options: &SpecOptions,
+    options: &SpecOptions<'_>,
     errors: &mut Vec<FieldError>,
 ) {
     let hoisted = Hoisted::of(spec);
@@ -290,6 +294,7 @@ fn validate_spec(
             hoisted,
             status_enabled(subresources),
             &options.schema,
+            schema_unchanged(options.old_spec, v),
             errors,
         );
     }
@@ -333,11 +338,16 @@ fn validate_spec(
             .versions
             .iter()
             .any(|v| status_enabled(v.subresources.as_ref()));
+        let unchanged = spec
+            .versions
+            .first()
+            .is_some_and(|v| schema_unchanged(options.old_spec, v));
         validate_schema_of(
             validation,
             "spec.validation",
             any_status,
             &options.schema,
+            unchanged,
             errors,
         );
     }
@@ -387,6 +397,23 @@ fn validate_spec(
     }
 }
 
+/// Whether the update replacing `old` leaves the schema of `version` as it was
+/// (Kubernetes' `findVersionsWithUnchangedSchemas`).
+fn schema_unchanged(
+    old: Option<&v1::CustomResourceDefinitionSpec>,
+    version: &v1::CustomResourceDefinitionVersion,
+) -> bool {
+    let Some(old) = old else {
+        return false;
+    };
+    old.versions
+        .iter()
+        .find(|o| o.name == version.name)
+        .is_some_and(|o| {
+            ::serde_json::to_value(&o.schema).ok() == ::serde_json::to_value(&version.schema).ok()
+        })
+}
+
 /// An `Invalid value` error on the whole `spec.versions` list.
 fn versions_error(spec: &v1::CustomResourceDefinitionSpec, detail: &str) -> FieldError {
     let value = ::serde_json::to_value(&spec.versions).unwrap_or(Value::Null);
@@ -405,6 +432,7 @@ fn validate_version(
     hoisted: Hoisted,
     status: bool,
     schema_options: &apimachinery::schema::CrdSchemaOptions,
+    schema_unchanged: bool,
     errors: &mut Vec<FieldError>,
 ) {
     let warning = version.deprecation_warning.as_ref();
@@ -424,6 +452,7 @@ fn validate_version(
             &format!("{path}.schema"),
             status,
             schema_options,
+            schema_unchanged,
             errors,
         );
     }

@@ -1,6 +1,6 @@
 //! The schema of a version (or the hoisted one): the one call of the schema check,
 //! [`apimachinery::schema::validate_crd_schema`] (per-node checks, structural rules, defaults,
-//! CEL rules that compile).
+//! CEL rules that compile, within their estimated cost budgets).
 
 use apimachinery::errors::FieldError;
 use apimachinery::schema::CrdSchemaOptions;
@@ -48,12 +48,14 @@ pub(super) fn schema_options(
 }
 
 /// The schema check of one `CustomResourceValidation` at `path` (`spec.validation` or
-/// `spec.versions[i].schema`).
+/// `spec.versions[i].schema`); `schema_unchanged` when an update leaves it as it was (the
+/// per-expression limit of the CEL rules' estimated costs is then lifted).
 pub(super) fn validate_schema_of(
     validation: &v1::CustomResourceValidation,
     path: &str,
     status_subresource_enabled: bool,
     options: &CrdSchemaOptions,
+    schema_unchanged: bool,
     errors: &mut Vec<FieldError>,
 ) {
     let Some(schema) = &validation.open_api_v3_schema else {
@@ -62,6 +64,7 @@ pub(super) fn validate_schema_of(
     let schema = ::serde_json::to_value(schema).unwrap_or(Value::Null);
     let options = CrdSchemaOptions {
         status_subresource_enabled,
+        suppress_per_expression_cost: schema_unchanged,
         ..options.clone()
     };
     errors.extend(apimachinery::schema::validate_crd_schema(
