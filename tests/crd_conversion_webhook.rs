@@ -458,4 +458,42 @@ fn conversion_webhooks() {
         desired.contains(&format!("{GROUP}/v2")) && desired.contains(&format!("{GROUP}/v1")),
         "a (stored as v1) converted to v2, d (stored as v2) to v1: {desired:?}"
     );
+
+    // kube-apiserver's conversion metrics: every review by result and failure type, and the
+    // CRD's conversions between versions.
+    let metrics = k.ok(&["get", "--raw", "/metrics"]);
+    let count = |prefix: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {prefix} in /metrics"))
+    };
+    assert!(
+        count(r#"apiserver_conversion_webhook_request_total{result="success",failure_type=""}"#)
+            >= 3.0
+    );
+    for failure in [
+        "conversion_webhook_malformed_response_failure",
+        "conversion_webhook_invalid_converted_object_failure",
+        "conversion_webhook_call_failure",
+    ] {
+        assert!(
+            count(&format!(
+                r#"apiserver_conversion_webhook_request_total{{result="failure",failure_type="{failure}"}}"#
+            )) >= 1.0
+        );
+    }
+    for (from, to, succeeded) in [
+        ("v1", "v2", "true"),
+        ("v2", "v1", "true"),
+        ("v1", "v2", "false"),
+    ] {
+        assert!(
+            count(&format!(
+                r#"apiserver_crd_conversion_webhook_duration_seconds_count{{crd_name="crontabs.{GROUP}",from_version="{from}",to_version="{to}",succeeded="{succeeded}"}}"#
+            )) >= 1.0
+        );
+    }
 }

@@ -60,6 +60,7 @@ impl ApiGroups for ApiExtensions {
     fn install(&self, server: &mut GenericServer) {
         let kinds = Arc::new(RuntimeKinds::new(server.api().clone()));
         server.add_delegate(kinds.clone());
+        server.add_metrics(|registry| conversion::metrics::METRICS.register(registry));
         server.add_kind_source(kinds.clone());
         let crds = match server.api().store(&CUSTOM_RESOURCE_DEFINITION_KIND) {
             Ok(store) => store,

@@ -26,12 +26,15 @@
 //!
 //! The HTTPS clients live in that runtime too, so their pooled connections never outlive the
 //! runtime that drives them.
+//!
+//! Every review is counted in kube-apiserver's conversion metrics ([`metrics`]).
 
+pub mod metrics;
 pub mod review;
 
 use std::future::Future;
 use std::sync::{Arc, LazyLock, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use apiextensions_api::apiextensions_k8s_io::v1::CustomResourceDefinition;
 use apimachinery::runtime::Object;
@@ -40,6 +43,8 @@ use apimachinery::runtime::unstructured::{
 };
 use apimachinery::scheme::CodecError;
 use server::webhook::{Clients, ServiceReference, WebhookError};
+
+use metrics::{Failure, METRICS};
 
 /// How long a conversion webhook has to answer. kube-apiserver sets no timeout of its own on
 /// the call (the request's deadline bounds it); apiary bounds it below the default request
@@ -93,6 +98,8 @@ fn wait_for<T: Send + 'static>(
 /// documentation).
 #[derive(Debug)]
 pub struct WebhookConverter {
+    /// The CRD's name, for the metrics.
+    crd_name: String,
     /// The `kind` of the objects (the accepted name).
     kind: &'static str,
     /// The kind of their lists.
@@ -132,6 +139,7 @@ impl WebhookConverter {
             }
         };
         Some(Self {
+            crd_name: crd.metadata.name.clone().unwrap_or_default(),
             kind,
             list_kind,
             url: url.and_then(|u| {
@@ -149,26 +157,29 @@ impl WebhookConverter {
     }
 
     /// Sends one review and returns the answer's converted objects (checked as a review; the
-    /// error is what follows `failed: `).
+    /// error is what follows `failed: `, with what kind of failure it is).
     fn call(
         &self,
         objects: &[Unstructured],
         desired: &str,
-    ) -> Result<Vec<serde_json::Value>, String> {
-        let url = self.url.clone()?;
-        let client = CLIENTS.get(&self.ca_bundle).map_err(|e| e.to_string())?;
-        let version = review::review_version(&self.review_versions)?;
+    ) -> Result<Vec<serde_json::Value>, (Failure, String)> {
+        let call_failure = |e: String| (Failure::Call, e);
+        let url = self.url.clone().map_err(call_failure)?;
+        let client = CLIENTS
+            .get(&self.ca_bundle)
+            .map_err(|e| call_failure(e.to_string()))?;
+        let version = review::review_version(&self.review_versions).map_err(call_failure)?;
         let uid = uuid::Uuid::new_v4().to_string();
         let body = review::request(version, &uid, desired, objects);
         let answer =
-            wait_for(
-                async move { server::webhook::post_json(&client, &url, TIMEOUT, body).await },
-            )?
-            .map_err(|e| match e {
-                WebhookError::Status { code, body } => status_error(code, &body),
-                other => other.to_string(),
-            })?;
+            wait_for(async move { server::webhook::post_json(&client, &url, TIMEOUT, body).await })
+                .map_err(call_failure)?
+                .map_err(|e| match e {
+                    WebhookError::Status { code, body } => call_failure(status_error(code, &body)),
+                    other => call_failure(other.to_string()),
+                })?;
         review::converted_objects(&answer, version, &uid)
+            .map_err(|e| (Failure::MalformedResponse, e))
     }
 }
 
@@ -214,16 +225,47 @@ impl UnstructuredConverter for WebhookConverter {
         } else {
             review::gvk_string(&first.info().api_version(), self.kind)
         };
-        let converted = self.call(&objects, &desired).map_err(|e| {
-            CodecError::ConversionFailed(format!("conversion webhook for {gvk} failed: {e}"))
+        let started = Instant::now();
+        let from_version = first.info().version;
+        let to_version = to.info().version;
+        let outcome = self.call(&objects, &desired).and_then(|converted| {
+            if converted.len() != objects.len() {
+                return Err((
+                    Failure::PartialResponse,
+                    format!(
+                        "conversion webhook for {gvk} returned {} objects, expected {}",
+                        converted.len(),
+                        objects.len()
+                    ),
+                ));
+            }
+            let expect = review::Expectation {
+                desired_api_version: &desired,
+                gvk: &gvk,
+                list,
+            };
+            review::restore(&objects, converted, &expect)
+                .map_err(|e| (Failure::InvalidConvertedObject, e))
+        });
+        let took = started.elapsed();
+        METRICS.record_review(outcome.as_ref().map(|_| ()).map_err(|(f, _)| *f), took);
+        if from_version != to_version {
+            METRICS.record_conversion(
+                &self.crd_name,
+                from_version,
+                to_version,
+                outcome.is_ok(),
+                took,
+            );
+        }
+        let restored = outcome.map_err(|(failure, e)| {
+            CodecError::ConversionFailed(match failure {
+                Failure::Call | Failure::MalformedResponse => {
+                    format!("conversion webhook for {gvk} failed: {e}")
+                }
+                Failure::PartialResponse | Failure::InvalidConvertedObject => e,
+            })
         })?;
-        let expect = review::Expectation {
-            desired_api_version: &desired,
-            gvk: &gvk,
-            list,
-        };
-        let restored =
-            review::restore(&objects, converted, &expect).map_err(CodecError::ConversionFailed)?;
         Ok(restored
             .into_iter()
             .map(|(metadata, fields)| Unstructured::new(to.clone(), metadata, fields))
