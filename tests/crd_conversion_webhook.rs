@@ -66,7 +66,8 @@ fn answer(path: &str, review: &Value) -> Value {
     if path == "/wrong-uid" {
         uid = json!("not-the-request");
     }
-    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+    // Answered in the review's own version (v1, or v1beta1 when the CRD lists it first).
+    json!({"apiVersion": review["apiVersion"], "kind": "ConversionReview",
            "response": {"uid": uid, "result": {"status": "Success"},
                         "convertedObjects": converted}})
 }
@@ -260,6 +261,39 @@ fn conversion_webhooks() {
         reviews[0].1["request"]["objects"].as_array().map(Vec::len),
         Some(3)
     );
+    // A CRD that lists v1beta1 first in conversionReviewVersions gets v1beta1 reviews, and
+    // takes a v1beta1 answer.
+    let review_versions = |versions: Value| {
+        let patch =
+            json!({"spec": {"conversion": {"webhook": {"conversionReviewVersions": versions}}}});
+        k.ok(&[
+            "patch",
+            "crd",
+            &format!("crontabs.{GROUP}"),
+            "--type=merge",
+            "-p",
+            &patch.to_string(),
+        ]);
+    };
+    review_versions(json!(["v1beta1", "v1"]));
+    let mut sent = Value::Null;
+    for _ in 0..150 {
+        seen.take();
+        let a = k.json(&["get", &v2, "a", "-n", ns, "-o", "json"]);
+        assert_eq!(a["spec"]["schedule"], "*/5 * * * *", "{a}");
+        sent = seen
+            .take()
+            .pop()
+            .map(|(_, r)| r["apiVersion"].clone())
+            .unwrap_or_default();
+        if sent == "apiextensions.k8s.io/v1beta1" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(sent, "apiextensions.k8s.io/v1beta1");
+    review_versions(json!(["v1"]));
+
     // The Table kubectl prints by default is converted too.
     let table = k.ok(&["get", &v2, "-n", ns]);
     assert!(table.contains("a ") && table.contains("c "), "{table}");
