@@ -32,6 +32,7 @@
 //! `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it for build scripts and
 //! the `codegen show` command.
 
+pub mod bridge;
 pub mod build;
 pub mod check;
 pub mod convert;
