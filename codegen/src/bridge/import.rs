@@ -232,6 +232,10 @@ pub fn import_crd(yaml: &str) -> Result<Imported, ImportError> {
             what: format!("{storage_count} versions have `storage: true`; exactly one must"),
         });
     }
+    losses.push(Loss {
+        path: "spec.versions[*].schema.openAPIV3Schema".into(),
+        what: format!("a value of the wrong JSON type is refused when the body is decoded (400 BadRequest, `{kind} in version \"<v>\" cannot be handled as a {kind}: …`) where kube-apiserver answers 422 Invalid (`<path> in body must be of type <type>`)"),
+    });
     let priorities = priorities(&versions);
     let reserved = reserved_names(&kind);
     let mut files = BTreeMap::new();
