@@ -16,6 +16,9 @@
 //! the generator before it is returned; a definition the generator refuses is an importer bug
 //! ([`ImportError::Generated`]).
 //!
+//! Every file is `#![crd_validation]`: its markers check as kube-apiserver checks the CRD's
+//! schema (a required value need only be present; bounds read `<path> in body should be …`).
+//!
 //! Protobuf: a CRD has no field numbers, so every struct's fields are numbered `1..n` in the
 //! order they are written (the kind's `metadata` first, then JSON-name order).
 

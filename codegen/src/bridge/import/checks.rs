@@ -139,11 +139,6 @@ impl Schemas<'_> {
                         ("exclusiveMaximum", "exclusive_maximum")
                     };
                     let n = if t == "f64" { n.to_string() } else { n.as_i64().map(|i| i.to_string()).unwrap_or_else(|| n.to_string()) };
-                    let words = bound_words(key, node.get(ex_key) == Some(&Value::Bool(true)));
-                    self.loss(
-                        &kpath,
-                        format!("a value out of bounds reads `Invalid value: <v>: must be {words} {n}` (kube-apiserver: `<path> in body should be {words} {n}`)"),
-                    );
                     if node.get(ex_key) == Some(&Value::Bool(true)) {
                         out.push(format!("{ex_marker} = {n}"));
                     } else {
@@ -169,16 +164,6 @@ impl Schemas<'_> {
             }
         }
         m.validate.extend(out);
-    }
-}
-
-/// The words of a bound's message: `greater than or equal to` for an inclusive minimum.
-fn bound_words(key: &str, exclusive: bool) -> &'static str {
-    match (key, exclusive) {
-        ("minimum", false) => "greater than or equal to",
-        ("minimum", true) => "greater than",
-        (_, false) => "less than or equal to",
-        (_, true) => "less than",
     }
 }
 

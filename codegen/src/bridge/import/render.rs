@@ -275,6 +275,7 @@ pub(super) fn version_file(h: &Header<'_>, kind: &KindMarkers, defs: &[Def]) -> 
         out.push_str("#![served = false]\n");
     }
     out.push_str(&format!("#![priority = {}]\n", h.priority));
+    out.push_str("#![crd_validation]\n");
     for (i, d) in defs.iter().enumerate() {
         out.push('\n');
         doc_lines(&mut out, &d.docs, "");

@@ -401,16 +401,9 @@ impl<'a> Schemas<'a> {
                         "a default on a required property never applies (kube-apiserver applies it only to absent values, which fail as required): dropped",
                     );
                 }
+                // `#![crd_validation]`: a required `Option` need only be present.
                 m.validate.insert(0, "required".into());
-                if matches!(shape, Shape::Text | Shape::List | Shape::Map) {
-                    self.loss(
-                        path,
-                        "a required string, list or map that is present but empty is refused as `Required value` (kube-apiserver accepts it)",
-                    );
-                    ty
-                } else {
-                    format!("Option<{ty}>")
-                }
+                format!("Option<{ty}>")
             }
             (false, None) => format!("Option<{ty}>"),
             (false, Some(d)) => match (shape, d) {

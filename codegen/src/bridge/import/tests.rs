@@ -173,11 +173,11 @@ fn markers_carry_checks_defaults_rules_and_merge_semantics() {
             pub extra: BTreeMap<String, String>,
             #[proto(2)]
             #[validate(required, min_length = 1, max_length = 63, pattern = "^[a-z]+$")]
-            pub image: String,
+            pub image: Option<String>,
             #[proto(3)]
             #[validate(required, min_items = 1, max_items = 3)]
             #[list(type = "map", map_keys = ["name"])]
-            pub items: Vec<ThingSpecItemsItem>,
+            pub items: Option<Vec<ThingSpecItemsItem>>,
             #[proto(4)]
             #[validate(max_properties = 4)]
             #[map(type = "atomic")]
@@ -216,7 +216,7 @@ fn markers_carry_checks_defaults_rules_and_merge_semantics() {
         #[map(type = "atomic")]
         pub struct ThingSpecItemsItem {
             #[validate(required)]
-            pub name: String,
+            pub name: Option<String>,
         }
         pub struct ThingSpecOptions {
             #[default(3)]
@@ -282,6 +282,7 @@ spec:
         #![version = "v1"]
         #![storage]
         #![priority = 30]
+        #![crd_validation]
         #[kind(cluster, status, plural = "widgets", singular = "widget", short_names = ["wd", "w"], categories = ["all", "toys"], field_selectors = ["spec.color"])]
         #[scale(spec_replicas = ".spec.replicas", status_replicas = ".status.replicas")]
         #[print_column(name = "Replicas", type = "integer", json_path = ".spec.replicas", description = "Custom resource definition column (in JSONPath format): .spec.replicas")]
@@ -318,7 +319,10 @@ spec:
     }
     // Only what every import loses: decoding refuses values of the wrong JSON type.
     assert_eq!(out.losses.len(), 1, "{}", out.report());
-    assert_eq!(out.losses[0].path, "spec.versions[*].schema.openAPIV3Schema");
+    assert_eq!(
+        out.losses[0].path,
+        "spec.versions[*].schema.openAPIV3Schema"
+    );
 }
 
 #[test]
@@ -494,4 +498,29 @@ fn yaml_and_json_read_alike() {
     let value: serde_json::Value = serde_yaml_ng::from_str(&yaml).expect("yaml");
     let from_json = import(&value.to_string());
     assert_eq!(from_yaml.files, from_json.files);
+}
+
+/// The imported files are `#![crd_validation]`: a required `Option` is checked for presence
+/// and bounds read as a CRD schema's (the generated Rust calls those checks).
+#[test]
+fn imported_files_check_as_a_crd_schema_does() {
+    let yaml = crd(
+        "          spec:
+            type: object
+            required: [name]
+            properties:
+              name: {type: string}
+              replicas: {type: integer, maximum: 3}
+",
+        "",
+    );
+    let out = import(&yaml);
+    assert!(v1(&out).contains("#![crd_validation]\n"), "{}", v1(&out));
+    let (model, diags) = super::load(&out.files);
+    assert!(diags.is_empty(), "{diags}");
+    let group = model.group("example.com").expect("group");
+    let rust = crate::emit::rust::version_file(group, group.version("v1").expect("v1"));
+    assert!(rust.contains("check_present(&self.name"), "{rust}");
+    assert!(rust.contains("check_schema_maximum("), "{rust}");
+    assert!(!rust.contains("check_required("), "{rust}");
 }

@@ -3,6 +3,7 @@
 #![version = "v1"]
 #![storage]
 #![priority = 20]
+#![crd_validation]
 
 /// A CronTab runs an image on a cron schedule.
 #[kind(namespaced, status, plural = "crontabs", singular = "crontab", short_names = ["ct"], categories = ["all"])]
@@ -34,14 +35,14 @@ pub struct CronTabSpec {
     /// The schedule, in cron format (five fields).
     #[proto(2)]
     #[validate(required, pattern = "^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$")]
-    pub cron_spec: String,
+    pub cron_spec: Option<String>,
     /// Environment variables of a run.
     #[proto(3)]
     pub env: Option<BTreeMap<String, String>>,
     /// The container image to run.
     #[proto(4)]
     #[validate(required, max_length = 253)]
-    pub image: String,
+    pub image: Option<String>,
     /// The fewest copies the CronTab may be scaled to.
     #[proto(5)]
     #[default(0)]
@@ -71,7 +72,7 @@ pub struct CronTabSpecPortsItem {
     /// The port's name.
     #[proto(1)]
     #[validate(required)]
-    pub name: String,
+    pub name: Option<String>,
     /// The port number.
     #[proto(2)]
     #[validate(required, minimum = 1, maximum = 65535)]

@@ -2,6 +2,7 @@
 #![group = "stable.example.com"]
 #![version = "v1beta1"]
 #![priority = 10]
+#![crd_validation]
 
 /// A CronTab runs an image on a cron schedule.
 #[kind(namespaced, status, plural = "crontabs", singular = "crontab", short_names = ["ct"], categories = ["all"])]
@@ -24,11 +25,11 @@ pub struct CronTabSpec {
     /// The schedule, in cron format (five fields).
     #[proto(1)]
     #[validate(required, pattern = "^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$")]
-    pub cron_spec: String,
+    pub cron_spec: Option<String>,
     /// The container image to run.
     #[proto(2)]
     #[validate(required, max_length = 253)]
-    pub image: String,
+    pub image: Option<String>,
     /// How many copies run at once.
     #[proto(3)]
     #[default(1)]
