@@ -16,6 +16,16 @@
 //! the generator before it is returned; a definition the generator refuses is an importer bug
 //! ([`ImportError::Generated`]).
 //!
+//! Types: `integer` is `i64` (`i32` with format `int32`), `number` `f64`, `string` `String`
+//! (formats `date-time`, `byte` and `uuid` stay strings with `#[validate(format)]`: `Time` would
+//! rewrite the text to second precision in UTC and `Bytes` re-encode the base64, while
+//! kube-apiserver keeps what was written), `x-kubernetes-int-or-string` `IntOrString`,
+//! `additionalProperties` `BTreeMap<String, T>`, and a node that keeps unknown fields or is an
+//! embedded resource `Value`: any JSON, as `RawExtension` is, but with the markers a value takes
+//! (`#[validate(required)]`), so an embedded object's own checks are reported lost. A property
+//! is `Option<T>`, or `T` when it has a default (`{}` for an object or map, literals for
+//! scalars and lists).
+//!
 //! Every file is `#![crd_validation]`: its markers check as kube-apiserver checks the CRD's
 //! schema (a required value need only be present; bounds read `<path> in body should be …`).
 //!
@@ -70,7 +80,7 @@ impl Imported {
     /// The loss report: one line per loss, or a line saying there is none.
     pub fn report(&self) -> String {
         let mut out = format!(
-            "imported {} ({}) into {} file(s)\n",
+            "imported {} ({}) into {} file(s); protobuf field numbers are 1..n in each struct's field order (a CRD has none)\n",
             self.kind,
             self.group,
             self.files.len()
@@ -238,6 +248,10 @@ pub fn import_crd(yaml: &str) -> Result<Imported, ImportError> {
     losses.push(Loss {
         path: "spec.versions[*].schema.openAPIV3Schema".into(),
         what: format!("a value of the wrong JSON type is refused when the body is decoded (400 BadRequest, `{kind} in version \"<v>\" cannot be handled as a {kind}: …`) where kube-apiserver answers 422 Invalid (`<path> in body must be of type <type>`)"),
+    });
+    losses.push(Loss {
+        path: "spec.versions[*].schema.openAPIV3Schema".into(),
+        what: "when several checks fail, their errors are listed field by field and every CEL rule runs; kube-apiserver lists the schema's errors before list-type and CEL errors, and skips the CEL rules after a Required, Unsupported, Too long, Too many or wrong-type error".into(),
     });
     let priorities = priorities(&versions);
     let reserved = reserved_names(&kind);
