@@ -75,22 +75,45 @@ fn imported_crd_serves_the_crd_semantics_with_compiled_types() {
     let table = k.ok(&["get", "crontabs", "-n", "default"]);
     let lines: Vec<Vec<&str>> = table
         .lines()
-        .map(|l| l.split("   ").map(str::trim).filter(|c| !c.is_empty()).collect())
+        .map(|l| {
+            l.split("   ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
         .collect();
-    assert_eq!(lines[0], ["NAME", "SPEC", "IMAGE", "REPLICAS", "AGE"], "{table}");
-    assert_eq!(lines[1][..4], ["legacy-cron", "0 3 * * *", "legacy-image", "2"], "{table}");
+    assert_eq!(
+        lines[0],
+        ["NAME", "SPEC", "IMAGE", "REPLICAS", "AGE"],
+        "{table}"
+    );
+    assert_eq!(
+        lines[1][..4],
+        ["legacy-cron", "0 3 * * *", "legacy-image", "2"],
+        "{table}"
+    );
     assert_eq!(
         lines[2][..4],
-        ["my-new-cron-object", "* * * * */5", "my-awesome-cron-image", "1"],
+        [
+            "my-new-cron-object",
+            "* * * * */5",
+            "my-awesome-cron-image",
+            "1"
+        ],
         "{table}"
     );
     let wide = k.ok(&["get", "ct", "-n", "default", "-o", "wide"]);
     assert!(
-        wide.lines().next().is_some_and(|h| h.contains("REPLICAS   POLICY   AGE")),
+        wide.lines()
+            .next()
+            .is_some_and(|h| h.contains("REPLICAS   POLICY   AGE")),
         "{wide}"
     );
     let all = k.ok(&["get", "all", "-n", "default", "-o", "name"]);
-    assert!(all.contains("crontab.stable.example.com/legacy-cron"), "{all}");
+    assert!(
+        all.contains("crontab.stable.example.com/legacy-cron"),
+        "{all}"
+    );
 
     // The CRD's defaults: replicas, minReplicas, concurrencyPolicy and each port's protocol.
     let get = |resource: &str, name: &str| {
@@ -174,7 +197,11 @@ fn imported_crd_serves_the_crd_semantics_with_compiled_types() {
         "spec.tags: Too many: 11: must have at most 10 items",
         r#"spec.tags[1]: Duplicate value: "x""#,
     ] {
-        assert!(lists.stderr.contains(want), "want `{want}`:\n{}", lists.describe());
+        assert!(
+            lists.stderr.contains(want),
+            "want `{want}`:\n{}",
+            lists.describe()
+        );
     }
     refused(
         &k,
@@ -191,11 +218,23 @@ fn imported_crd_serves_the_crd_semantics_with_compiled_types() {
 
     // Merge patch: checked like a create.
     k.ok(&[
-        "patch", "crontab", "my-new-cron-object", "-n", "default", "--type=merge", "-p",
+        "patch",
+        "crontab",
+        "my-new-cron-object",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
         r#"{"spec":{"concurrencyPolicy":"Forbid"}}"#,
     ]);
     let bad = k.run(&[
-        "patch", "crontab", "my-new-cron-object", "-n", "default", "--type=merge", "-p",
+        "patch",
+        "crontab",
+        "my-new-cron-object",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
         r#"{"spec":{"concurrencyPolicy":"Never"}}"#,
     ]);
     assert!(
@@ -212,7 +251,10 @@ fn imported_crd_serves_the_crd_semantics_with_compiled_types() {
     // Server-side apply: a second manager adds a port to the list-type map `ports`.
     k.ok_stdin(
         &["create", "-f", "-"],
-        &crontab("applied", "{cronSpec: '0 * * * *', image: web, ports: [{name: http, port: 80}]}"),
+        &crontab(
+            "applied",
+            "{cronSpec: '0 * * * *', image: web, ports: [{name: http, port: 80}]}",
+        ),
     );
     k.ok_stdin(
         &["apply", "--server-side", "--field-manager=metrics", "-f", "-"],
@@ -232,39 +274,78 @@ fn imported_crd_serves_the_crd_semantics_with_compiled_types() {
         &crontab("applied", "{cronSpec: '0 * * * *', image: other}"),
     );
     assert!(
-        !conflict.success() && conflict.stderr.contains("Apply failed with") && conflict.stderr.contains(".spec.image"),
+        !conflict.success()
+            && conflict.stderr.contains("Apply failed with")
+            && conflict.stderr.contains(".spec.image"),
         "{}",
         conflict.describe()
     );
 
     // Status subresource: the main resource ignores `status`, /status writes only it.
     k.ok(&[
-        "patch", "crontab", "applied", "-n", "default", "--type=merge", "-p",
+        "patch",
+        "crontab",
+        "applied",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
         r#"{"status":{"replicas":7}}"#,
     ]);
     assert_eq!(get("crontab", "applied").get("status"), None);
     k.ok(&[
-        "patch", "crontab", "applied", "-n", "default", "--subresource=status", "--type=merge", "-p",
+        "patch",
+        "crontab",
+        "applied",
+        "-n",
+        "default",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
         r#"{"status":{"replicas":2,"labelSelector":"app=web"},"spec":{"image":"ignored"}}"#,
     ]);
     let status = get("crontab", "applied");
-    assert_eq!(status["status"], json!({"labelSelector": "app=web", "replicas": 2}));
+    assert_eq!(
+        status["status"],
+        json!({"labelSelector": "app=web", "replicas": 2})
+    );
     assert_eq!(status["spec"]["image"], "web");
 
     // Scale subresource: spec.replicas, status.replicas and the selector.
-    k.ok(&["scale", "crontab", "applied", "-n", "default", "--replicas=5"]);
+    k.ok(&[
+        "scale",
+        "crontab",
+        "applied",
+        "-n",
+        "default",
+        "--replicas=5",
+    ]);
     let scaled = get("crontab", "applied");
     assert_eq!(scaled["spec"]["replicas"], 5);
     let scale = k.json(&[
-        "get", "--raw", "/apis/stable.example.com/v1/namespaces/default/crontabs/applied/scale",
+        "get",
+        "--raw",
+        "/apis/stable.example.com/v1/namespaces/default/crontabs/applied/scale",
     ]);
     assert_eq!(scale["kind"], "Scale");
     assert_eq!(scale["apiVersion"], "autoscaling/v1");
     assert_eq!(scale["spec"], json!({"replicas": 5}));
-    assert_eq!(scale["status"], json!({"replicas": 2, "selector": "app=web"}));
-    let too_many = k.run(&["scale", "crontab", "applied", "-n", "default", "--replicas=101"]);
+    assert_eq!(
+        scale["status"],
+        json!({"replicas": 2, "selector": "app=web"})
+    );
+    let too_many = k.run(&[
+        "scale",
+        "crontab",
+        "applied",
+        "-n",
+        "default",
+        "--replicas=101",
+    ]);
     assert!(
-        too_many.stderr.contains("spec.replicas in body should be less than or equal to 100"),
+        too_many
+            .stderr
+            .contains("spec.replicas in body should be less than or equal to 100"),
         "{}",
         too_many.describe()
     );
@@ -281,7 +362,14 @@ fn imported_crd_serves_the_crd_semantics_with_compiled_types() {
         "{names}"
     );
     let one = k.ok(&[
-        "get", "ct", "-n", "default", "--field-selector", "metadata.name=legacy-cron", "-o", "name",
+        "get",
+        "ct",
+        "-n",
+        "default",
+        "--field-selector",
+        "metadata.name=legacy-cron",
+        "-o",
+        "name",
     ]);
     assert_eq!(one.trim(), "crontab.stable.example.com/legacy-cron");
 
