@@ -500,6 +500,14 @@ impl<'a> Schemas<'a> {
             return ("Value".into(), Shape::Any);
         }
         if flag("x-kubernetes-preserve-unknown-fields") {
+            for key in ["x-kubernetes-map-type", "x-kubernetes-list-type"] {
+                if node.contains_key(key) {
+                    self.loss(
+                        &format!("{path}.{key}"),
+                        format!("`{key}` on a node that keeps unknown fields (`Value`) has no marker: server-side apply replaces it whole"),
+                    );
+                }
+            }
             if node.contains_key("properties") || node.contains_key("additionalProperties") {
                 self.loss(
                     &format!("{path}.properties"),
@@ -570,7 +578,7 @@ impl<'a> Schemas<'a> {
                     .cloned()
                     .unwrap_or_default();
                 let mut inner_m = Markers::default();
-                let (t, _) = self.value_type(
+                let (t, item_shape) = self.value_type(
                     &format!("{hint}Item"),
                     &items,
                     &format!("{path}.items"),
@@ -590,11 +598,20 @@ impl<'a> Schemas<'a> {
                                     .collect()
                             })
                             .unwrap_or_default();
-                        m.list = Some(if lt == "map" {
-                            format!("#[list(type = \"map\", map_keys = {})]", lit_list(&keys))
+                        m.list = if lt != "map" {
+                            Some(format!("#[list(type = {})]", lit(lt)))
+                        } else if item_shape == Shape::Struct {
+                            Some(format!(
+                                "#[list(type = \"map\", map_keys = {})]",
+                                lit_list(&keys)
+                            ))
                         } else {
-                            format!("#[list(type = {})]", lit(lt))
-                        });
+                            self.loss(
+                                &format!("{path}.x-kubernetes-list-type"),
+                                "a list-type map of items that are not a struct of properties has no marker: its keys are not checked and server-side apply replaces the list",
+                            );
+                            None
+                        };
                     }
                     self.node_rules(node, path, m, depth);
                 } else {

@@ -389,6 +389,8 @@ fn what_the_definitions_cannot_say_is_reported() {
               l: {type: array, items: {type: string, x-kubernetes-validations: [{rule: self != ''}]}}
               s: {x-kubernetes-int-or-string: true, pattern: '^[0-9]+%?$'}
               d: {type: string, example: abc}
+              k: {type: array, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [n], items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+              u: {type: object, x-kubernetes-preserve-unknown-fields: true, x-kubernetes-map-type: atomic}
               r: {type: object, required: [x], minProperties: 1, properties: {x: {type: string, default: q}}}
 ",
         "    deprecated: true
@@ -444,6 +446,8 @@ fn what_the_definitions_cannot_say_is_reported() {
             "`pattern` on a value of type `IntOrString`",
         ),
         ("properties.d.example", "not carried"),
+        ("properties.k.x-kubernetes-list-type", "not a struct"),
+        ("properties.u.x-kubernetes-map-type", "keeps unknown fields"),
         ("properties.r.minProperties", "`minProperties`"),
         ("properties.r.properties.x.default", "never applies"),
     ] {
