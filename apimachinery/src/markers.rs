@@ -280,6 +280,55 @@ pub fn check_maximum<T: MarkerValue + ?Sized>(
     }
 }
 
+/// `#[validate(minimum = …)]` / `exclusive_minimum` in a `#![crd_validation]` file, with the
+/// message kube-apiserver gives for a CRD's schema: `<path> in body should be greater than or
+/// equal to N` (`greater than N` when exclusive).
+pub fn check_schema_minimum<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    bound: f64,
+    bound_text: &str,
+    exclusive: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(n) = v.as_number() else { return };
+    let words = match (exclusive, n <= bound, n < bound) {
+        (true, true, _) => "greater than",
+        (false, _, true) => "greater than or equal to",
+        _ => return,
+    };
+    let p = path.to_string();
+    errors.push(FieldError::invalid(
+        &p,
+        &v.to_json(),
+        format!("{p} in body should be {words} {bound_text}"),
+    ));
+}
+
+/// `#[validate(maximum = …)]` / `exclusive_maximum` in a `#![crd_validation]` file:
+/// `<path> in body should be less than or equal to N` (`less than N` when exclusive).
+pub fn check_schema_maximum<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    bound: f64,
+    bound_text: &str,
+    exclusive: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(n) = v.as_number() else { return };
+    let words = match (exclusive, n >= bound, n > bound) {
+        (true, true, _) => "less than",
+        (false, _, true) => "less than or equal to",
+        _ => return,
+    };
+    let p = path.to_string();
+    errors.push(FieldError::invalid(
+        &p,
+        &v.to_json(),
+        format!("{p} in body should be {words} {bound_text}"),
+    ));
+}
+
 /// `#[validate(max_length = …)]`: `Too long: may not be more than N bytes`.
 pub fn check_max_length<T: MarkerValue + ?Sized>(
     v: &T,
@@ -541,6 +590,14 @@ pub fn check_required<T: MarkerValue + ?Sized>(
     }
 }
 
+/// `#[validate(required)]` on an `Option` in a `#![crd_validation]` file: the value must be
+/// present, as a CRD schema's `required` asks (an empty string, list or map is a value).
+pub fn check_present<T>(v: &Option<T>, path: &FieldPath<'_>, errors: &mut Vec<FieldError>) {
+    if v.is_none() {
+        errors.push(FieldError::required(path.to_string(), ""));
+    }
+}
+
 /// `#[validate(format = …)]`.
 pub fn check_format<T: MarkerValue + ?Sized>(
     v: &T,
@@ -621,6 +678,40 @@ mod tests {
                 "replicas: Invalid value: -1: must be greater than or equal to 0",
                 "color: Invalid value: \"Red\": color in body should match '^[a-z]+$'",
                 "mode: Unsupported value: \"C\": supported values: \"A\", \"B\"",
+            ]
+        );
+    }
+
+    /// `#![crd_validation]`: bounds word their errors as kube-apiserver does for a CRD's
+    /// schema, and a required `Option` is only asked to be present.
+    #[test]
+    fn crd_schema_checks_word_their_errors_as_kube_openapi() {
+        let root = FieldPath::Root;
+        let spec = root.field("spec");
+        let p = spec.field("replicas");
+        let mut errors = Vec::new();
+        check_schema_maximum(&101i32, &p, 100.0, "100", false, &mut errors);
+        check_schema_maximum(&100i32, &p, 100.0, "100", false, &mut errors);
+        check_schema_maximum(&Some(10i64), &p, 10.0, "10", true, &mut errors);
+        check_schema_minimum(&-1i64, &p, 0.0, "0", false, &mut errors);
+        check_schema_minimum(&0.5f64, &p, 0.5, "0.5", true, &mut errors);
+        check_schema_minimum(&None::<i64>, &p, 0.0, "0", false, &mut errors);
+        check_present(&None::<String>, &spec.field("image"), &mut errors);
+        check_present(&Some(String::new()), &spec.field("empty"), &mut errors);
+        check_present(
+            &Some(Vec::<String>::new()),
+            &spec.field("list"),
+            &mut errors,
+        );
+        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            rendered,
+            [
+                "spec.replicas: Invalid value: 101: spec.replicas in body should be less than or equal to 100",
+                "spec.replicas: Invalid value: 10: spec.replicas in body should be less than 10",
+                "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0",
+                "spec.replicas: Invalid value: 0.5: spec.replicas in body should be greater than 0.5",
+                "spec.image: Required value",
             ]
         );
     }

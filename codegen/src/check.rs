@@ -291,8 +291,8 @@ fn check_version(v: &VersionModel, shared: Option<&VersionModel>, diags: &mut Di
     }
 }
 
-/// Whether a version name has Kubernetes' shape.
-fn valid_version_name(name: &str) -> bool {
+/// Whether a version name has Kubernetes' shape (`v1`, `v1beta1`, `v2alpha3`).
+pub fn valid_version_name(name: &str) -> bool {
     let Some(rest) = name.strip_prefix('v') else {
         return false;
     };
@@ -367,12 +367,12 @@ fn check_struct(
                 &scale.selector,
             ] {
                 if !path.is_empty() {
-                    check_json_path(v, s, path, &k.loc, diags);
+                    check_json_path(v, s, path, false, &k.loc, diags);
                 }
             }
         }
         for c in &k.print_columns {
-            check_json_path(v, s, &c.json_path, &k.loc, diags);
+            check_json_path(v, s, &c.json_path, true, &k.loc, diags);
         }
         if k.status && s.field("status").is_none() {
             diags.push(
@@ -423,11 +423,15 @@ fn check_struct(
     }
 }
 
-/// Checks that a JSONPath such as `.spec.replicas` names fields of the kind.
+/// Checks that a JSONPath such as `.spec.replicas` names fields of the kind. With `filters`
+/// (a printer column's path, which the server evaluates as a Kubernetes JSONPath), the path may
+/// go on past a field with an index or filter (`.status.conditions[?(@.type=="Ready")].status`):
+/// the fields up to the first `[` are checked.
 fn check_json_path(
     v: &VersionModel,
     s: &StructModel,
     path: &str,
+    filters: bool,
     loc: &Loc,
     diags: &mut Diagnostics,
 ) {
@@ -438,9 +442,16 @@ fn check_json_path(
         );
         return;
     };
+    let (rest, more) = match rest.find('[') {
+        Some(i) if filters => (&rest[..i], true),
+        _ => (rest, false),
+    };
     let mut current = Some(s);
     for segment in rest.split('.') {
         let Some(st) = current else { return };
+        if more && segment.is_empty() {
+            return;
+        }
         let fields = v.json_fields(st);
         let Some(f) = fields.iter().find(|f| f.json_name == segment) else {
             let hint = suggestion(segment, fields.iter().map(|f| f.json_name.as_str()));

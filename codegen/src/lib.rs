@@ -30,7 +30,8 @@
 //! groups, [`parse::externs`]) → [`check`] (whole-model checks, every error at once as a
 //! [`diagnostics::Diagnostic`] naming file, line, column and the fix) → [`emit`] (Rust via
 //! `quote` + `prettyplease`, `.proto`, OpenAPI). [`Generator`] drives it for build scripts and
-//! the `codegen show` command.
+//! the `codegen show` command. [`bridge::import`] turns a CustomResourceDefinition into the
+//! definitions of its group (`codegen import-crd`).
 
 pub mod bridge;
 pub mod build;

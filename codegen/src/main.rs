@@ -7,6 +7,11 @@
 //! `--api-defs <dir>` selects the definitions directory. By default the group is looked up in
 //! the workspace's `api-defs` (apiary's demo group, with the Kubernetes groups as extern
 //! groups) and then in the Kubernetes crate's `generated/kubernetes/api-defs`.
+//!
+//! `codegen import-crd <crd.yaml> [--out <api-defs dir>]`: writes the definitions of a
+//! CustomResourceDefinition's group into the directory (default `api-defs`), one file per
+//! version, and prints to stderr what of the CRD the definitions cannot say
+//! (`codegen::bridge::import`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +20,10 @@ const USAGE: &str =
     "usage: codegen show <group>/<version> [--proto | --openapi | --openapi-v2] [--api-defs <dir>]
        codegen export-crd <group> [--api-defs <dir>]
   <group>/<version>: example.dev/v1, rbac.authorization.k8s.io/v1, v1 (core), or a group alone
-  (default output: the generated Rust module)";
+  (default output: the generated Rust module)
+       codegen import-crd <crd.yaml> [--out <api-defs dir>]
+  writes the definitions of the CRD's group (default directory: api-defs) and prints what of
+  the CRD they cannot say";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,6 +48,9 @@ enum View {
 }
 
 fn run(args: &[String]) -> Result<String, String> {
+    if args.first().map(String::as_str) == Some("import-crd") {
+        return import_crd(&args[1..]);
+    }
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let kubernetes = workspace.join("generated/kubernetes/api-defs");
     let mut api_defs = None;
@@ -126,4 +137,38 @@ fn show(generator: &codegen::Generator, target: &str, view: &View) -> Result<Str
                 .map_err(|e| e.to_string())
         }
     }
+}
+
+/// `codegen import-crd <crd.yaml> [--out <dir>]`: writes the files, reports the losses on
+/// stderr, and prints the paths written.
+fn import_crd(args: &[String]) -> Result<String, String> {
+    let mut input = None;
+    let mut out = PathBuf::from("api-defs");
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--out" => out = iter.next().map(PathBuf::from).ok_or(USAGE)?,
+            "-h" | "--help" => return Ok(format!("{USAGE}\n")),
+            other if input.is_none() => input = Some(PathBuf::from(other)),
+            other => return Err(format!("unexpected argument `{other}`\n{USAGE}")),
+        }
+    }
+    let input = input.ok_or(USAGE)?;
+    let text = std::fs::read_to_string(&input)
+        .map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    let imported = codegen::bridge::import::import_crd(&text)
+        .map_err(|e| format!("{}: {e}", input.display()))?;
+    let mut written = String::new();
+    for (path, contents) in &imported.files {
+        let path = out.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, contents)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push_str(&format!("{}\n", path.display()));
+    }
+    eprint!("{}", imported.report());
+    Ok(written)
 }

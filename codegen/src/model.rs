@@ -218,6 +218,13 @@ pub struct VersionModel {
     /// definitions use them by name, and the version has no kinds, routes or OpenAPI document
     /// of its own.
     pub shared: bool,
+    /// `#![crd_validation]`: the markers check as kube-apiserver checks a
+    /// CustomResourceDefinition's schema (the files `codegen import-crd` writes):
+    /// `#[validate(required)]` on an `Option` asks for the value to be present (an empty
+    /// string, list or map is a value), and a number out of bounds reads `<path> in body should
+    /// be less than or equal to N` (without it: `must be less than or equal to N`, as
+    /// Kubernetes' built-in types say).
+    pub crd_validation: bool,
     /// Whether this is the internal hub file.
     pub is_internal: bool,
     /// Every struct of the file, in file order (kinds included).

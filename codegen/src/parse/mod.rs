@@ -316,6 +316,7 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
         priority: 10,
         proto_package: None,
         shared: false,
+        crd_validation: false,
         is_internal: path.file_stem().is_some_and(|s| s == "internal"),
         structs: Vec::new(),
         loc: Loc {
@@ -326,7 +327,7 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
     };
     let mut saw_group = false;
     let mut saw_version = false;
-    const FILE_MARKERS: [&str; 8] = [
+    const FILE_MARKERS: [&str; 9] = [
         "group",
         "version",
         "storage",
@@ -334,6 +335,7 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
         "priority",
         "proto_package",
         "shared",
+        "crd_validation",
         "doc",
     ];
     for attr in &file.attrs {
@@ -359,6 +361,7 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
             }
             ("storage", Meta::Path(_)) => v.storage = true,
             ("shared", Meta::Path(_)) => v.shared = true,
+            ("crd_validation", Meta::Path(_)) => v.crd_validation = true,
             ("served", Meta::NameValue(nv)) => match &nv.value {
                 Expr::Lit(ExprLit {
                     lit: Lit::Bool(b), ..
@@ -390,13 +393,13 @@ pub fn parse_version_file(path: &Path, file: &syn::File, diags: &mut Diagnostics
             ("group" | "version" | "priority" | "proto_package" | "served", _) => {
                 cx.error(attr.span(), format!("write `#![{name} = …]`"));
             }
-            ("storage" | "shared", _) => {
+            ("storage" | "shared" | "crd_validation", _) => {
                 cx.error(attr.span(), format!("write `#![{name}]` without arguments"))
             }
             _ => {
                 let hint = suggestion(&name, FILE_MARKERS);
                 let fix = if hint.is_empty() {
-                    "; file markers are `group`, `version`, `storage`, `served`, `priority`, `proto_package`, `shared`"
+                    "; file markers are `group`, `version`, `storage`, `served`, `priority`, `proto_package`, `shared`, `crd_validation`"
                         .to_string()
                 } else {
                     hint

@@ -76,7 +76,7 @@ fn emit_validate(version: &VersionModel, s: &StructModel) -> TokenStream {
         if !f.rules.is_empty() {
             statics.extend(rules_static(&rules_id, &f.rules));
         }
-        validations.push(emit_field_validation(f, &rules_id));
+        validations.push(emit_field_validation(f, &rules_id, version.crd_validation));
         let json = &f.json_name;
         if f.validation.immutable {
             updates.push(quote! {
@@ -89,7 +89,6 @@ fn emit_validate(version: &VersionModel, s: &StructModel) -> TokenStream {
             });
         }
     }
-    let _ = version;
     quote! {
         #statics
         impl ::apimachinery::markers::Validate for #name {
@@ -114,11 +113,14 @@ fn emit_validate(version: &VersionModel, s: &StructModel) -> TokenStream {
 }
 
 /// The validation statements of one field.
-fn emit_field_validation(f: &FieldModel, rules_id: &proc_macro2::Ident) -> TokenStream {
+/// With `crd`, a required `Option` needs only be present and bounds read as a CRD schema's.
+fn emit_field_validation(f: &FieldModel, rules_id: &proc_macro2::Ident, crd: bool) -> TokenStream {
     let fname = ident(&f.name);
     let json = &f.json_name;
     let v = &f.validation;
-    let required = if v.required {
+    let required = if v.required && crd && matches!(f.ty, TypeRef::Option(_)) {
+        quote! { ::apimachinery::markers::check_present(&self.#fname, &p, errors); }
+    } else if v.required {
         quote! { ::apimachinery::markers::check_required(&self.#fname, &p, errors); }
     } else {
         TokenStream::new()
@@ -136,7 +138,7 @@ fn emit_field_validation(f: &FieldModel, rules_id: &proc_macro2::Ident) -> Token
         }
         _ => {}
     }
-    let leaf = leaf_checks(v);
+    let leaf = leaf_checks(v, crd);
     if !leaf.is_empty() {
         on_value.extend(match base {
             TypeRef::Vec(inner) if inner.is_scalar() => quote! {
@@ -210,7 +212,7 @@ fn container_checks(v: &Validation, base: &TypeRef) -> TokenStream {
 }
 
 /// Checks on scalar values (numbers and strings), on `v`.
-fn leaf_checks(v: &Validation) -> TokenStream {
+fn leaf_checks(v: &Validation, crd: bool) -> TokenStream {
     let mut out = TokenStream::new();
     let bound = |n: &serde_json::Number| (n.as_f64().unwrap_or_default(), n.to_string());
     for (b, exclusive, max) in [
@@ -221,10 +223,11 @@ fn leaf_checks(v: &Validation) -> TokenStream {
     ] {
         if let Some(n) = b {
             let (f, text) = bound(n);
-            let func = if max {
-                quote!(check_maximum)
-            } else {
-                quote!(check_minimum)
+            let func = match (max, crd) {
+                (true, false) => quote!(check_maximum),
+                (false, false) => quote!(check_minimum),
+                (true, true) => quote!(check_schema_maximum),
+                (false, true) => quote!(check_schema_minimum),
             };
             out.extend(
                 quote! { ::apimachinery::markers::#func(v, &p, #f, #text, #exclusive, errors); },
