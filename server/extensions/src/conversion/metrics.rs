@@ -51,12 +51,9 @@ pub struct ConversionMetrics {
 
 fn request_histogram() -> Histogram {
     // From 5 ms to 60 s, kube-apiserver's buckets.
-    Histogram::new(
-        [
-            0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 45.0, 60.0,
-        ]
-        .into_iter(),
-    )
+    Histogram::new([
+        0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 45.0, 60.0,
+    ])
 }
 
 fn crd_histogram() -> Histogram {
