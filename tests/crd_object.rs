@@ -529,3 +529,138 @@ fn server_status(server: &Server, path: &str) -> Value {
             .unwrap()
     })
 }
+
+/// Two versions whose schemas differ: v1 (stored) has `spec.min` with a default and a rule
+/// comparing it to `spec.replicas`; v1beta1 has only `spec.replicas`, at most 5.
+const TWO_SCHEMAS: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: pools.schemas.example.com
+spec:
+  group: schemas.example.com
+  names: {plural: pools, kind: Pool}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - {rule: "self.min <= self.replicas", message: "min must not exceed replicas"}
+            properties:
+              replicas: {type: integer}
+              min: {type: integer, default: 0}
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, maximum: 5}
+"#;
+
+#[test]
+fn a_write_is_validated_with_the_schema_of_the_version_it_was_sent_in() {
+    let server = Server::start(&[]);
+    let k = Kubectl::new(&server, &kubectls()[0]);
+    k.ok(&["apply", "-f", &k.write("pools.yaml", TWO_SCHEMAS)]);
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/pools.schemas.example.com",
+        "--timeout=60s",
+    ]);
+    let pool = |version: &str, name: &str, spec: &str| {
+        format!(
+            "apiVersion: schemas.example.com/{version}\nkind: Pool\nmetadata:\n  name: {name}\n  namespace: default\nspec: {spec}\n"
+        )
+    };
+    let v1 = "pools.v1.schemas.example.com";
+    let v1beta1 = "pools.v1beta1.schemas.example.com";
+    // Created through v1beta1: v1beta1's schema checks it (v1's rule, which reads the `min`
+    // v1beta1 does not have, does not run); stored as v1, it reads back through v1 with v1's
+    // default.
+    let mut created = k.run_with(
+        &["create", "-f", "-"],
+        &[],
+        &pool("v1beta1", "legacy", "{replicas: 3}"),
+    );
+    for _ in 0..50 {
+        // The resource is served a moment after the CRD is established.
+        if created.success() || !created.stderr.contains("the server could not find") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        created = k.run_with(
+            &["create", "-f", "-"],
+            &[],
+            &pool("v1beta1", "legacy", "{replicas: 3}"),
+        );
+    }
+    assert!(created.success(), "{}", created.describe());
+    let read = k.json(&["get", v1, "legacy", "-n", "default", "-o", "json"]);
+    assert_eq!(read["spec"], json!({"replicas": 3, "min": 0}), "{read}");
+    // Through v1beta1, v1's field is pruned (converted with strategy None, then read with
+    // v1beta1's schema).
+    let read = k.json(&["get", v1beta1, "legacy", "-n", "default", "-o", "json"]);
+    assert_eq!(read["spec"], json!({"replicas": 3}), "{read}");
+    // A list reads with the schema too.
+    let list = k.json(&["get", v1, "-n", "default", "-o", "json"]);
+    assert_eq!(
+        list["items"][0]["spec"],
+        json!({"replicas": 3, "min": 0}),
+        "{list}"
+    );
+    // v1beta1's own bound applies to writes through v1beta1, and only to them.
+    let refused = k.run_with(
+        &["create", "-f", "-"],
+        &[],
+        &pool("v1beta1", "big", "{replicas: 7}"),
+    );
+    assert!(
+        refused.stderr.contains(
+            "spec.replicas: Invalid value: 7: spec.replicas in body should be less than or equal to 5"
+        ),
+        "{}",
+        refused.describe()
+    );
+    k.ok_stdin(&["create", "-f", "-"], &pool("v1", "big", "{replicas: 7}"));
+    // An update through v1beta1 of an object stored in v1 is checked in v1beta1 too.
+    k.ok(&[
+        "patch",
+        v1beta1,
+        "legacy",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":4}}"#,
+    ]);
+    // And v1's rule checks writes through v1.
+    let refused = k.run(&[
+        "patch",
+        v1,
+        "legacy",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"min":9}}"#,
+    ]);
+    assert!(
+        refused
+            .stderr
+            .contains("spec: Invalid value: \"object\": min must not exceed replicas"),
+        "{}",
+        refused.describe()
+    );
+}

@@ -32,6 +32,14 @@ pub trait Strategy: Send + Sync + 'static {
     /// namespace's `finalize`), empty for the main resource.
     fn prepare_for_update(&self, _object: &mut dyn Object, _old: &dyn Object, _subresource: &str) {}
 
+    /// Whether a write is admitted and validated in the version it was sent in, and converted
+    /// to the storage version only when it is stored: kube-apiserver's way with custom
+    /// resources, whose versions each have a schema of their own. By default (`false`) a
+    /// write is converted to the storage version first, as a compiled kind's is to its hub.
+    fn writes_in_request_version(&self) -> bool {
+        false
+    }
+
     /// Kind-specific validation of a new object, after the definition's own checks.
     fn validate(&self, _object: &dyn Object) -> Vec<FieldError> {
         Vec::new()

@@ -32,6 +32,14 @@ pub trait VersionCodec: Send + Sync + 'static {
     /// The protobuf field number of `metadata` in this version's message, if it has one.
     fn metadata_field(&self) -> Option<u32>;
 
+    /// Whether decoding an object of this version stored as JSON may change it, so that a
+    /// reader must decode it rather than serve the stored JSON as it is: a schema read at run
+    /// time prunes and defaults on every read (a custom resource written before its CRD
+    /// gained a default reads back with it). A compiled kind's stored JSON is served as is.
+    fn changes_stored_json_on_read(&self) -> bool {
+        false
+    }
+
     /// Decodes JSON bytes (see [`decode::decode_json`]) and applies the defaults.
     fn decode_json(&self, bytes: &[u8]) -> Result<DecodedObject, DecodeError>;
 

@@ -59,6 +59,12 @@ impl Strategy for CustomResourceStrategy {
         Some(self)
     }
 
+    /// Each version of a CRD has its own schema: a write is defaulted, admitted and
+    /// validated in the version it was sent in, as kube-apiserver does.
+    fn writes_in_request_version(&self) -> bool {
+        true
+    }
+
     fn authorize_write(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
         if attributes.operation == Operation::Create && self.terminating.load(Ordering::Acquire) {
             let info = attributes.version;

@@ -28,7 +28,7 @@ pub async fn create(ctx: &ApiContext, scope: RequestScope) -> Result<Response<Bo
     let mut object = body.object;
     scope.set_namespace(&mut *object)?;
     update_managed_fields(None, &mut *object, &manager, "")?;
-    let mut object = scope.to_storage_version(object)?;
+    let mut object = scope.to_write_version(object)?;
     let name = object.name().to_string();
     let admission = RequestAdmission::new(
         &ctx.admission,

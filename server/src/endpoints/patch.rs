@@ -120,7 +120,8 @@ impl UpdatedObjectInfo for PatchInfo<'_> {
             self.manager,
             scope.subresource(),
         )?;
-        let mut new = scope.to_storage_version(new)?;
+        let mut new = scope.to_write_version(new)?;
+        let old = scope.admitted_old(old, &*old_requested);
         self.admission.mutate(&mut new, Some(old)).await?;
         Ok(new)
     }
@@ -305,9 +306,12 @@ impl UpdatedObjectInfo for ApplyInfo<'_> {
             m.insert("kind".into(), Value::from(scope.version.kind));
         }
         let new = decode_tree(scope, &merged, self.validation)?.object;
-        let mut new = scope.to_storage_version(new)?;
-        match old {
-            Some(old) => self.admission.mutate(&mut new, Some(old)).await?,
+        let mut new = scope.to_write_version(new)?;
+        match old.zip(live.as_deref()) {
+            Some((old, live)) => {
+                let old = scope.admitted_old(old, live);
+                self.admission.mutate(&mut new, Some(old)).await?
+            }
             None => self.create_admission.mutate(&mut new, None).await?,
         }
         Ok(new)

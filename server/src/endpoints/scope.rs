@@ -176,6 +176,32 @@ impl RequestScope {
             .map_err(CodecError::into_api_error)
     }
 
+    /// Converts a decoded object to the version it is admitted and validated in: the storage
+    /// version, unless the kind's strategy writes in the request's version (custom resources),
+    /// whose store converts the object when it stores it.
+    pub fn to_write_version(&self, object: Box<dyn Object>) -> Result<Box<dyn Object>, ApiError> {
+        if self.kind.strategy().writes_in_request_version() {
+            Ok(object)
+        } else {
+            self.to_storage_version(object)
+        }
+    }
+
+    /// The old object admission sees beside a new one of [`RequestScope::to_write_version`]:
+    /// `stored` (as read, in the storage version), or `requested` (the same converted to the
+    /// request's version) for a kind that writes in the request's version.
+    pub fn admitted_old<'a>(
+        &self,
+        stored: &'a dyn Object,
+        requested: &'a dyn Object,
+    ) -> &'a dyn Object {
+        if self.kind.strategy().writes_in_request_version() {
+            requested
+        } else {
+            stored
+        }
+    }
+
     /// The field manager of a write: the `fieldManager` option, else the User-Agent's first
     /// segment (the options' validation has checked it).
     pub fn manager(&self, field_manager: &str) -> String {

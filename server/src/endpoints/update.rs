@@ -116,7 +116,7 @@ impl UpdatedObjectInfo for PutInfo<'_> {
                     ));
                 }
                 update_managed_fields(None, &mut *new, self.manager, "")?;
-                let mut new = scope.to_storage_version(new)?;
+                let mut new = scope.to_write_version(new)?;
                 self.create_admission.mutate(&mut new, None).await?;
                 Ok(new)
             }
@@ -128,7 +128,8 @@ impl UpdatedObjectInfo for PutInfo<'_> {
                     self.manager,
                     scope.subresource(),
                 )?;
-                let mut new = scope.to_storage_version(new)?;
+                let mut new = scope.to_write_version(new)?;
+                let old = scope.admitted_old(old, &*old_requested);
                 self.admission.mutate(&mut new, Some(old)).await?;
                 Ok(new)
             }

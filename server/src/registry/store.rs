@@ -174,14 +174,41 @@ impl Store {
         Ok(object)
     }
 
-    /// Encodes an object of the storage version for storage, without its resourceVersion (the
-    /// revision is), in the store's media type. A kind without a protobuf encoding is written
-    /// as JSON.
+    /// Encodes an object for storage, without its resourceVersion (the revision is), in the
+    /// store's media type, converted to the storage version first when it is in another (a
+    /// kind whose strategy writes in the request's version). A kind without a protobuf
+    /// encoding is written as JSON.
     pub fn encode(&self, object: &mut dyn Object) -> Result<Bytes, ApiError> {
+        if let Some(mut stored) = self.in_storage_version(object)? {
+            return self.encode(&mut *stored);
+        }
         let resource_version = object.metadata_mut().resource_version.take();
         let result = self.encode_without_version(object);
         object.metadata_mut().resource_version = resource_version;
         result
+    }
+
+    /// `object` converted to the storage version, or `None` when it is in it already.
+    pub(crate) fn in_storage_version(
+        &self,
+        object: &dyn Object,
+    ) -> Result<Option<Box<dyn Object>>, ApiError> {
+        self.in_version(object, self.info.version)
+    }
+
+    /// `object` converted to `version`, or `None` when it is in it already.
+    pub(crate) fn in_version(
+        &self,
+        object: &dyn Object,
+        version: &str,
+    ) -> Result<Option<Box<dyn Object>>, ApiError> {
+        if object.info().version == version {
+            return Ok(None);
+        }
+        self.kind
+            .convert(object.clone_object(), version)
+            .map(Some)
+            .map_err(apimachinery::scheme::CodecError::into_api_error)
     }
 
     fn encode_without_version(&self, object: &dyn Object) -> Result<Bytes, ApiError> {
@@ -322,10 +349,13 @@ impl Store {
     }
 
     /// The JSON of a stored object in the storage version with its resourceVersion. JSON
-    /// stored in the storage version gets the resourceVersion spliced in; anything else is
-    /// decoded into its typed form and encoded.
+    /// stored in the storage version gets the resourceVersion spliced in (unless reading
+    /// changes it: a custom resource's schema prunes and defaults on every read); anything else
+    /// is decoded into its typed form and encoded.
     pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
-        if let Ok(StoredForm::Json(json)) = encoding::recognize(&stored.data) {
+        if !self.kind.storage().changes_stored_json_on_read()
+            && let Ok(StoredForm::Json(json)) = encoding::recognize(&stored.data)
+        {
             let prefix = format!("{{\"apiVersion\":\"{}\"", self.info.api_version());
             if json.starts_with(prefix.as_bytes())
                 && let Some(b) =
@@ -338,10 +368,15 @@ impl Store {
     }
 
     /// The JSON of one object read for a GET: like [`Self::json_bytes`], but objects stored as
-    /// protobuf are transcoded once per resourceVersion while they stay in the store's small
-    /// memo of recently read objects.
+    /// protobuf (or whose read changes them) are transcoded once per resourceVersion while
+    /// they stay in the store's small memo of recently read objects.
     pub fn json_for_get(&self, stored: &StoredObject) -> Result<Bytes, ApiError> {
-        if stored.data.starts_with(&apimachinery::protobuf::MAGIC) {
+        // A store lives as long as its kind's definition (a custom resource's store is
+        // replaced when its CRD changes), so a memoized read never outlives the schema it was
+        // decoded with.
+        if stored.data.starts_with(&apimachinery::protobuf::MAGIC)
+            || self.kind.storage().changes_stored_json_on_read()
+        {
             self.json_memo
                 .get_or_encode(&stored.key, stored.resource_version, || {
                     self.json_bytes(stored)

@@ -541,9 +541,18 @@ impl UnstructuredCodec {
     ) -> Result<Vec<Unstructured>, CodecError> {
         let to = self.version()?;
         let Some(converter) = to.converter.clone() else {
+            // Strategy `None`: only `apiVersion` changes, and the version's schema prunes what
+            // it does not know (kube-apiserver's schema-coercing converter).
             return Ok(objects
                 .into_iter()
-                .map(|o| o.with_version(to.clone()))
+                .map(|o| {
+                    let moved = o.version.info.version != to.info.version;
+                    let mut o = o.with_version(to.clone());
+                    if moved {
+                        o.prune_converted();
+                    }
+                    o
+                })
                 .collect());
         };
         let sent = |o: &Unstructured| o.version.info.version != to.info.version && !o.is_empty();
@@ -615,6 +624,10 @@ impl VersionCodec for UnstructuredCodec {
 
     fn metadata_field(&self) -> Option<u32> {
         None
+    }
+
+    fn changes_stored_json_on_read(&self) -> bool {
+        self.version().is_ok_and(|v| v.schema.is_some())
     }
 
     fn decode_json(&self, bytes: &[u8]) -> Result<DecodedObject, DecodeError> {

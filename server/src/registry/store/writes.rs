@@ -212,6 +212,12 @@ impl Store {
                 }
                 Some(old) => {
                     let mut object = info.updated_object(Some(&*old)).await?;
+                    // A kind that writes in the request's version sees the old object in that
+                    // version too (its rules and ratcheting compare like with like).
+                    let old = match self.in_version(&*old, object.info().version)? {
+                        Some(converted) => converted,
+                        None => old,
+                    };
                     update_admission.authorize(&*object, Some(&*old))?;
                     rest::check_update_precondition(self.kind, &mut *object, &*old)?;
                     let warnings =
@@ -244,12 +250,18 @@ impl Store {
                     };
                     let unchanged_old = old.as_ref().map(|o| o.clone_object());
                     let (mut object, created, warnings) = step_ref(old).await?;
+                    // What is written: the object, in the storage version.
+                    let mut in_storage = self.in_storage_version(&*object)?;
+                    let written: &mut dyn Object = match in_storage.as_mut() {
+                        Some(converted) => &mut **converted,
+                        None => &mut *object,
+                    };
                     let data = match (&current, &unchanged_old) {
                         // Nothing changed: the stored bytes stay, so storage skips the write.
-                        (Some(stored), Some(old)) if object.eq_object(&**old) => {
+                        (Some(stored), Some(old)) if written.eq_object(&**old) => {
                             stored.data.clone()
                         }
-                        _ => self.encode(&mut *object)?,
+                        _ => self.encode(written)?,
                     };
                     let ttl = self.kind.strategy().ttl(&*object, !created);
                     *outcome_ref.lock() = Some((object, created, warnings));
