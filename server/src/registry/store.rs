@@ -405,10 +405,13 @@ impl Store {
             }
             Ok(out)
         }
-        let protobuf = items
-            .first()
-            .is_some_and(|o| o.data.starts_with(&apimachinery::protobuf::MAGIC));
-        if items.len() < PARALLEL_TRANSCODE_MIN || !protobuf {
+        // Protobuf is transcoded, and JSON whose read changes it (a custom resource's schema
+        // prunes and defaults) decoded and encoded again: off the async workers.
+        let transcoded = self.kind.storage().changes_stored_json_on_read()
+            || items
+                .first()
+                .is_some_and(|o| o.data.starts_with(&apimachinery::protobuf::MAGIC));
+        if items.len() < PARALLEL_TRANSCODE_MIN || !transcoded {
             return Ok(vec![encode(self, &items)?]);
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
@@ -439,6 +442,16 @@ impl Store {
 
 /// The version of a stored JSON object, from its leading `apiVersion` member.
 fn stored_json_version(json: &[u8]) -> Option<String> {
+    // What the store writes leads with `apiVersion`: read it from the prefix, without parsing
+    // the whole document.
+    const LEAD: &[u8] = br#"{"apiVersion":""#;
+    if let Some(rest) = json.strip_prefix(LEAD)
+        && let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\')
+        && rest[end] == b'"'
+        && let Ok(api_version) = std::str::from_utf8(&rest[..end])
+    {
+        return Some(apimachinery::GroupVersion::parse(api_version).version);
+    }
     #[derive(serde::Deserialize)]
     struct TypeMeta {
         #[serde(rename = "apiVersion", default)]
@@ -451,3 +464,20 @@ fn stored_json_version(json: &[u8]) -> Option<String> {
 #[cfg(test)]
 #[path = "store_delete_tests.rs"]
 mod delete_race_tests;
+
+#[cfg(test)]
+mod stored_version_tests {
+    use super::stored_json_version;
+
+    #[test]
+    fn the_version_is_read_from_the_leading_api_version_or_the_whole_document() {
+        let lead = br#"{"apiVersion":"example.dev/v1","kind":"Widget","metadata":{}}"#;
+        assert_eq!(stored_json_version(lead).as_deref(), Some("v1"));
+        let core = br#"{"apiVersion":"v1","kind":"ConfigMap"}"#;
+        assert_eq!(stored_json_version(core).as_deref(), Some("v1"));
+        let later = br#"{"kind":"Widget","apiVersion":"example.dev/v2"}"#;
+        assert_eq!(stored_json_version(later).as_deref(), Some("v2"));
+        let escaped = br#"{"apiVersion":"example.dev\/v3","kind":"Widget"}"#;
+        assert_eq!(stored_json_version(escaped).as_deref(), Some("v3"));
+    }
+}
