@@ -49,7 +49,15 @@ pub struct Store {
     media_type: StorageMediaType,
     /// The JSON of recently read objects stored as protobuf.
     json_memo: JsonMemo,
+    /// For a kind whose reads may change stored JSON (a custom resource's schema prunes and
+    /// defaults): the resourceVersion, by key, at which a read was found to leave the stored
+    /// JSON as it is, so later reads serve it as stored. The store lives as long as the
+    /// schema it was checked with (a CRD change replaces the store).
+    read_as_stored: parking_lot::Mutex<rustc_hash::FxHashMap<Box<str>, i64>>,
 }
+
+/// The most keys a store remembers as read as stored (emptied when full).
+const READ_AS_STORED_KEYS: usize = 1 << 20;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -72,6 +80,7 @@ impl Store {
             keys,
             media_type: StorageMediaType::default(),
             json_memo: JsonMemo::default(),
+            read_as_stored: Default::default(),
         }
     }
 
@@ -353,18 +362,40 @@ impl Store {
     /// changes it: a custom resource's schema prunes and defaults on every read); anything else
     /// is decoded into its typed form and encoded.
     pub fn json_bytes(&self, stored: &StoredObject) -> Result<Vec<u8>, ApiError> {
-        if !self.kind.storage().changes_stored_json_on_read()
-            && let Ok(StoredForm::Json(json)) = encoding::recognize(&stored.data)
-        {
+        if let Ok(StoredForm::Json(json)) = encoding::recognize(&stored.data) {
             let prefix = format!("{{\"apiVersion\":\"{}\"", self.info.api_version());
             if json.starts_with(prefix.as_bytes())
                 && let Some(b) =
                     super::codec::splice_resource_version(json, stored.resource_version)
             {
-                return Ok(b);
+                if !self.kind.storage().changes_stored_json_on_read()
+                    || self.reads_as_stored(stored)
+                {
+                    return Ok(b);
+                }
+                // Read once with the schema: when that leaves the object as stored, later
+                // reads of this revision serve the stored JSON.
+                let mut object = self.decode(stored)?;
+                object.metadata_mut().resource_version = None;
+                let read = object.to_json().map_err(ApiError::internal)?;
+                if read.as_slice() == json {
+                    let mut seen = self.read_as_stored.lock();
+                    if seen.len() >= READ_AS_STORED_KEYS {
+                        seen.clear();
+                    }
+                    seen.insert(stored.key.as_str().into(), stored.resource_version);
+                    return Ok(b);
+                }
+                object.metadata_mut().resource_version = Some(stored.resource_version.to_string());
+                return object.to_json().map_err(ApiError::internal);
             }
         }
         self.decode(stored)?.to_json().map_err(ApiError::internal)
+    }
+
+    /// Whether a read of `stored` was found to leave it as stored.
+    fn reads_as_stored(&self, stored: &StoredObject) -> bool {
+        self.read_as_stored.lock().get(stored.key.as_str()) == Some(&stored.resource_version)
     }
 
     /// The JSON of one object read for a GET: like [`Self::json_bytes`], but objects stored as
