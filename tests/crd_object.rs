@@ -663,4 +663,37 @@ fn a_write_is_validated_with_the_schema_of_the_version_it_was_sent_in() {
         "{}",
         refused.describe()
     );
+
+    // Reads default with the schema as it is now: a default the CRD gains later shows on
+    // objects written before it (GET and list), and a field it drops is pruned.
+    let before = k.json(&["get", v1, "-n", "default", "-o", "json"]);
+    assert!(before["items"][0]["spec"].get("tier").is_none(), "{before}");
+    let patch = json!([
+        {"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/tier",
+         "value": {"type": "string", "default": "gold"}},
+        {"op": "remove", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/min"},
+        {"op": "remove", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations"},
+    ]);
+    k.ok(&[
+        "patch",
+        "crd",
+        "pools.schemas.example.com",
+        "--type=json",
+        "-p",
+        &patch.to_string(),
+    ]);
+    let mut spec = Value::Null;
+    for _ in 0..100 {
+        spec = k.json(&["get", v1, "legacy", "-n", "default", "-o", "json"])["spec"].clone();
+        if spec.get("tier").is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(spec, json!({"replicas": 4, "tier": "gold"}));
+    let list = k.json(&["get", v1, "-n", "default", "-o", "json"]);
+    for item in list["items"].as_array().unwrap() {
+        assert_eq!(item["spec"]["tier"], "gold", "{item}");
+        assert!(item["spec"].get("min").is_none(), "{item}");
+    }
 }
