@@ -291,18 +291,7 @@ pub fn check_schema_minimum<T: MarkerValue + ?Sized>(
     exclusive: bool,
     errors: &mut Vec<FieldError>,
 ) {
-    let Some(n) = v.as_number() else { return };
-    let words = match (exclusive, n <= bound, n < bound) {
-        (true, true, _) => "greater than",
-        (false, _, true) => "greater than or equal to",
-        _ => return,
-    };
-    let p = path.to_string();
-    errors.push(FieldError::invalid(
-        &p,
-        &v.to_json(),
-        format!("{p} in body should be {words} {bound_text}"),
-    ));
+    check_schema_bound(v, path, bound, bound_text, true, exclusive, errors);
 }
 
 /// `#[validate(maximum = …)]` / `exclusive_maximum` in a `#![crd_validation]` file:
@@ -315,18 +304,51 @@ pub fn check_schema_maximum<T: MarkerValue + ?Sized>(
     exclusive: bool,
     errors: &mut Vec<FieldError>,
 ) {
+    check_schema_bound(v, path, bound, bound_text, false, exclusive, errors);
+}
+
+/// A bound of a `#![crd_validation]` file, as kube-apiserver's schema validation words it.
+fn check_schema_bound<T: MarkerValue + ?Sized>(
+    v: &T,
+    path: &FieldPath<'_>,
+    bound: f64,
+    bound_text: &str,
+    is_min: bool,
+    exclusive: bool,
+    errors: &mut Vec<FieldError>,
+) {
     let Some(n) = v.as_number() else { return };
-    let words = match (exclusive, n >= bound, n > bound) {
-        (true, true, _) => "less than",
-        (false, _, true) => "less than or equal to",
-        _ => return,
+    let fails = match (is_min, exclusive) {
+        (true, false) => n < bound,
+        (true, true) => n <= bound,
+        (false, false) => n > bound,
+        (false, true) => n >= bound,
     };
-    let p = path.to_string();
-    errors.push(FieldError::invalid(
-        &p,
-        &v.to_json(),
-        format!("{p} in body should be {words} {bound_text}"),
-    ));
+    if fails {
+        let p = path.to_string();
+        errors.push(FieldError::invalid(
+            &p,
+            &v.to_json(),
+            schema_bound_message(&p, is_min, exclusive, bound_text),
+        ));
+    }
+}
+
+/// kube-apiserver's message for a value outside a schema's `minimum` (`is_min`) or `maximum`:
+/// `<name> in body should be greater than or equal to <bound>` and its three siblings.
+pub(crate) fn schema_bound_message(
+    name: &str,
+    is_min: bool,
+    exclusive: bool,
+    bound: &str,
+) -> String {
+    let relation = match (is_min, exclusive) {
+        (true, false) => "greater than or equal to",
+        (true, true) => "greater than",
+        (false, false) => "less than or equal to",
+        (false, true) => "less than",
+    };
+    format!("{name} in body should be {relation} {bound}")
 }
 
 /// `#[validate(max_length = …)]`: `Too long: may not be more than N bytes`.

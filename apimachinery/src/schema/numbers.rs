@@ -201,16 +201,10 @@ pub(crate) fn check(s: &Props, name: &str, n: &Number, sink: &mut Sink<'_>) {
             }
         };
         if fails {
-            let relation = match (is_min, exclusive) {
-                (true, false) => "greater than or equal to",
-                (true, true) => "greater than",
-                (false, false) => "less than or equal to",
-                (false, true) => "less than",
-            };
             sink.field(FieldError::invalid(
                 name,
                 &json,
-                format!("{name} in body should be {relation} {shown}"),
+                crate::markers::schema_bound_message(name, is_min, exclusive, &shown),
             ));
         }
     }
