@@ -386,8 +386,14 @@ impl Store {
                     seen.insert(stored.key.as_str().into(), stored.resource_version);
                     return Ok(b);
                 }
-                object.metadata_mut().resource_version = Some(stored.resource_version.to_string());
-                return object.to_json().map_err(ApiError::internal);
+                return match super::codec::splice_resource_version(&read, stored.resource_version) {
+                    Some(with_version) => Ok(with_version),
+                    None => {
+                        object.metadata_mut().resource_version =
+                            Some(stored.resource_version.to_string());
+                        object.to_json().map_err(ApiError::internal)
+                    }
+                };
             }
         }
         self.decode(stored)?.to_json().map_err(ApiError::internal)
