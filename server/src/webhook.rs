@@ -78,6 +78,46 @@ pub fn url_of(url: Option<&str>, service: Option<ServiceReference<'_>>) -> Resul
     Err("the webhook has neither a url nor a service".into())
 }
 
+/// Where a Service's port is reached: kube-apiserver's `ServiceResolver`, used by everything
+/// that calls a `service{namespace, name, port}` reference (admission webhooks, conversion
+/// webhooks, aggregated API servers).
+///
+/// The answer is the `https://host:port` to connect to; the caller still verifies the peer's
+/// certificate for the service's DNS name, [`service_dns_name`], whatever host it connects to.
+///
+/// ```
+/// use server::webhook::{DnsServiceResolver, ServiceResolver};
+///
+/// let url = DnsServiceResolver.resolve("ns", "hooks", 8443).unwrap();
+/// assert_eq!(url.as_str(), "https://hooks.ns.svc:8443/");
+/// ```
+pub trait ServiceResolver: Send + Sync + 'static {
+    /// The address of `port` of the Service `namespace/name`, or why it has none (the Service
+    /// does not exist, has no such port, no ready endpoints, …), worded for the caller's
+    /// message.
+    fn resolve(&self, namespace: &str, name: &str, port: i32) -> Result<reqwest::Url, String>;
+}
+
+/// The resolver of a server without Services: the service's DNS name
+/// (`<name>.<namespace>.svc`) and the port as given, as k8s.io/apiserver's
+/// `DefaultServiceResolver`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DnsServiceResolver;
+
+impl ServiceResolver for DnsServiceResolver {
+    fn resolve(&self, namespace: &str, name: &str, port: i32) -> Result<reqwest::Url, String> {
+        let host = service_dns_name(namespace, name);
+        reqwest::Url::parse(&format!("https://{host}:{port}"))
+            .map_err(|e| format!("the service address of {namespace}/{name} is invalid: {e}"))
+    }
+}
+
+/// The DNS name a Service's serving certificate is verified against:
+/// `<name>.<namespace>.svc`.
+pub fn service_dns_name(namespace: &str, name: &str) -> String {
+    format!("{name}.{namespace}.svc")
+}
+
 /// HTTPS clients by trust bundle, so calls to one webhook reuse their connections.
 #[derive(Default)]
 pub struct Clients {
