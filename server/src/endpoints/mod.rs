@@ -68,9 +68,6 @@ pub struct ApiContext {
     rule_resolver: Option<Arc<dyn RuleResolver>>,
     /// The memory large list responses may hold at once.
     list_budget: Arc<list_budget::ListBudget>,
-    /// Where Services are reached (webhooks, aggregated servers): the control plane's
-    /// resolver once it is installed, else the services' DNS names.
-    service_resolver: parking_lot::RwLock<Arc<dyn crate::webhook::ServiceResolver>>,
 }
 
 /// The token services handlers hand to strategies (`TokenReview`, `serviceaccounts/token`).
@@ -225,25 +222,11 @@ impl ApiContextBuilder {
                 self.list_memory.0,
                 self.list_memory.1,
             )),
-            service_resolver: parking_lot::RwLock::new(Arc::new(
-                crate::webhook::DnsServiceResolver,
-            )),
         })
     }
 }
 
 impl ApiContext {
-    /// The resolver every caller of a `service` reference uses (see
-    /// [`crate::webhook::ServiceResolver`]).
-    pub fn service_resolver(&self) -> Arc<dyn crate::webhook::ServiceResolver> {
-        Arc::clone(&self.service_resolver.read())
-    }
-
-    /// Replaces the service resolver (the bundle that serves Services installs its own).
-    pub fn set_service_resolver(&self, resolver: Arc<dyn crate::webhook::ServiceResolver>) {
-        *self.service_resolver.write() = resolver;
-    }
-
     /// A builder over the scheme and the storage backend (keys under `prefix`).
     pub fn builder(
         scheme: Arc<Scheme>,

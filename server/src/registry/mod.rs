@@ -50,6 +50,9 @@ pub struct Registry {
     /// The kinds served from a user's storage instead of a store, by the same keys; fixed
     /// once the registry is built.
     custom: FxHashMap<(&'static str, &'static str), Arc<rest_storage::CustomStore>>,
+    /// Where Services are reached (webhooks, aggregated servers): the resolver of the bundle
+    /// that serves Services once it is installed, else the services' DNS names.
+    service_resolver: RwLock<Arc<dyn crate::webhook::ServiceResolver>>,
 }
 
 impl Registry {
@@ -62,7 +65,20 @@ impl Registry {
             media_type: StorageMediaType::default(),
             stores: RwLock::new(FxHashMap::default()),
             custom: FxHashMap::default(),
+            service_resolver: RwLock::new(Arc::new(crate::webhook::DnsServiceResolver)),
         }
+    }
+
+    /// The resolver every caller of a `service` reference uses (admission and conversion
+    /// webhooks, the aggregator's proxy): see [`crate::webhook::ServiceResolver`].
+    pub fn service_resolver(&self) -> Arc<dyn crate::webhook::ServiceResolver> {
+        Arc::clone(&self.service_resolver.read())
+    }
+
+    /// Replaces the service resolver (the bundle that serves Services installs its own when
+    /// the server is built).
+    pub fn set_service_resolver(&self, resolver: Arc<dyn crate::webhook::ServiceResolver>) {
+        *self.service_resolver.write() = resolver;
     }
 
     /// Serves `kind` from `storage` instead of a [`Store`] (see [`rest_storage`]).
