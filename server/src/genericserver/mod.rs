@@ -4,6 +4,7 @@
 //! gracefully: `/readyz` fails, `--shutdown-delay-duration` passes, the listener closes, watches
 //! end, in-flight requests finish).
 
+pub mod aggregated;
 pub mod director;
 pub mod discovery;
 pub mod duration;
@@ -17,6 +18,7 @@ pub mod mux_complete;
 pub mod open_files;
 pub mod openapi;
 pub mod options;
+pub mod remote_documents;
 pub mod runtime_config;
 pub mod serve;
 pub mod tls;
@@ -285,8 +287,10 @@ pub struct GenericServer {
     checks: Vec<HealthCheck>,
     delegates: Vec<Arc<dyn Delegate>>,
     kind_sources: Vec<Arc<dyn discovery::KindSource>>,
+    directory: Option<Arc<dyn discovery::ApiGroupDirectory>>,
     mux_signals: mux_complete::MuxCompleteSignals,
     openapi_sources: Vec<Arc<dyn openapi::OpenApiSource>>,
+    remote_openapi_sources: Vec<Arc<dyn openapi::RemoteOpenApiSource>>,
     metrics: Vec<metrics::MetricsFn>,
 }
 
@@ -346,8 +350,10 @@ impl CompletedConfig {
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
             kind_sources: Vec::new(),
+            directory: None,
             mux_signals: mux_complete::MuxCompleteSignals::default(),
             openapi_sources: Vec::new(),
+            remote_openapi_sources: Vec::new(),
             metrics: Vec::new(),
         };
         // Every served kind's store and watch cache starts now; readiness waits for the caches.
@@ -449,6 +455,25 @@ impl GenericServer {
         self.kind_sources.push(source);
     }
 
+    /// Orders discovery by the priorities `directory` gives every group version and lists the
+    /// group versions it says other servers serve (an aggregator's APIServices; see
+    /// [`discovery::directory`] for the order and [`aggregated::AggregatedApis`] for a
+    /// directory to fill). A second call replaces the first.
+    ///
+    /// ```
+    /// # fn example(server: &mut server::genericserver::GenericServer) {
+    /// use std::sync::Arc;
+    /// use server::genericserver::aggregated::AggregatedApis;
+    ///
+    /// let apis = Arc::new(AggregatedApis::default());
+    /// server.set_api_group_directory(apis.clone());
+    /// server.add_remote_openapi_source(apis.clone());
+    /// # }
+    /// ```
+    pub fn set_api_group_directory(&mut self, directory: Arc<dyn discovery::ApiGroupDirectory>) {
+        self.directory = Some(directory);
+    }
+
     /// Registers a signal that this server's paths are installed: until every registered
     /// signal is complete, a request no server handles is answered 503 (`Retry-After: 5`)
     /// instead of 404 (see [`mux_complete`]).
@@ -459,6 +484,13 @@ impl GenericServer {
     /// Serves the OpenAPI documents of kinds `source` defines at run time beside the scheme's.
     pub fn add_openapi_source(&mut self, source: Arc<dyn openapi::OpenApiSource>) {
         self.openapi_sources.push(source);
+    }
+
+    /// Merges the OpenAPI documents of the group versions `source` says other servers serve
+    /// into `/openapi/v2` and lists them in `/openapi/v3`, as kube-aggregator does (see
+    /// [`openapi::remote`]; [`aggregated::AggregatedApis`] is such a source).
+    pub fn add_remote_openapi_source(&mut self, source: Arc<dyn openapi::RemoteOpenApiSource>) {
+        self.remote_openapi_sources.push(source);
     }
 
     /// Builds the handler (director + filter chain) and binds the listener.
@@ -553,6 +585,7 @@ impl GenericServer {
                 address.clone(),
                 Arc::clone(&self.api.registry),
                 self.kind_sources.clone(),
+                self.directory.clone(),
             ),
             openapi: {
                 let (scheme, registry) = (Arc::clone(&c.scheme), Arc::clone(&self.api.registry));
@@ -567,6 +600,7 @@ impl GenericServer {
                             .is_none_or(|custom| custom.serves(verb))
                     }),
                     self.openapi_sources.clone(),
+                    self.remote_openapi_sources.clone(),
                 )
             },
             version: c.version.clone(),

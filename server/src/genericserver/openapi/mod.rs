@@ -1,11 +1,18 @@
 //! `/openapi/v2` (JSON, or gnostic protobuf by `Accept`) and `/openapi/v3` (an index of
 //! per-group-version documents addressed by content hash), built once from the scheme's
-//! generated documents.
+//! generated documents, with the documents of kinds defined at run time ([`OpenApiSource`]) and
+//! of group versions other servers serve ([`RemoteOpenApiSource`], see [`remote`]).
+
+mod merge;
+pub mod remote;
+
+pub use remote::{RemoteOpenApi, RemoteOpenApiSource};
 
 use std::collections::BTreeMap;
 
 use apimachinery::Scheme;
 use axum::body::Body;
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha512};
@@ -26,11 +33,11 @@ fn etag(bytes: &[u8]) -> String {
 
 /// The OpenAPI documents of the server.
 pub struct OpenApi {
-    v2_json: Vec<u8>,
-    v2_proto: Vec<u8>,
+    v2_json: Bytes,
+    v2_proto: Bytes,
     v2_etag: String,
-    v3_index: Vec<u8>,
-    v3: BTreeMap<String, (Vec<u8>, String)>,
+    v3_index: Bytes,
+    v3: BTreeMap<String, (Bytes, String)>,
 }
 
 fn merge_object(into: &mut Map<String, Value>, from: Option<&Value>) {
@@ -111,52 +118,61 @@ pub struct LiveOpenApi {
     version: String,
     served: Box<ServedOperation<'static>>,
     sources: Vec<std::sync::Arc<dyn OpenApiSource>>,
+    remote: Vec<std::sync::Arc<dyn RemoteOpenApiSource>>,
     current: parking_lot::RwLock<(u64, std::sync::Arc<OpenApi>)>,
 }
 
 impl LiveOpenApi {
-    /// The documents of the scheme (see [`OpenApi::new`]) and of the sources.
+    /// The documents of the scheme (see [`OpenApi::new`]), of the sources and of the remote
+    /// sources.
     pub fn new(
         scheme: std::sync::Arc<Scheme>,
         runtime: RuntimeConfig,
         version: String,
         served: Box<ServedOperation<'static>>,
         sources: Vec<std::sync::Arc<dyn OpenApiSource>>,
+        remote: Vec<std::sync::Arc<dyn RemoteOpenApiSource>>,
     ) -> Self {
-        let generation = sources.iter().map(|s| s.generation()).sum();
-        let built = OpenApi::with_runtime_documents(
-            &scheme,
-            &runtime,
-            &version,
-            &*served,
-            sources.iter().flat_map(|s| s.documents()).collect(),
-        );
-        Self {
+        let live = Self {
             scheme,
             runtime,
             version,
             served,
             sources,
-            current: parking_lot::RwLock::new((generation, std::sync::Arc::new(built))),
-        }
+            remote,
+            current: parking_lot::RwLock::new((0, std::sync::Arc::new(OpenApi::empty()))),
+        };
+        let generation = live.generation();
+        *live.current.write() = (generation, std::sync::Arc::new(live.build()));
+        live
+    }
+
+    fn generation(&self) -> u64 {
+        self.sources.iter().map(|s| s.generation()).sum::<u64>()
+            + self.remote.iter().map(|s| s.generation()).sum::<u64>()
+    }
+
+    fn build(&self) -> OpenApi {
+        OpenApi::with_runtime_documents(
+            &self.scheme,
+            &self.runtime,
+            &self.version,
+            &*self.served,
+            self.sources.iter().flat_map(|s| s.documents()).collect(),
+            self.remote.iter().flat_map(|s| s.documents()).collect(),
+        )
     }
 
     /// The current documents (built again if a source changed since).
     pub fn current(&self) -> std::sync::Arc<OpenApi> {
-        let generation: u64 = self.sources.iter().map(|s| s.generation()).sum();
+        let generation = self.generation();
         {
             let current = self.current.read();
             if current.0 == generation {
                 return current.1.clone();
             }
         }
-        let built = std::sync::Arc::new(OpenApi::with_runtime_documents(
-            &self.scheme,
-            &self.runtime,
-            &self.version,
-            &*self.served,
-            self.sources.iter().flat_map(|s| s.documents()).collect(),
-        ));
+        let built = std::sync::Arc::new(self.build());
         let mut current = self.current.write();
         if current.0 < generation {
             *current = (generation, built);
@@ -222,16 +238,28 @@ impl OpenApi {
         version: &str,
         served: &ServedOperation<'_>,
     ) -> Self {
-        Self::with_runtime_documents(scheme, runtime, version, served, Vec::new())
+        Self::with_runtime_documents(scheme, runtime, version, served, Vec::new(), Vec::new())
     }
 
-    /// [`OpenApi::new`] with the documents of kinds defined at run time after the scheme's.
+    fn empty() -> Self {
+        Self {
+            v2_json: Bytes::new(),
+            v2_proto: Bytes::new(),
+            v2_etag: String::new(),
+            v3_index: Bytes::new(),
+            v3: BTreeMap::new(),
+        }
+    }
+
+    /// [`OpenApi::new`] with the documents of kinds defined at run time after the scheme's,
+    /// then those of group versions served elsewhere (see [`remote`]).
     pub fn with_runtime_documents(
         scheme: &Scheme,
         runtime: &RuntimeConfig,
         version: &str,
         served: &ServedOperation<'_>,
         runtime_documents: Vec<OwnedOpenApiDocs>,
+        remote_documents: Vec<RemoteOpenApi>,
     ) -> Self {
         let mut paths = Map::new();
         let mut definitions = Map::new();
@@ -272,7 +300,7 @@ impl OpenApi {
                         }
                         let bytes = serde_json::to_vec(&v).unwrap_or_default();
                         let hash = etag(&bytes);
-                        v3.insert(key, (bytes, hash));
+                        v3.insert(key, (Bytes::from(bytes), hash));
                     }
                     Err(e) => {
                         tracing::warn!(group_version = %key, error = %e, "invalid OpenAPI v3 document")
@@ -317,12 +345,28 @@ impl OpenApi {
             complete_refs(&mut docs.v3, &known_schemas);
             let bytes = serde_json::to_vec(&docs.v3).unwrap_or_default();
             let hash = etag(&bytes);
-            v3.insert(key, (bytes, hash));
+            v3.insert(key, (Bytes::from(bytes), hash));
         }
-        let doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
-            "paths": paths, "definitions": definitions});
-        let v2_json = serde_json::to_vec(&doc).unwrap_or_default();
-        let v2_proto = super::gnostic::encode_document(&doc);
+        let mut spec = merge::Spec {
+            paths,
+            definitions,
+            parameters: Map::new(),
+        };
+        remote::merge_v2(&mut spec, &remote_documents);
+        // A remote group version's document replaces a local one of the same group version, as
+        // its requests go to the remote server.
+        for r in remote_documents.iter().filter(|r| !r.group.is_empty()) {
+            if let Some(bytes) = &r.v3 {
+                v3.insert(r.v3_key(), (bytes.clone(), etag(bytes)));
+            }
+        }
+        let mut doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
+            "paths": spec.paths, "definitions": spec.definitions});
+        if !spec.parameters.is_empty() {
+            doc["parameters"] = Value::Object(spec.parameters);
+        }
+        let v2_json = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+        let v2_proto = Bytes::from(super::gnostic::encode_document(&doc));
         let v2_etag = etag(&v2_json);
         let index_paths: Map<String, Value> = v3
             .iter()
@@ -333,7 +377,8 @@ impl OpenApi {
                 )
             })
             .collect();
-        let v3_index = serde_json::to_vec(&json!({"paths": index_paths})).unwrap_or_default();
+        let v3_index =
+            Bytes::from(serde_json::to_vec(&json!({"paths": index_paths})).unwrap_or_default());
         Self {
             v2_json,
             v2_proto,
@@ -456,7 +501,7 @@ fn accepts(headers: &HeaderMap, types: &[&str]) -> bool {
             .any(|m| m == "*/*" || m == "application/*" || types.contains(&m.as_str()))
 }
 
-fn bytes_response(body: Vec<u8>, content_type: &'static str, etag: Option<&str>) -> Response<Body> {
+fn bytes_response(body: Bytes, content_type: &'static str, etag: Option<&str>) -> Response<Body> {
     let mut resp = Response::new(Body::from(body));
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
