@@ -526,6 +526,9 @@ fn add_remote(groups: &mut Vec<GroupEntry>, directory: &DirectorySnapshot) {
 }
 
 #[cfg(test)]
+mod remote_tests;
+
+#[cfg(test)]
 mod tests {
     use super::render::{Choice, choose};
     use super::*;
