@@ -243,3 +243,104 @@ impl RemoteOpenApiSource for AggregatedApis {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn docs(discovery: Result<Value, FetchError>) -> GroupVersionDocuments {
+        GroupVersionDocuments {
+            discovery,
+            openapi_v2: Ok(Arc::new(json!({"paths": {}}))),
+            openapi_v3: Ok(Some(Bytes::from_static(b"{}"))),
+        }
+    }
+
+    fn failed() -> FetchError {
+        FetchError::Request {
+            url: "https://127.0.0.1:1/apis".into(),
+            message: "connection refused".into(),
+        }
+    }
+
+    fn generation(apis: &AggregatedApis) -> u64 {
+        ApiGroupDirectory::generation(apis)
+    }
+
+    #[test]
+    fn generation_moves_only_when_something_served_changes() {
+        let apis = AggregatedApis::default();
+        let g0 = generation(&apis);
+        let p = Priority {
+            group_priority_minimum: 2000,
+            version_priority: 200,
+        };
+        apis.set_priority("w.example", "v1", p);
+        let g1 = generation(&apis);
+        assert!(g1 > g0);
+        apis.set_priority("w.example", "v1", p);
+        assert_eq!(generation(&apis), g1);
+        let entry = json!({"version": "v1", "resources": []});
+        apis.apply("w.example", "v1", &docs(Ok(entry.clone())));
+        let g2 = generation(&apis);
+        assert!(g2 > g1);
+        // The same documents again (a refresh that found nothing new).
+        apis.apply("w.example", "v1", &docs(Ok(entry.clone())));
+        assert_eq!(generation(&apis), g2);
+        assert_eq!(RemoteOpenApiSource::generation(&apis), g2);
+    }
+
+    #[test]
+    fn failed_fetches_go_stale_keeping_the_last_documents() {
+        let apis = AggregatedApis::default();
+        let entry = json!({"version": "v1", "resources": [{"resource": "things"}]});
+        apis.apply("w.example", "v1", &docs(Ok(entry.clone())));
+        let mut failing = docs(Err(failed()));
+        failing.openapi_v2 = Err(failed());
+        failing.openapi_v3 = Err(failed());
+        apis.apply("w.example", "v1", &failing);
+        assert_eq!(apis.freshness("w.example", "v1"), Some(Freshness::Stale));
+        assert_eq!(apis.last_error("w.example", "v1"), Some(failed()));
+        let snapshot = apis.snapshot();
+        assert_eq!(snapshot.remote[0].discovery, Some(entry));
+        assert_eq!(snapshot.remote[0].freshness, Freshness::Stale);
+        let openapi = apis.documents();
+        assert!(openapi[0].v2.is_some() && openapi[0].v3.is_some());
+
+        // Never fetched and failing: listed, stale, with nothing.
+        apis.mark_stale("x.example", "v1", failed());
+        let snapshot = apis.snapshot();
+        let x = snapshot
+            .remote
+            .iter()
+            .find(|r| r.group == "x.example")
+            .unwrap();
+        assert_eq!((x.discovery.clone(), x.freshness), (None, Freshness::Stale));
+        let g = generation(&apis);
+        apis.mark_stale("x.example", "v1", failed());
+        assert_eq!(generation(&apis), g);
+    }
+
+    #[test]
+    fn removal_leaves_discovery_and_openapi() {
+        let apis = AggregatedApis::default();
+        apis.apply("w.example", "v1", &docs(Ok(json!({"version": "v1"}))));
+        let g = generation(&apis);
+        apis.remove("w.example", "v1");
+        assert!(generation(&apis) > g);
+        assert!(apis.snapshot().remote.is_empty());
+        assert!(apis.documents().is_empty());
+        assert_eq!(apis.freshness("w.example", "v1"), None);
+    }
+
+    #[test]
+    fn a_v3_index_without_the_group_version_drops_its_document() {
+        let apis = AggregatedApis::default();
+        apis.apply("w.example", "v1", &docs(Ok(json!({"version": "v1"}))));
+        let mut without = docs(Ok(json!({"version": "v1"})));
+        without.openapi_v3 = Ok(None);
+        apis.apply("w.example", "v1", &without);
+        assert!(apis.documents()[0].v3.is_none());
+    }
+}
