@@ -111,6 +111,38 @@ impl Server {
         server
     }
 
+    /// A server started some other way (in process, by the test) on `data_dir`: waits for its
+    /// admin kubeconfig and for `/readyz`; nothing is killed when it is dropped.
+    pub fn attach(data_dir: &Path) -> Server {
+        let kubeconfig = data_dir.join("admin.kubeconfig");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let base = loop {
+            let written = std::fs::read_to_string(&kubeconfig).ok().and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.trim().strip_prefix("server: "))
+                    .map(str::to_string)
+            });
+            if let Some(base) = written {
+                break base;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no admin kubeconfig in {} within 120s",
+                data_dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let server = Server {
+            child: None,
+            data_dir: data_dir.to_path_buf(),
+            _tmp: None,
+            base,
+            stdout: Vec::new(),
+        };
+        server.wait_ready();
+        server
+    }
+
     /// Path of the admin kubeconfig.
     pub fn kubeconfig(&self) -> PathBuf {
         self.data_dir.join("admin.kubeconfig")
