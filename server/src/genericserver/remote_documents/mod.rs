@@ -119,6 +119,10 @@ pub struct GroupVersionDocuments {
     pub openapi_v3: Result<Option<Bytes>, FetchError>,
 }
 
+/// A server's aggregated discovery: each group version's `APIVersionDiscovery` by
+/// `(group, version)`.
+pub type VersionEntries = BTreeMap<(String, String), Value>;
+
 /// A document remembered with its `ETag`.
 #[derive(Clone)]
 struct Cached<T> {
@@ -128,7 +132,7 @@ struct Cached<T> {
 
 #[derive(Default)]
 struct Cache {
-    aggregated: Option<Cached<Arc<BTreeMap<(String, String), Value>>>>,
+    aggregated: Option<Cached<Arc<VersionEntries>>>,
     openapi_v2: Option<Cached<Arc<Value>>>,
     /// `serverRelativeURL` → the document it gave.
     openapi_v3: BTreeMap<String, Bytes>,
@@ -260,9 +264,7 @@ impl RemoteServer {
     /// The server's aggregated discovery (`/apis`, v2), each group version's
     /// `APIVersionDiscovery` by `(group, version)`; `None` when the server does not serve it
     /// (it answers another form, or 404/406).
-    pub async fn aggregated_discovery(
-        &self,
-    ) -> Result<Option<Arc<BTreeMap<(String, String), Value>>>, FetchError> {
+    pub async fn aggregated_discovery(&self) -> Result<Option<Arc<VersionEntries>>, FetchError> {
         let cached = self.cache.lock().aggregated.clone();
         let answer = self
             .get(
@@ -475,7 +477,7 @@ fn etag_of(headers: &HeaderMap) -> Option<String> {
 }
 
 /// An `APIGroupDiscoveryList`'s versions by `(group, version)`.
-fn split_aggregated(list: &Value) -> BTreeMap<(String, String), Value> {
+fn split_aggregated(list: &Value) -> VersionEntries {
     let mut out = BTreeMap::new();
     for group in list
         .get("items")
