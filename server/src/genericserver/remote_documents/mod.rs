@@ -156,7 +156,9 @@ pub struct RemoteServer {
 
 impl RemoteServer {
     /// The server at `base` (`https://host:port`, no trailing path), reached with `client`
-    /// (which trusts its serving certificate and presents the caller's credentials).
+    /// (which trusts its serving certificate and presents the caller's credentials; build it
+    /// with `redirect(reqwest::redirect::Policy::none())` to refuse redirects, as
+    /// kube-aggregator refuses forwarding redirects by default).
     pub fn new(client: reqwest::Client, base: impl Into<String>) -> Self {
         Self {
             client,
