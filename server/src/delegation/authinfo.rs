@@ -61,6 +61,11 @@ impl ClusterAuthenticationInfo {
                     &rh.extra_headers_prefix,
                 ),
             ] {
+                // The UID headers are newer: without any, the key is left out, as the six
+                // keys of older servers are what aggregated servers expect.
+                if key == "requestheader-uid-headers" && values.is_empty() {
+                    continue;
+                }
                 data.insert(key.to_string(), json_list(values));
             }
         }
@@ -95,6 +100,32 @@ impl ClusterAuthenticationInfo {
     }
 }
 
+/// Where a server's current authentication settings come from, for the ConfigMap it publishes:
+/// its client CA file (read again on every call, so a rotated file is published) and its
+/// request-header authenticator.
+#[derive(Clone, Debug)]
+pub struct AuthenticationInfoSource {
+    /// The client CA file TLS verifies client certificates against.
+    pub client_ca_file: std::path::PathBuf,
+    /// The request-header authenticator, if any.
+    pub request_header:
+        Option<std::sync::Arc<crate::authn::requestheader::RequestHeaderAuthenticator>>,
+}
+
+impl AuthenticationInfoSource {
+    /// What the ConfigMap should say now (an unreadable client CA file publishes none).
+    pub fn current(&self) -> ClusterAuthenticationInfo {
+        ClusterAuthenticationInfo {
+            client_ca: std::fs::read_to_string(&self.client_ca_file).unwrap_or_default(),
+            request_header: self
+                .request_header
+                .as_ref()
+                .map(|rh| rh.config())
+                .filter(|rh| !rh.client_ca.is_empty()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,7 +153,8 @@ mod tests {
             data["requestheader-extra-headers-prefix"],
             "[\"X-Remote-Extra-\"]"
         );
-        assert_eq!(data["requestheader-uid-headers"], "[]");
+        assert!(!data.contains_key("requestheader-uid-headers"));
+        assert_eq!(data.len(), 6);
         assert_eq!(data["client-ca-file"], "CA");
         let read = ClusterAuthenticationInfo::from_data(&serde_json::json!(data));
         assert_eq!(read, info);

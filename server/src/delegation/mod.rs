@@ -88,8 +88,9 @@ pub struct Delegation {
     /// The delegated authorizer, whose cache the filter chain fills before authorizing.
     pub delegated_authorizer: Option<Arc<DelegatedAuthorizer>>,
     /// The client CA file TLS verifies client certificates against: `--client-ca-file`, or the
-    /// ConfigMap's `client-ca-file` written under the data directory (kept current by
-    /// [`watch`](Self::watch)); `None` when neither is known.
+    /// ConfigMap's `client-ca-file` and the server's own generated CA (which signs its admin
+    /// kubeconfig) written under the data directory (kept current by [`watch`](Self::watch));
+    /// `None` when neither is known.
     pub client_ca_file: Option<PathBuf>,
     /// The client of `--authentication-kubeconfig`, and whether the ConfigMap is watched.
     lookup: Option<(KubeClient, bool)>,
@@ -263,11 +264,23 @@ fn apply_info(
     if options.requestheader_client_ca_file.is_none() {
         request_header.set(info.request_header.clone().unwrap_or_default())?;
     }
-    if client_ca_file.is_some() || info.client_ca.is_empty() {
+    if client_ca_file.is_some() {
+        return Ok(None);
+    }
+    // The main server's client CA, and the server's own generated CA, so that the admin
+    // kubeconfig it writes under the data directory keeps working.
+    let own =
+        std::fs::read_to_string(crate::pki::PkiPaths::new(data_dir).ca_cert).unwrap_or_default();
+    let mut bundle = info.client_ca.clone();
+    if !bundle.is_empty() && !bundle.ends_with('\n') {
+        bundle.push('\n');
+    }
+    bundle.push_str(&own);
+    if bundle.trim().is_empty() {
         return Ok(None);
     }
     let path = delegated_client_ca_path(data_dir);
-    if std::fs::read(&path).ok().as_deref() != Some(info.client_ca.as_bytes()) {
+    if std::fs::read(&path).ok().as_deref() != Some(bundle.as_bytes()) {
         let write_err = |source| DelegationError::Write {
             path: path.display().to_string(),
             source,
@@ -276,7 +289,7 @@ fn apply_info(
             std::fs::create_dir_all(dir).map_err(write_err)?;
         }
         let temporary = path.with_extension("tmp");
-        std::fs::write(&temporary, &info.client_ca).map_err(write_err)?;
+        std::fs::write(&temporary, &bundle).map_err(write_err)?;
         std::fs::rename(&temporary, &path).map_err(write_err)?;
     }
     Ok(Some(path))

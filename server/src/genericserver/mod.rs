@@ -421,6 +421,15 @@ impl GenericServer {
         self.config.config.front_proxy.as_ref()
     }
 
+    /// Where the server's client CA and request-header settings come from: what the
+    /// `kube-system/extension-apiserver-authentication` ConfigMap publishes.
+    pub fn authentication_info(&self) -> crate::delegation::authinfo::AuthenticationInfoSource {
+        crate::delegation::authinfo::AuthenticationInfoSource {
+            client_ca_file: self.config.config.tls.client_ca.clone(),
+            request_header: self.config.config.request_header.clone(),
+        }
+    }
+
     /// Adds a post-start hook; it gets a `poststarthook/<name>` check on livez and readyz.
     pub fn add_post_start_hook(&mut self, name: &str, run: HookFn) {
         self.post_start.push(PostStartHook::new(name, run));
