@@ -85,6 +85,8 @@ pub fn decision(status: &serde_json::Value) -> Authorization {
 /// The delegated authorizer. See the [module docs](self).
 pub struct DelegatedAuthorizer {
     client: KubeClient,
+    /// Requests the authorizers before this one decide (no review is sent for them ahead).
+    decided_before: AlwaysAllowPaths,
     allowed_ttl: Duration,
     denied_ttl: Duration,
     cache: TtlCache<String, Authorization>,
@@ -118,9 +120,11 @@ pub struct AuthorizerStartError(#[from] std::io::Error);
 
 impl DelegatedAuthorizer {
     /// An authorizer asking the server `client` reaches, keeping allowed answers for
-    /// `allowed_ttl` and the others for `denied_ttl`.
+    /// `allowed_ttl` and the others for `denied_ttl`; `always_allowed` are the paths allowed
+    /// before it is asked (so [`prefetch`](Self::prefetch) sends no review for them).
     pub fn new(
         client: KubeClient,
+        always_allowed: AlwaysAllowPaths,
         allowed_ttl: Duration,
         denied_ttl: Duration,
     ) -> Result<Arc<Self>, AuthorizerStartError> {
@@ -131,6 +135,7 @@ impl DelegatedAuthorizer {
             .build()?;
         Ok(Arc::new(Self {
             client,
+            decided_before: always_allowed,
             allowed_ttl,
             denied_ttl,
             cache: TtlCache::default(),
@@ -141,6 +146,11 @@ impl DelegatedAuthorizer {
     /// Asks the main server about `attributes` unless the answer is cached, without blocking:
     /// the filter chain calls it before the synchronous [`Authorizer::authorize`].
     pub async fn prefetch(&self, attributes: &Attributes<'_>) {
+        if attributes.user.in_group(apimachinery::user::MASTERS_GROUP)
+            || self.decided_before.authorize(attributes).decision == Decision::Allow
+        {
+            return;
+        }
         let key = review_spec(attributes);
         let text = key.to_string();
         if self.cache.get(&text).is_some() {
@@ -356,9 +366,13 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let client = KubeClient::from_config(&config, std::path::Path::new("."))
             .unwrap_or_else(|e| panic!("{e}"));
-        let authz =
-            DelegatedAuthorizer::new(client, Duration::from_secs(10), Duration::from_secs(10))
-                .unwrap_or_else(|e| panic!("{e}"));
+        let authz = DelegatedAuthorizer::new(
+            client,
+            AlwaysAllowPaths::new(&["/healthz".into()]),
+            Duration::from_secs(10),
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let a = attrs(&jane(), http::Method::GET, "/api/v1/namespaces");
         authz.prefetch(&a).await;
         let verdict = authz.authorize(&a);

@@ -196,14 +196,15 @@ impl Delegation {
         });
         let (authorizers, delegated_authorizer) = match &options.authorization_kubeconfig {
             Some(path) => {
+                let always_allowed =
+                    AlwaysAllowPaths::new(&options.authorization_always_allow_paths);
                 let delegated = DelegatedAuthorizer::new(
                     client("--authorization-kubeconfig", path)?,
+                    always_allowed.clone(),
                     options.authorization_webhook_cache_authorized_ttl,
                     options.authorization_webhook_cache_unauthorized_ttl,
                 )?;
-                let paths: Arc<dyn Authorizer> = Arc::new(AlwaysAllowPaths::new(
-                    &options.authorization_always_allow_paths,
-                ));
+                let paths: Arc<dyn Authorizer> = Arc::new(always_allowed);
                 (
                     Some(vec![paths, Arc::clone(&delegated) as Arc<dyn Authorizer>]),
                     Some(delegated),
