@@ -139,3 +139,82 @@ impl DelegationOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        options: DelegationOptions,
+    }
+
+    fn parse(args: &[&str]) -> DelegationOptions {
+        Cli::try_parse_from(std::iter::once("server").chain(args.iter().copied()))
+            .map(|c| c.options)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn defaults_are_the_delegating_servers() {
+        let o = parse(&[]);
+        assert_eq!(o.requestheader_username_headers, ["X-Remote-User"]);
+        assert_eq!(o.requestheader_group_headers, ["X-Remote-Group"]);
+        assert_eq!(o.requestheader_extra_headers_prefix, ["X-Remote-Extra-"]);
+        assert!(o.requestheader_allowed_names.is_empty() && o.requestheader_uid_headers.is_empty());
+        assert_eq!(
+            o.authentication_token_webhook_cache_ttl,
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            o.authorization_webhook_cache_authorized_ttl,
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            o.authorization_webhook_cache_unauthorized_ttl,
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            o.authorization_always_allow_paths,
+            ["/healthz", "/readyz", "/livez"]
+        );
+        assert!(!o.authentication_skip_lookup && !o.authentication_tolerate_lookup_failure);
+        assert!(!o.is_delegating());
+        assert!(o.validate().is_empty());
+    }
+
+    #[test]
+    fn flags() {
+        let o = parse(&[
+            "--authentication-kubeconfig=/a",
+            "--authentication-token-webhook-cache-ttl=1m",
+            "--authentication-tolerate-lookup-failure",
+            "--requestheader-allowed-names=front-proxy-client,other",
+            "--requestheader-username-headers=X-A, ",
+            "--authorization-always-allow-paths=/healthz,/debug/*",
+        ]);
+        assert!(o.delegated_authentication() && !o.delegated_authorization() && o.is_delegating());
+        assert_eq!(
+            o.authentication_token_webhook_cache_ttl,
+            Duration::from_secs(60)
+        );
+        assert!(o.authentication_tolerate_lookup_failure);
+        assert_eq!(
+            o.requestheader_allowed_names,
+            ["front-proxy-client", "other"]
+        );
+        assert_eq!(o.authorization_always_allow_paths, ["/healthz", "/debug/*"]);
+        assert_eq!(
+            o.validate()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["empty value in \"requestheader-username-headers\""]
+        );
+        let config = o.request_header_config(b"CA".to_vec());
+        assert_eq!(config.allowed_names, ["front-proxy-client", "other"]);
+        assert_eq!(config.client_ca, b"CA");
+    }
+}
