@@ -15,7 +15,9 @@
 //!   anonymous, or the user of its own certificate from main's client CA);
 //! - a client certificate not signed by a CA wardle trusts is refused (401);
 //! - a ServiceAccount token of main is authenticated through a TokenReview;
-//! - the always-allowed paths answer anonymous requests without asking main.
+//! - the always-allowed paths answer anonymous requests without asking main;
+//! - a request-header CA rotated in the ConfigMap takes effect in wardle, and main sets its
+//!   ConfigMap right again.
 
 mod common;
 #[path = "common/crates.rs"]
@@ -389,4 +391,64 @@ async fn wardle_behind_a_front_proxy_delegates_to_main() {
     }
     let (code, _) = send(wardle.anonymous().get(wardle.url("/metrics"))).await;
     assert_eq!(code, 403);
+
+    // A request-header CA rotated in the ConfigMap takes effect in wardle (it watches the
+    // ConfigMap), and main sets its ConfigMap right again (then the old proxy works again).
+    let rotated = TestCa::new("rotated-front-proxy-ca");
+    let (cert, key) = rotated.leaf("front-proxy-client", None, &[]);
+    let new_proxy = client_with(&wardle, &cert, &key);
+    let patch = json!({"data": {"requestheader-client-ca-file": rotated.pem}}).to_string();
+    let as_jane = |client: &reqwest::Client| {
+        client
+            .get(wardle.url(FLUNDERS))
+            .header("X-Remote-User", "jane")
+    };
+    let mut took_effect = false;
+    // Main may set the ConfigMap back before the check sees the rotation: patch again.
+    for _ in 0..5 {
+        kubectl(
+            &admin,
+            &[
+                "patch",
+                "configmap",
+                "-n",
+                "kube-system",
+                "extension-apiserver-authentication",
+                "--type=merge",
+                "-p",
+                &patch,
+            ],
+            "",
+        );
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if send(as_jane(&new_proxy)).await.0 == 200 {
+                took_effect = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if took_effect {
+            break;
+        }
+    }
+    assert!(
+        took_effect,
+        "the rotated request-header CA never took effect"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (old, new) = (
+            send(as_jane(&proxy)).await.0,
+            send(as_jane(&new_proxy)).await.0,
+        );
+        if (old, new) == (200, 401) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "main did not restore its ConfigMap: old proxy {old}, new proxy {new}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
