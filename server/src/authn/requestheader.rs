@@ -83,8 +83,12 @@ struct Loaded {
     config: RequestHeaderConfig,
     verifier: Option<Arc<dyn ClientCertVerifier>>,
     /// Verdicts by leaf DER, with the window (seconds since the epoch) in which they hold.
-    verdicts: Mutex<HashMap<Box<[u8]>, (Result<(), String>, u64, u64)>>,
+    verdicts: Mutex<HashMap<Box<[u8]>, Verdict>>,
 }
+
+/// The outcome of checking a certificate, and the seconds since the epoch (from, before) in
+/// which it holds.
+type Verdict = (Result<(), String>, u64, u64);
 
 /// How many front-proxy certificates' verdicts are remembered.
 const VERDICTS: usize = 64;
@@ -199,7 +203,7 @@ impl Loaded {
             return Ok(());
         }
         let common_name = common_name(der);
-        if self.config.allowed_names.iter().any(|n| *n == common_name) {
+        if self.config.allowed_names.contains(&common_name) {
             Ok(())
         } else {
             Err(format!(
