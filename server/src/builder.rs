@@ -272,6 +272,22 @@ impl Server {
     /// The configuration the options, the installed groups and the program's plugins say.
     async fn config(&self, paths: &pki::PkiPaths) -> anyhow::Result<Config> {
         let opts = &self.options;
+        let delegation = if opts.delegation.is_delegating() {
+            Some(
+                crate::delegation::Delegation::load(
+                    &opts.delegation,
+                    opts.client_ca_file.as_deref(),
+                    &opts.data_dir,
+                )
+                .await?,
+            )
+        } else {
+            None
+        };
+        let client_ca = match &delegation {
+            Some(d) => d.client_ca_file.clone(),
+            None => opts.client_ca_file.clone(),
+        };
         let tls = TlsOptions {
             cert: opts
                 .tls_cert_file
@@ -282,10 +298,7 @@ impl Server {
                 .clone()
                 .unwrap_or_else(|| paths.serving_key.clone()),
             sni: opts.tls_sni_cert_key.clone(),
-            client_ca: opts
-                .client_ca_file
-                .clone()
-                .unwrap_or_else(|| paths.ca_cert.clone()),
+            client_ca: client_ca.unwrap_or_else(|| paths.ca_cert.clone()),
             min_version: TlsVersion::parse(&opts.tls_min_version)?,
             cipher_suites: parse_cipher_suites(&opts.tls_cipher_suites)?,
         };
@@ -312,7 +325,45 @@ impl Server {
         .context("reading the front proxy's certificates")?;
         let bind = SocketAddr::new(opts.bind_address, opts.secure_port);
         let backend = open_backend(opts).await?;
+        let (request_header, delegated_tokens, delegated_authorization, delegated_authorizer) =
+            match delegation {
+                Some(d) => {
+                    if let Some(watch) = d.watch(
+                        opts.delegation.clone(),
+                        opts.client_ca_file.clone(),
+                        opts.data_dir.clone(),
+                    ) {
+                        tokio::spawn(watch);
+                    }
+                    (
+                        d.request_header,
+                        d.tokens.map(|t| {
+                            t as Arc<dyn apimachinery::authentication::TokenAuthenticator>
+                        }),
+                        d.authorizers,
+                        d.delegated_authorizer,
+                    )
+                }
+                None => (
+                    // The main server trusts its own front proxy unless told otherwise, as
+                    // kube-apiserver is configured with the front-proxy CA.
+                    crate::delegation::Delegation::request_header_only(
+                        &opts.delegation,
+                        Some((
+                            front_proxy.ca_pem.clone().into_bytes(),
+                            vec![pki::FRONT_PROXY_CLIENT_NAME.to_string()],
+                        )),
+                    )?,
+                    None,
+                    None,
+                    None,
+                ),
+            };
         Ok(Config {
+            request_header: Some(request_header),
+            delegated_tokens,
+            delegated_authorization,
+            delegated_authorizer,
             storage_prefix: opts.etcd_prefix.clone(),
             compaction_interval: opts.etcd_compaction_interval,
             serving: serving_options(opts),

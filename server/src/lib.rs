@@ -12,6 +12,7 @@ pub mod authn;
 pub mod authz;
 pub mod builder;
 pub mod controller;
+pub mod delegation;
 pub mod endpoints;
 pub mod fault;
 pub mod filters;

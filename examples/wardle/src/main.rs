@@ -10,9 +10,16 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
-    server::Server::new(Cli::parse().server)
-        .version(server::version_info!())
-        .install(controlplane::KubernetesApis::default())
+    let options = Cli::parse().server;
+    // Behind an aggregator (`--authentication-kubeconfig`/`--authorization-kubeconfig`), the
+    // main server owns namespaces, RBAC and the other Kubernetes groups: wardle serves its
+    // own group only (see the README's "As an aggregated API server").
+    let aggregated = options.delegation.is_delegating();
+    let mut server = server::Server::new(options).version(server::version_info!());
+    if !aggregated {
+        server = server.install(controlplane::KubernetesApis::default());
+    }
+    server
         .install(wardle::register_all)
         .kubectl_hint("get flunders,fischers")
         .main()

@@ -102,8 +102,8 @@ impl ApiGroups for KubernetesApis {
     }
 
     /// Sets the ServiceAccount and Secret stores service-account tokens are checked against,
-    /// adds the `apiary-bootstrap-namespaces`, `rbac/bootstrap-roles` and `apiary-controllers`
-    /// post-start hooks and the admission webhook metrics.
+    /// adds the `apiary-bootstrap-namespaces`, `rbac/bootstrap-roles`,
+    /// `start-cluster-authentication-info-controller` and `apiary-controllers` post-start hooks and the admission webhook metrics.
     fn install(&self, server: &mut GenericServer) {
         let api = Arc::clone(server.api());
         // Service-account tokens are checked against the ServiceAccounts (and the Secrets
@@ -147,6 +147,22 @@ impl ApiGroups for KubernetesApis {
                 })
             }),
         );
+        if api.scheme.by_kind("", "ConfigMap").is_some() {
+            let info_api = Arc::clone(&api);
+            let source = server.authentication_info();
+            server.add_post_start_hook(
+                "start-cluster-authentication-info-controller",
+                Arc::new(move || {
+                    let api = Arc::clone(&info_api);
+                    let source = source.clone();
+                    Box::pin(async move {
+                        controllers::cluster_authentication::start(&api.registry, &source)
+                            .await
+                            .map_err(|e| e.to_string())
+                    })
+                }),
+            );
+        }
         let controllers_api = Arc::clone(&api);
         server.add_post_start_hook(
             "apiary-controllers",

@@ -1,7 +1,8 @@
 //! Authentication: who is making a request.
 //!
 //! The filter chain runs the [`UnionAuthenticator`]: each [`Authenticator`] (one per kind of
-//! credentials: x509 client certificates, bearer tokens) is tried in order and the first that
+//! credentials: a front proxy's identity headers ([`requestheader`]), x509 client
+//! certificates, bearer tokens) is tried in order and the first that
 //! authenticates decides; when none does, a failed credential is a 401 and a request without
 //! credentials becomes `system:anonymous` in group `system:unauthenticated` (when anonymous
 //! access is enabled, else a 401), as kube-apiserver's union does. Bearer tokens are checked
@@ -12,6 +13,7 @@
 
 pub mod bearer;
 pub mod config;
+pub mod requestheader;
 pub mod serviceaccount;
 pub mod tokenfile;
 pub mod x509;
@@ -248,6 +250,22 @@ pub trait Authenticator: Send + Sync + 'static {
     /// Authenticates a request from its head (headers and extensions such as
     /// [`PeerConnection`]); it must not read the body.
     async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome;
+
+    /// Removes from a request this authenticator authenticated the headers that carried its
+    /// credentials, so handlers never see them (the request-header identity headers).
+    /// Default: nothing.
+    fn clear_headers(&self, _headers: &mut http::HeaderMap) {}
+}
+
+#[async_trait::async_trait]
+impl<T: Authenticator + ?Sized> Authenticator for Arc<T> {
+    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
+        (**self).authenticate(request).await
+    }
+
+    fn clear_headers(&self, headers: &mut http::HeaderMap) {
+        (**self).clear_headers(headers);
+    }
 }
 
 /// Runs authenticators in order; the first that authenticates decides (kube-apiserver's
@@ -274,8 +292,30 @@ impl UnionAuthenticator {
         &self,
         request: &http::request::Parts,
     ) -> Result<Arc<UserInfo>, String> {
+        self.authenticate_with(request).await.map(|(user, _)| user)
+    }
+
+    /// Authenticates a request as [`authenticate`](Self::authenticate) does, then removes the
+    /// headers that carried the credentials of the authenticator that decided
+    /// ([`Authenticator::clear_headers`]).
+    pub async fn authenticate_and_clear(
+        &self,
+        request: &mut http::request::Parts,
+    ) -> Result<Arc<UserInfo>, String> {
+        let (user, by) = self.authenticate_with(request).await?;
+        if let Some(by) = by {
+            self.authenticators[by].clear_headers(&mut request.headers);
+        }
+        Ok(user)
+    }
+
+    /// The user and the index of the authenticator that authenticated it (none: anonymous).
+    async fn authenticate_with(
+        &self,
+        request: &http::request::Parts,
+    ) -> Result<(Arc<UserInfo>, Option<usize>), String> {
         let mut failures: Vec<String> = Vec::new();
-        for a in &self.authenticators {
+        for (index, a) in self.authenticators.iter().enumerate() {
             match a.authenticate(request).await {
                 AuthnOutcome::Authenticated(mut user) => {
                     if needs_authenticated_group(&user) {
@@ -284,7 +324,7 @@ impl UnionAuthenticator {
                     if let Some(connection) = request.extensions.get::<PeerConnection>() {
                         connection.note_authenticated(&user);
                     }
-                    return Ok(user);
+                    return Ok((user, Some(index)));
                 }
                 AuthnOutcome::NoCredentials => {}
                 AuthnOutcome::Failed(reason) => failures.push(reason),
@@ -294,7 +334,7 @@ impl UnionAuthenticator {
             return Err(aggregate(&failures));
         }
         if self.anonymous {
-            Ok(Arc::new(UserInfo::anonymous()))
+            Ok((Arc::new(UserInfo::anonymous()), None))
         } else {
             Err("Unauthorized".to_string())
         }

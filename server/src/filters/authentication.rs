@@ -10,11 +10,11 @@ use apimachinery::status::ApiError;
 /// The user of a request, or the 401 error.
 pub async fn authenticate(
     config: &ChainConfig,
-    parts: &http::request::Parts,
+    parts: &mut http::request::Parts,
 ) -> Result<Arc<UserInfo>, ApiError> {
     config
         .authenticator
-        .authenticate(parts)
+        .authenticate_and_clear(parts)
         .await
         .map_err(|reason| {
             tracing::debug!(%reason, "authentication failed");

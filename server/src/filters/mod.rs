@@ -59,6 +59,9 @@ pub struct ChainConfig {
     pub audit: Option<Arc<Auditor>>,
     /// The served kinds, whose scope a resource request's path must match.
     pub scheme: Option<Arc<apimachinery::Scheme>>,
+    /// The delegated authorizer of an aggregated server, whose cache is filled (without
+    /// blocking) before the authorizer is asked.
+    pub delegated_authorizer: Option<Arc<crate::delegation::authorizer::DelegatedAuthorizer>>,
 }
 
 /// Wraps `inner` (the director, or any handler service) in the filter chain.
@@ -187,7 +190,7 @@ where
 {
     let received = config.audit.as_ref().map(|_| chrono::Utc::now());
     let (mut parts, body) = req.into_parts();
-    let user = match authentication::authenticate(config, &parts).await {
+    let user = match authentication::authenticate(config, &mut parts).await {
         Ok(user) => user,
         Err(err) => {
             if let (Some(auditor), Some(received)) = (&config.audit, received) {
@@ -211,6 +214,11 @@ where
     };
     let permit = max_in_flight::admit(config, &info, &user)?;
     authorization::check_scope(config, &info)?;
+    if let Some(delegated) = &config.delegated_authorizer {
+        delegated
+            .prefetch(&crate::authz::request_attributes(&user, &info))
+            .await;
+    }
     let (reason, verdict) = authorization::decide(config, &user, &info);
     if let Some(record) = record.as_mut() {
         record.authorized(verdict.is_ok(), &reason.to_string());

@@ -172,6 +172,7 @@ pub(super) fn app_with(
         in_flight: super::max_in_flight::InFlightLimits::new(1, 1),
         audit,
         scheme: None,
+        delegated_authorizer: None,
     });
     build(router, config)
 }

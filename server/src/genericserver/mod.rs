@@ -42,6 +42,7 @@ use self::options::DEFAULT_MAX_REQUEST_BODY_BYTES;
 use self::runtime_config::RuntimeConfig;
 use self::version::VersionInfo;
 use crate::authn::config::AuthenticationConfig;
+use crate::authn::requestheader::RequestHeaderAuthenticator;
 use crate::authn::serviceaccount::{ServiceAccountStore, ServiceAccountTokens, oidc};
 use crate::authn::x509::X509Authenticator;
 use crate::authn::{Authenticator, BearerTokenAuthenticator, TokenUnion, UnionAuthenticator};
@@ -131,6 +132,19 @@ pub struct Config {
     pub authentication: AuthenticationConfig,
     /// Extra authenticators, tried after x509 and bearer tokens.
     pub authenticators: Vec<Box<dyn Authenticator>>,
+    /// Request-header authentication (the front proxy's identity headers), tried first;
+    /// `None`: off.
+    pub request_header: Option<Arc<RequestHeaderAuthenticator>>,
+    /// A token authenticator tried after the token file and service-account tokens (the
+    /// `TokenReview`s of a delegating server).
+    pub delegated_tokens: Option<Arc<dyn TokenAuthenticator>>,
+    /// Delegated authorization: when set, requests are authorized by `system:masters` then
+    /// these (the always-allowed paths and the `SubjectAccessReview` authorizer), and
+    /// [`authorization_modes`](Self::authorization_modes) is not used.
+    pub delegated_authorization: Option<Vec<Arc<dyn Authorizer>>>,
+    /// The delegated authorizer among [`delegated_authorization`](Self::delegated_authorization),
+    /// whose cache the filter chain fills without blocking.
+    pub delegated_authorizer: Option<Arc<crate::delegation::authorizer::DelegatedAuthorizer>>,
     /// Authorizers tried after `system:masters` and before the `--authorization-mode` ones.
     pub authorizers: Vec<Arc<dyn Authorizer>>,
     /// `--audit-policy-file` and `--audit-log-*`: `None` records nothing.
@@ -216,6 +230,10 @@ impl Config {
             authentication: AuthenticationConfig::default(),
             front_proxy: None,
             authenticators: Vec::new(),
+            request_header: None,
+            delegated_tokens: None,
+            delegated_authorization: None,
+            delegated_authorizer: None,
             authorizers: Vec::new(),
             audit: None,
             authorization_modes: vec!["AlwaysDeny".to_string()],
@@ -223,10 +241,10 @@ impl Config {
         }
     }
 
-    /// Fills in defaults: the authenticator union (x509, bearer tokens of the token file and
-    /// service accounts, then the extra ones, then the groups' ones, then anonymous) and the
-    /// authorizer union (`system:masters`, the extra ones, then the `--authorization-mode` ones
-    /// in order, looked up among the generic server's modes and those the groups add). Fails
+    /// Fills in defaults: the authenticator union (request headers, x509, bearer tokens of the
+    /// token file, service accounts and delegated token reviews, then the extra ones, then the groups' ones, then anonymous) and the
+    /// authorizer union (`system:masters`, the extra ones, then the delegated ones or else the
+    /// `--authorization-mode` ones in order, looked up among the generic server's modes and those the groups add). Fails
     /// when `--authorization-mode` names an unknown mode, none, or one twice.
     pub fn complete(mut self) -> Result<CompletedConfig, ServerError> {
         let service_account_store = ServiceAccountStore::default();
@@ -243,9 +261,15 @@ impl Config {
         if let Some(sa) = &service_accounts {
             token_authenticators.push(Arc::clone(sa) as Arc<dyn TokenAuthenticator>);
         }
+        if let Some(delegated) = &self.delegated_tokens {
+            token_authenticators.push(Arc::clone(delegated));
+        }
         let tokens = Arc::new(TokenUnion::new(token_authenticators));
-        let mut authenticators: Vec<Box<dyn Authenticator>> =
-            vec![Box::new(X509Authenticator::default())];
+        let mut authenticators: Vec<Box<dyn Authenticator>> = Vec::new();
+        if let Some(request_header) = &self.request_header {
+            authenticators.push(Box::new(Arc::clone(request_header)));
+        }
+        authenticators.push(Box::new(X509Authenticator::default()));
         if !tokens.is_empty() {
             authenticators.push(Box::new(BearerTokenAuthenticator::new(Arc::clone(&tokens))));
         }
@@ -255,9 +279,12 @@ impl Config {
         }
         let modes = groups::authorization_modes_of(&self.groups);
         let authenticator = Arc::new(UnionAuthenticator::new(authenticators, self.anonymous_auth));
-        let chosen = modes
-            .parse(&self.authorization_modes)
-            .map_err(|mut errors| errors.swap_remove(0))?;
+        let chosen = match self.delegated_authorization.take() {
+            Some(delegated) => delegated,
+            None => modes
+                .parse(&self.authorization_modes)
+                .map_err(|mut errors| errors.swap_remove(0))?,
+        };
         let mut union = crate::authz::build(chosen);
         let extra = std::mem::take(&mut self.authorizers);
         union.0.splice(1..1, extra);
@@ -398,6 +425,15 @@ impl GenericServer {
     /// client certificate to aggregated API servers.
     pub fn front_proxy(&self) -> Option<&crate::pki::FrontProxy> {
         self.config.config.front_proxy.as_ref()
+    }
+
+    /// Where the server's client CA and request-header settings come from: what the
+    /// `kube-system/extension-apiserver-authentication` ConfigMap publishes.
+    pub fn authentication_info(&self) -> crate::delegation::authinfo::AuthenticationInfoSource {
+        crate::delegation::authinfo::AuthenticationInfoSource {
+            client_ca_file: self.config.config.tls.client_ca.clone(),
+            request_header: self.config.config.request_header.clone(),
+        }
     }
 
     /// Adds a post-start hook; it gets a `poststarthook/<name>` check on livez and readyz.
@@ -623,6 +659,7 @@ impl GenericServer {
             ),
             audit: audit.clone(),
             scheme: Some(Arc::clone(&c.scheme)),
+            delegated_authorizer: c.delegated_authorizer.clone(),
         });
         let app = filters::build(DirectorService(director), chain);
         Ok(PreparedServer {

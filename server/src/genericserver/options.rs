@@ -182,6 +182,10 @@ pub struct ServerOptions {
     /// The number of days rotated audit log files are kept (0: no limit).
     #[arg(long, default_value_t = 0)]
     pub audit_log_maxage: u64,
+    /// Request-header authentication and delegated authentication and authorization (an
+    /// aggregated API server's flags).
+    #[command(flatten)]
+    pub delegation: crate::delegation::options::DelegationOptions,
 }
 
 /// A problem with the options.
@@ -236,6 +240,9 @@ pub enum OptionsError {
     /// `--service-account-max-token-expiration` is out of range.
     #[error("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")]
     MaxTokenExpiration,
+    /// A request-header or delegation flag is refused.
+    #[error(transparent)]
+    Delegation(#[from] crate::delegation::options::DelegationFlagError),
 }
 
 impl ServerOptions {
@@ -260,7 +267,19 @@ impl ServerOptions {
                 });
             }
         }
-        let files: [(&'static str, &Option<PathBuf>); 12] = [
+        let files: [(&'static str, &Option<PathBuf>); 15] = [
+            (
+                "--requestheader-client-ca-file",
+                &self.delegation.requestheader_client_ca_file,
+            ),
+            (
+                "--authentication-kubeconfig",
+                &self.delegation.authentication_kubeconfig,
+            ),
+            (
+                "--authorization-kubeconfig",
+                &self.delegation.authorization_kubeconfig,
+            ),
             ("--token-auth-file", &self.token_auth_file),
             (
                 "--service-account-signing-key-file",
@@ -342,9 +361,18 @@ impl ServerOptions {
                 errs.push(OptionsError::RuntimeConfig(entry.clone()));
             }
         }
-        if let Err(modes) = modes.parse(&self.authorization_mode) {
+        // A delegating server's authorization is the main server's: no local mode is used.
+        if !self.delegation.delegated_authorization()
+            && let Err(modes) = modes.parse(&self.authorization_mode)
+        {
             errs.extend(modes.into_iter().map(OptionsError::AuthorizationMode));
         }
+        errs.extend(
+            self.delegation
+                .validate()
+                .into_iter()
+                .map(OptionsError::Delegation),
+        );
         errs
     }
 

@@ -7,6 +7,7 @@
 //! controllers run on the generic server's controller runtime ([`server::controller`]), as a
 //! user's controllers do.
 
+pub mod cluster_authentication;
 pub mod cluster_role_aggregation;
 pub mod namespace;
 pub mod policy_type_checking;

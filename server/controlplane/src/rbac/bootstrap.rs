@@ -49,7 +49,7 @@ const READ_WRITE: &[&str] = &[
     "deletecollection",
 ];
 
-fn meta(name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
+pub(super) fn meta(name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
     let mut all: BTreeMap<String, String> = labels
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -173,6 +173,20 @@ pub fn cluster_roles() -> Vec<ClusterRole> {
                     "/openid/v1/jwks/",
                 ],
             )],
+        ),
+        // What an aggregated API server needs to delegate authentication and authorization
+        // (kube-apiserver's `system:auth-delegator`; these creates do not mutate).
+        role(
+            "system:auth-delegator",
+            &[],
+            vec![
+                r(&["create"], "authentication.k8s.io", &["tokenreviews"]),
+                r(
+                    &["create"],
+                    "authorization.k8s.io",
+                    &["subjectaccessreviews"],
+                ),
+            ],
         ),
         aggregated("admin", &[], AGGREGATE_TO_ADMIN),
         aggregated("edit", &[(AGGREGATE_TO_ADMIN, "true")], AGGREGATE_TO_EDIT),
@@ -466,7 +480,7 @@ pub fn sources() -> Sources {
     sources
 }
 
-fn autoupdate(meta: &ObjectMeta) -> bool {
+pub(super) fn autoupdate(meta: &ObjectMeta) -> bool {
     meta.annotations
         .get(AUTOUPDATE_ANNOTATION)
         .map(String::as_str)
@@ -474,7 +488,7 @@ fn autoupdate(meta: &ObjectMeta) -> bool {
 }
 
 /// Adds the labels and annotations of `expected` that `existing` lacks; true if any was.
-fn merge_meta(existing: &mut ObjectMeta, expected: &ObjectMeta) -> bool {
+pub(super) fn merge_meta(existing: &mut ObjectMeta, expected: &ObjectMeta) -> bool {
     let mut changed = false;
     for (map, want) in [
         (&mut existing.labels, &expected.labels),
@@ -560,7 +574,7 @@ pub fn reconcile_binding(
     }
 }
 
-async fn create(store: &Store, mut object: Box<dyn Object>) -> Result<(), ApiError> {
+pub(super) async fn create(store: &Store, mut object: Box<dyn Object>) -> Result<(), ApiError> {
     object.run_default_hooks();
     server::apply::update_managed_fields(None, &mut *object, "apiary", "")?;
     match store.create(object, &NoAdmission, false).await {
@@ -571,10 +585,15 @@ async fn create(store: &Store, mut object: Box<dyn Object>) -> Result<(), ApiErr
     }
 }
 
-async fn update(store: &Store, name: &str, object: Box<dyn Object>) -> Result<(), ApiError> {
+pub(super) async fn update(
+    store: &Store,
+    namespace: &str,
+    name: &str,
+    object: Box<dyn Object>,
+) -> Result<(), ApiError> {
     store
         .update(
-            "",
+            namespace,
             name,
             &Replace(object),
             &NoAdmission,
@@ -598,11 +617,12 @@ pub async fn reconcile(registry: &Registry) -> Result<(), ApiError> {
                 if let Some(existing) = existing.downcast_ref::<ClusterRole>()
                     && let Some(reconciled) = reconcile_role(existing, &expected)
                 {
-                    update(&roles, &name, Box::new(reconciled)).await?;
+                    update(&roles, "", &name, Box::new(reconciled)).await?;
                 }
             }
         }
     }
+    super::namespace_roles::reconcile(registry).await?;
     let bindings = registry.store(&CLUSTER_ROLE_BINDING_KIND)?;
     for mut expected in cluster_role_bindings() {
         TypedObject::run_default_hooks(&mut expected);
@@ -616,7 +636,7 @@ pub async fn reconcile(registry: &Registry) -> Result<(), ApiError> {
         };
         match reconcile_binding(existing, &expected) {
             BindingReconcile::Unchanged => {}
-            BindingReconcile::Update(b) => update(&bindings, &name, Box::new(b)).await?,
+            BindingReconcile::Update(b) => update(&bindings, "", &name, Box::new(b)).await?,
             BindingReconcile::Recreate(mut b) => {
                 bindings
                     .delete(

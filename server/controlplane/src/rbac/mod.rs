@@ -6,6 +6,7 @@
 
 pub mod bootstrap;
 pub mod informer;
+pub mod namespace_roles;
 pub mod snapshot;
 
 #[cfg(test)]
