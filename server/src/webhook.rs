@@ -135,8 +135,9 @@ pub enum Endpoint {
         port: i32,
         /// The path sent to (empty: `/`).
         path: String,
-        /// `https://<name>.<namespace>.svc:<port><path>`, the URL messages name.
-        url: reqwest::Url,
+        /// `https://<name>.<namespace>.svc:<port><path>`, the URL messages name (the port
+        /// always written, as kube-apiserver writes it).
+        url: String,
     },
 }
 
@@ -166,7 +167,7 @@ impl Endpoint {
                 name: s.name.to_string(),
                 port: s.port.unwrap_or(443),
                 path: s.path.unwrap_or("").to_string(),
-                url: parsed,
+                url: text,
             }),
         }
     }
@@ -197,7 +198,7 @@ impl Endpoint {
             } => {
                 let mut resolved = resolver
                     .resolve(namespace, name, *port)
-                    .map_err(|e| WebhookError::Post(format!("Post {:?}: {e}", url.as_str())))?;
+                    .map_err(|e| WebhookError::Post(format!("Post {url:?}: {e}")))?;
                 resolved.set_path(path);
                 Ok(resolved)
             }
@@ -349,6 +350,59 @@ mod tests {
             "https://hooks.ns.svc:443/convert"
         );
         assert!(url_of(None, None).is_err());
+    }
+
+    /// A resolver that knows one service, at a loopback address.
+    struct OneService;
+
+    impl ServiceResolver for OneService {
+        fn resolve(&self, namespace: &str, name: &str, port: i32) -> Result<reqwest::Url, String> {
+            if (namespace, name, port) == ("ns", "hooks", 443) {
+                return Ok(reqwest::Url::parse("https://127.0.0.1:9443").unwrap());
+            }
+            Err(format!("service \"{name}\" not found"))
+        }
+    }
+
+    #[test]
+    fn services_resolve_at_each_call_and_keep_their_path_and_name() {
+        let service = ServiceReference {
+            namespace: "ns",
+            name: "hooks",
+            path: Some("/mutate"),
+            port: None,
+        };
+        let endpoint = Endpoint::of(None, Some(service)).unwrap();
+        assert_eq!(endpoint.server_name().as_deref(), Some("hooks.ns.svc"));
+        assert_eq!(
+            endpoint.resolve(&OneService).unwrap().as_str(),
+            "https://127.0.0.1:9443/mutate"
+        );
+        let missing = Endpoint::of(
+            None,
+            Some(ServiceReference {
+                name: "gone",
+                ..service
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            missing.resolve(&OneService).unwrap_err().to_string(),
+            "Post \"https://gone.ns.svc:443/mutate\": service \"gone\" not found"
+        );
+        // A url wins over a service, and is verified against its own host.
+        let url = Endpoint::of(Some("https://h:8443/x"), Some(service)).unwrap();
+        assert_eq!(url.server_name(), None);
+        assert_eq!(
+            url.resolve(&OneService).unwrap().as_str(),
+            "https://h:8443/x"
+        );
+        // One client per bundle and verified name.
+        let clients = Clients::default();
+        clients.get(b"", None).unwrap();
+        clients.get(b"", Some("hooks.ns.svc")).unwrap();
+        clients.get(b"", Some("hooks.ns.svc")).unwrap();
+        assert_eq!(clients.by_bundle.lock().len(), 2);
     }
 
     #[test]

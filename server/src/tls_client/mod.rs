@@ -50,7 +50,7 @@
 //!     .unwrap_err();
 //! assert_eq!(
 //!     wrong.to_string(),
-//!     "x509: certificate is valid for hooks.ns.svc, not other.ns.svc"
+//!     "tls: failed to verify certificate: x509: certificate is valid for hooks.ns.svc, not other.ns.svc"
 //! );
 //! # Ok(())
 //! # }
