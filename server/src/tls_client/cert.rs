@@ -118,7 +118,7 @@ impl Cert {
         if !rest.is_empty() {
             return Err("x509: trailing data".into());
         }
-        let (tbs, signature_algorithm, _) = signed_parts(der)?;
+        let (tbs, signature_algorithm) = signed_parts(der)?;
         let mut cert = Cert {
             der: der.to_vec(),
             subject: x.subject().as_raw().to_vec(),
@@ -329,19 +329,19 @@ fn ip_of(bytes: &[u8]) -> Option<IpAddr> {
     }
 }
 
-/// The signed TBSCertificate (whole TLV), the signature's AlgorithmIdentifier (contents) and
-/// the rest of a certificate's DER.
-fn signed_parts(der: &[u8]) -> Result<(&[u8], &[u8], &[u8]), String> {
+/// The signed TBSCertificate (whole TLV) and the signature's AlgorithmIdentifier (contents)
+/// of a certificate's DER.
+fn signed_parts(der: &[u8]) -> Result<(&[u8], &[u8]), String> {
     let malformed = || "x509: malformed certificate".to_string();
     let (0x30, body, _) = tlv(der).ok_or_else(malformed)? else {
         return Err(malformed());
     };
     let tbs_len = body.len() - tlv(body).ok_or_else(malformed)?.2.len();
     let (tbs, rest) = body.split_at(tbs_len);
-    let (0x30, algorithm, rest) = tlv(rest).ok_or_else(malformed)? else {
+    let (0x30, algorithm, _) = tlv(rest).ok_or_else(malformed)? else {
         return Err(malformed());
     };
-    Ok((tbs, algorithm, rest))
+    Ok((tbs, algorithm))
 }
 
 /// One DER tag-length-value: the tag, the contents and what follows.
