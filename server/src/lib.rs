@@ -26,6 +26,7 @@ pub mod request_info;
 pub mod request_target;
 pub mod runtime_kinds;
 pub mod table;
+pub mod tls_client;
 pub mod webhook;
 
 pub use builder::Server;

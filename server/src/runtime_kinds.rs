@@ -167,6 +167,11 @@ impl RuntimeKinds {
         Some(served.kind)
     }
 
+    /// The API context the kinds are served in (its registry, scheme, admission).
+    pub fn api(&self) -> &Arc<ApiContext> {
+        &self.api
+    }
+
     /// The store of a served kind.
     pub fn store(&self, kind: &'static Kind) -> Result<Arc<Store>, ApiError> {
         self.api.registry.store(kind)

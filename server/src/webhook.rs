@@ -1,7 +1,8 @@
 //! Calling webhooks (k8s.io/apiserver's `pkg/util/webhook`): where a webhook's `clientConfig`
-//! points (its `url`, or a `service` reference resolved by name), HTTPS clients that trust the
-//! configuration's `caBundle` (HTTP/1.1 only, redirects never followed, connections reused per
-//! trust bundle), and one POST of a JSON review with a timeout and a bound on the answer.
+//! points (its `url`, or a `service` reference resolved at each call, [`Endpoint`]), HTTPS
+//! clients that trust the configuration's `caBundle` and verify certificates as Go does
+//! ([`crate::tls_client`]; HTTP/1.1 only, redirects never followed, connections reused per
+//! trust bundle and verified name), and one POST of a JSON review with a timeout and a bound on the answer.
 //!
 //! What a review holds and how its answer is checked belongs to the caller: admission webhooks
 //! (the control plane's `AdmissionReview`) and CustomResourceDefinition conversion webhooks
@@ -118,10 +119,101 @@ pub fn service_dns_name(namespace: &str, name: &str) -> String {
     format!("{name}.{namespace}.svc")
 }
 
-/// HTTPS clients by trust bundle, so calls to one webhook reuse their connections.
+/// Where a `clientConfig` points: its `url`, or a `service` reference resolved at every call
+/// (a Service that changes takes effect on the next call, as in kube-apiserver).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A `url` (https); the peer is verified against its host.
+    Url(reqwest::Url),
+    /// A `service` reference; the peer is verified against [`service_dns_name`].
+    Service {
+        /// The service's namespace.
+        namespace: String,
+        /// The service's name.
+        name: String,
+        /// The service's port (443 when the reference gives none).
+        port: i32,
+        /// The path sent to (empty: `/`).
+        path: String,
+        /// `https://<name>.<namespace>.svc:<port><path>`, the URL messages name (the port
+        /// always written, as kube-apiserver writes it).
+        url: String,
+    },
+}
+
+impl Endpoint {
+    /// The endpoint of a `clientConfig`'s `url` or `service` (see [`url_of`]).
+    ///
+    /// ```
+    /// use server::webhook::{DnsServiceResolver, Endpoint, ServiceReference};
+    ///
+    /// let service = ServiceReference { namespace: "ns", name: "hooks", path: Some("/v"), port: None };
+    /// let endpoint = Endpoint::of(None, Some(service)).unwrap();
+    /// assert_eq!(endpoint.server_name().as_deref(), Some("hooks.ns.svc"));
+    /// let url = endpoint.resolve(&DnsServiceResolver).unwrap();
+    /// assert_eq!(url.as_str(), "https://hooks.ns.svc/v");
+    /// ```
+    pub fn of(
+        url: Option<&str>,
+        service: Option<ServiceReference<'_>>,
+    ) -> Result<Endpoint, String> {
+        let text = url_of(url, service)?;
+        let parsed = reqwest::Url::parse(&text)
+            .map_err(|e| format!("the webhook URL {text:?} is invalid: {e}"))?;
+        match service.filter(|_| url.is_none_or(str::is_empty)) {
+            None => Ok(Endpoint::Url(parsed)),
+            Some(s) => Ok(Endpoint::Service {
+                namespace: s.namespace.to_string(),
+                name: s.name.to_string(),
+                port: s.port.unwrap_or(443),
+                path: s.path.unwrap_or("").to_string(),
+                url: text,
+            }),
+        }
+    }
+
+    /// The name the peer's certificate is verified against instead of the URL's host: the
+    /// service's DNS name, or `None` for a `url`.
+    pub fn server_name(&self) -> Option<String> {
+        match self {
+            Endpoint::Url(_) => None,
+            Endpoint::Service {
+                namespace, name, ..
+            } => Some(service_dns_name(namespace, name)),
+        }
+    }
+
+    /// The URL to call now: the `url`, or the address `resolver` gives the service with the
+    /// reference's path. A service that does not resolve fails as kube-apiserver's dial does:
+    /// `Post "https://<name>.<namespace>.svc:<port><path>": <why>`.
+    pub fn resolve(&self, resolver: &dyn ServiceResolver) -> Result<reqwest::Url, WebhookError> {
+        match self {
+            Endpoint::Url(url) => Ok(url.clone()),
+            Endpoint::Service {
+                namespace,
+                name,
+                port,
+                path,
+                url,
+            } => {
+                let mut resolved = resolver
+                    .resolve(namespace, name, *port)
+                    .map_err(|e| WebhookError::Post(format!("Post {url:?}: {e}")))?;
+                resolved.set_path(path);
+                Ok(resolved)
+            }
+        }
+    }
+}
+
+/// The key of a cached client: the trust bundle and the name verified.
+type ClientKey = (Vec<u8>, Option<String>);
+
+/// HTTPS clients by trust bundle and verified name, so calls to one webhook reuse their
+/// connections. Their certificates are verified as Go verifies them ([`crate::tls_client`]).
 #[derive(Default)]
 pub struct Clients {
-    by_bundle: Mutex<HashMap<Vec<u8>, reqwest::Client>>,
+    by_bundle: Mutex<HashMap<ClientKey, reqwest::Client>>,
 }
 
 impl std::fmt::Debug for Clients {
@@ -133,31 +225,33 @@ impl std::fmt::Debug for Clients {
 }
 
 impl Clients {
-    /// The client that trusts `ca_bundle` (PEM), or the system roots when it is empty.
-    pub fn get(&self, ca_bundle: &[u8]) -> Result<reqwest::Client, WebhookError> {
-        if let Some(c) = self.by_bundle.lock().get(ca_bundle) {
+    /// The client that trusts `ca_bundle` (PEM), or the system roots when it is empty, and
+    /// verifies the peer's certificate for `server_name` (none: the URL's host).
+    pub fn get(
+        &self,
+        ca_bundle: &[u8],
+        server_name: Option<&str>,
+    ) -> Result<reqwest::Client, WebhookError> {
+        let key = (ca_bundle.to_vec(), server_name.map(str::to_string));
+        if let Some(c) = self.by_bundle.lock().get(&key) {
             return Ok(c.clone());
         }
+        let mut tls = crate::tls_client::ClientTls {
+            trust: crate::tls_client::Trust::from_ca_bundle(ca_bundle),
+            server_name: key.1.clone(),
+            client_certificate: None,
+        }
+        .build()
+        .map_err(|e| WebhookError::Client(e.to_string()))?;
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         // HTTP/1.1 only, as kube-apiserver calls webhooks (kubernetes#82090): one connection
         // per concurrent call, so calls to a service spread over its endpoints instead of
         // sharing one HTTP/2 connection to a single pod.
-        let mut builder = reqwest::Client::builder()
+        let client = reqwest::Client::builder()
             .http1_only()
             .redirect(reqwest::redirect::Policy::none())
             .pool_idle_timeout(Duration::from_secs(90))
-            .use_rustls_tls();
-        if !ca_bundle.is_empty() {
-            let certs = reqwest::Certificate::from_pem_bundle(ca_bundle)
-                .map_err(|e| WebhookError::Client(format!("invalid caBundle: {e}")))?;
-            if certs.is_empty() {
-                return Err(WebhookError::Client("caBundle holds no certificate".into()));
-            }
-            builder = builder.tls_built_in_root_certs(false);
-            for cert in certs {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        let client = builder
+            .use_preconfigured_tls(tls)
             .build()
             .map_err(|e| WebhookError::Client(e.to_string()))?;
         let mut clients = self.by_bundle.lock();
@@ -165,7 +259,7 @@ impl Clients {
         if clients.len() >= 256 {
             clients.clear();
         }
-        clients.insert(ca_bundle.to_vec(), client.clone());
+        clients.insert(key, client.clone());
         Ok(client)
     }
 }
@@ -180,6 +274,10 @@ pub async fn post_json(
 ) -> Result<Vec<u8>, WebhookError> {
     let post =
         |e: &dyn std::fmt::Display| WebhookError::Post(format!("Post {:?}: {e}", url.as_str()));
+    // A refused certificate reads as crypto/tls words it, not as the chain of client errors.
+    let cause = |e: &reqwest::Error| {
+        crate::tls_client::verification_error(e).unwrap_or_else(|| error_chain(e))
+    };
     let send = async {
         let mut response = client
             .post(url.clone())
@@ -188,10 +286,10 @@ pub async fn post_json(
             .body(body)
             .send()
             .await
-            .map_err(|e| post(&error_chain(&e)))?;
+            .map_err(|e| post(&cause(&e)))?;
         let status = response.status();
         let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| post(&error_chain(&e)))? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| post(&cause(&e)))? {
             if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
                 return Err(WebhookError::TooLong(MAX_RESPONSE_BYTES));
             }
@@ -254,6 +352,59 @@ mod tests {
         assert!(url_of(None, None).is_err());
     }
 
+    /// A resolver that knows one service, at a loopback address.
+    struct OneService;
+
+    impl ServiceResolver for OneService {
+        fn resolve(&self, namespace: &str, name: &str, port: i32) -> Result<reqwest::Url, String> {
+            if (namespace, name, port) == ("ns", "hooks", 443) {
+                return Ok(reqwest::Url::parse("https://127.0.0.1:9443").unwrap());
+            }
+            Err(format!("service \"{name}\" not found"))
+        }
+    }
+
+    #[test]
+    fn services_resolve_at_each_call_and_keep_their_path_and_name() {
+        let service = ServiceReference {
+            namespace: "ns",
+            name: "hooks",
+            path: Some("/mutate"),
+            port: None,
+        };
+        let endpoint = Endpoint::of(None, Some(service)).unwrap();
+        assert_eq!(endpoint.server_name().as_deref(), Some("hooks.ns.svc"));
+        assert_eq!(
+            endpoint.resolve(&OneService).unwrap().as_str(),
+            "https://127.0.0.1:9443/mutate"
+        );
+        let missing = Endpoint::of(
+            None,
+            Some(ServiceReference {
+                name: "gone",
+                ..service
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            missing.resolve(&OneService).unwrap_err().to_string(),
+            "Post \"https://gone.ns.svc:443/mutate\": service \"gone\" not found"
+        );
+        // A url wins over a service, and is verified against its own host.
+        let url = Endpoint::of(Some("https://h:8443/x"), Some(service)).unwrap();
+        assert_eq!(url.server_name(), None);
+        assert_eq!(
+            url.resolve(&OneService).unwrap().as_str(),
+            "https://h:8443/x"
+        );
+        // One client per bundle and verified name.
+        let clients = Clients::default();
+        clients.get(b"", None).unwrap();
+        clients.get(b"", Some("hooks.ns.svc")).unwrap();
+        clients.get(b"", Some("hooks.ns.svc")).unwrap();
+        assert_eq!(clients.by_bundle.lock().len(), 2);
+    }
+
     #[test]
     fn errors_read_as_kube_apiserver_prints_them() {
         let e = WebhookError::Status {
@@ -268,7 +419,9 @@ mod tests {
             WebhookError::TooLong(MAX_RESPONSE_BYTES).to_string(),
             "the response is longer than 3145728 bytes"
         );
-        let bad = Clients::default().get(b"not a certificate").unwrap_err();
+        let bad = Clients::default()
+            .get(b"not a certificate", None)
+            .unwrap_err();
         assert!(matches!(bad, WebhookError::Client(_)), "{bad:?}");
     }
 }

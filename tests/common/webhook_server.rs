@@ -58,7 +58,7 @@ pub type Answer =
 pub struct WebhookServer {
     /// The base URL.
     pub url: String,
-    /// The CA that signed its certificate, PEM.
+    /// The CA that signed its certificate (or the certificate itself), PEM.
     pub ca: String,
     /// The requests it received.
     pub seen: Arc<Seen>,
@@ -69,6 +69,17 @@ pub struct WebhookServer {
 pub async fn start(ca_name: &str, answer: Answer) -> WebhookServer {
     let ca = TestCa::new(ca_name);
     let (cert, key) = ca.leaf("webhook", None, &["127.0.0.1", "localhost"]);
+    start_with_certificate(&cert, &key, &ca.pem, answer).await
+}
+
+/// Starts a server serving `cert` (a PEM chain) with `key`; `ca` is what clients should trust
+/// (the server's [`WebhookServer::ca`]).
+pub async fn start_with_certificate(
+    cert: &str,
+    key: &str,
+    ca: &str,
+    answer: Answer,
+) -> WebhookServer {
     let certs = rustls_pemfile::certs(&mut cert.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -135,7 +146,7 @@ pub async fn start(ca_name: &str, answer: Answer) -> WebhookServer {
     });
     WebhookServer {
         url: format!("https://127.0.0.1:{}", addr.port()),
-        ca: ca.pem,
+        ca: ca.to_string(),
         seen,
     }
 }

@@ -234,7 +234,8 @@ impl CrdController {
             self.seen.lock().insert(name.to_string(), resource_version);
             return Ok(());
         }
-        let Some(built) = definition::build(crd, &*self.schema_of) else {
+        let Some(built) = definition::build(crd, &*self.schema_of, &self.kinds.api().registry)
+        else {
             self.withdraw(name);
             return Ok(());
         };

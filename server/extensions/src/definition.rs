@@ -15,6 +15,7 @@ use apimachinery::runtime::unstructured::{
 use apimachinery::runtime::{Kind, VersionCodec, no_selectable_fields};
 use apimachinery::table::CREATION_TIMESTAMP_DESCRIPTION;
 use server::genericserver::discovery::compare_kube_versions;
+use server::registry::Registry;
 use server::runtime_kinds::{intern, intern_all, keep, keep_slice};
 
 use crate::conversion::WebhookConverter;
@@ -98,9 +99,14 @@ pub fn fingerprint(crd: &CustomResourceDefinition) -> String {
     )
 }
 
-/// The tables of `crd` (whose names have been accepted), with the schemas `schema_of` compiles.
-/// `None` when the CRD serves no version.
-pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option<ServedDefinition> {
+/// The tables of `crd` (whose names have been accepted), with the schemas `schema_of` compiles;
+/// a conversion webhook's service is resolved by `registry`'s service resolver. `None` when the
+/// CRD serves no version.
+pub fn build(
+    crd: &CustomResourceDefinition,
+    schema_of: &SchemaOf<'_>,
+    registry: &Arc<Registry>,
+) -> Option<ServedDefinition> {
     let spec = &crd.spec;
     let names = &crd.status.accepted_names;
     let group = intern(&spec.group);
@@ -132,7 +138,7 @@ pub fn build(crd: &CustomResourceDefinition, schema_of: &SchemaOf<'_>) -> Option
     versions.sort_by(|a, b| compare_kube_versions(&a.name, &b.name));
     // One converter for every version (strategy `Webhook`); none: `apiVersion` is rewritten.
     let converter: Option<Arc<dyn UnstructuredConverter>> =
-        WebhookConverter::of(crd, kind, list_kind).map(|c| Arc::new(c) as _);
+        WebhookConverter::of(crd, kind, list_kind, registry).map(|c| Arc::new(c) as _);
     let mut codecs = Vec::new();
     let mut columns_of_storage = &[][..];
     for v in &versions {

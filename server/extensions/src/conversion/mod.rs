@@ -42,7 +42,8 @@ use apimachinery::runtime::unstructured::{
     Unstructured, UnstructuredConverter, UnstructuredVersion,
 };
 use apimachinery::scheme::CodecError;
-use server::webhook::{Clients, ServiceReference, WebhookError};
+use server::registry::Registry;
+use server::webhook::{Clients, Endpoint, ServiceReference, WebhookError};
 
 use metrics::{Failure, METRICS};
 
@@ -51,7 +52,8 @@ use metrics::{Failure, METRICS};
 /// timeout of 60 s, so a hung webhook fails the request with the conversion's message.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The webhook clients of conversions, by trust bundle (they belong to [`webhook_runtime`]).
+/// The webhook clients of conversions, by trust bundle and verified name (they belong to
+/// [`webhook_runtime`]).
 static CLIENTS: LazyLock<Clients> = LazyLock::new(Clients::default);
 
 /// The runtime conversion webhook calls run on (see the module documentation), created on
@@ -96,7 +98,6 @@ fn wait_for<T: Send + 'static>(
 
 /// The converter of a CRD whose `spec.conversion.strategy` is `Webhook` (see the module
 /// documentation).
-#[derive(Debug)]
 pub struct WebhookConverter {
     /// The CRD's name, for the metrics.
     crd_name: String,
@@ -104,21 +105,36 @@ pub struct WebhookConverter {
     kind: &'static str,
     /// The kind of their lists.
     list_kind: &'static str,
-    /// Where the webhook is, or why it cannot be called.
-    url: Result<reqwest::Url, String>,
+    /// Where the webhook is (a service is resolved at each call), or why it cannot be called.
+    endpoint: Result<Endpoint, String>,
+    /// The registry whose service resolver finds a service's address.
+    registry: Arc<Registry>,
     /// The PEM bundle the webhook's certificate must chain to (empty: the system roots).
     ca_bundle: Vec<u8>,
     /// `conversionReviewVersions`, in the CRD's order.
     review_versions: Vec<String>,
 }
 
+impl std::fmt::Debug for WebhookConverter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookConverter")
+            .field("crd_name", &self.crd_name)
+            .field("kind", &self.kind)
+            .field("endpoint", &self.endpoint)
+            .field("review_versions", &self.review_versions)
+            .finish_non_exhaustive()
+    }
+}
+
 impl WebhookConverter {
     /// The converter of `crd`, or `None` when its conversion strategy is not `Webhook`. `kind`
-    /// and `list_kind` are the accepted names the objects are served under.
+    /// and `list_kind` are the accepted names the objects are served under; a `service`
+    /// reference is resolved at each call by `registry`'s service resolver.
     pub fn of(
         crd: &CustomResourceDefinition,
         kind: &'static str,
         list_kind: &'static str,
+        registry: &Arc<Registry>,
     ) -> Option<Self> {
         let conversion = crd.spec.conversion.as_ref()?;
         if conversion.strategy != "Webhook" {
@@ -126,7 +142,7 @@ impl WebhookConverter {
         }
         let webhook = conversion.webhook.as_ref();
         let client = webhook.and_then(|w| w.client_config.as_ref());
-        let url = match client {
+        let endpoint = match client {
             None => Err("the CRD has no conversion webhook clientConfig".to_string()),
             Some(c) => {
                 let service = c.service.as_ref().map(|s| ServiceReference {
@@ -135,17 +151,15 @@ impl WebhookConverter {
                     path: s.path.as_deref(),
                     port: s.port,
                 });
-                server::webhook::url_of(c.url.as_deref(), service)
+                Endpoint::of(c.url.as_deref(), service)
             }
         };
         Some(Self {
             crd_name: crd.metadata.name.clone().unwrap_or_default(),
             kind,
             list_kind,
-            url: url.and_then(|u| {
-                reqwest::Url::parse(&u)
-                    .map_err(|e| format!("the webhook URL {u:?} is invalid: {e}"))
-            }),
+            endpoint,
+            registry: registry.clone(),
             ca_bundle: client
                 .and_then(|c| c.ca_bundle.as_ref())
                 .map(|b| b.0.clone())
@@ -164,9 +178,16 @@ impl WebhookConverter {
         desired: &str,
     ) -> Result<Vec<serde_json::Value>, (Failure, String)> {
         let call_failure = |e: String| (Failure::Call, e);
-        let url = self.url.clone().map_err(call_failure)?;
+        let endpoint = self
+            .endpoint
+            .as_ref()
+            .map_err(|e| call_failure(e.clone()))?;
         let client = CLIENTS
-            .get(&self.ca_bundle)
+            .get(&self.ca_bundle, endpoint.server_name().as_deref())
+            .map_err(|e| call_failure(e.to_string()))?;
+        // A service is resolved on every call, so a changed Service serves the next one.
+        let url = endpoint
+            .resolve(&*self.registry.service_resolver())
             .map_err(|e| call_failure(e.to_string()))?;
         let version = review::review_version(&self.review_versions).map_err(call_failure)?;
         let uid = uuid::Uuid::new_v4().to_string();

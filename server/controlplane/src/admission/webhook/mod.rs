@@ -104,10 +104,12 @@ pub fn plugins(registry: &Arc<Registry>, scheme: &Scheme) -> Vec<Plugin> {
 pub struct Hook {
     /// The webhook's name (`deny.example.dev`).
     pub name: String,
-    /// Parsed once, when the configuration is read.
-    url: Result<reqwest::Url, String>,
+    /// Where it is reached (a service is resolved at each call), parsed once, when the
+    /// configuration is read.
+    endpoint: Result<server::webhook::Endpoint, String>,
     ca_bundle: Vec<u8>,
-    /// The HTTPS client that trusts `ca_bundle`, once a call needed it.
+    /// The HTTPS client that trusts `ca_bundle` and verifies the endpoint's name, once a call
+    /// needed it.
     client: std::sync::OnceLock<reqwest::Client>,
     rules: Vec<rules::CompiledRule>,
     fail_closed: bool,
@@ -145,10 +147,7 @@ impl Hook {
         };
         Hook {
             name: spec.name.to_string(),
-            url: url_of(spec.client).and_then(|u| {
-                reqwest::Url::parse(&u)
-                    .map_err(|e| format!("the webhook URL {u:?} is invalid: {e}"))
-            }),
+            endpoint: endpoint_of(spec.client),
             ca_bundle: spec
                 .client
                 .ca_bundle
@@ -178,8 +177,8 @@ impl Hook {
     }
 }
 
-/// Where a webhook is reached (see [`server::webhook::url_of`]).
-fn url_of(client: &WebhookClientConfig) -> Result<String, String> {
+/// Where a webhook is reached (see [`server::webhook::Endpoint::of`]).
+fn endpoint_of(client: &WebhookClientConfig) -> Result<server::webhook::Endpoint, String> {
     let service = client
         .service
         .as_ref()
@@ -189,7 +188,7 @@ fn url_of(client: &WebhookClientConfig) -> Result<String, String> {
             path: s.path.as_deref(),
             port: s.port,
         });
-    server::webhook::url_of(client.url.as_deref(), service)
+    server::webhook::Endpoint::of(client.url.as_deref(), service)
 }
 
 fn from_mutating(w: &MutatingWebhook) -> Hook {
@@ -475,7 +474,10 @@ impl Dispatcher {
     }
 
     async fn send(&self, hook: &Hook, review: Vec<u8>, uid: &str) -> Result<Answer, CallError> {
-        let url = hook.url.as_ref().map_err(|e| CallError::Call(e.clone()))?;
+        let endpoint = hook
+            .endpoint
+            .as_ref()
+            .map_err(|e| CallError::Call(e.clone()))?;
         if !hook.review_v1 {
             return Err(CallError::Call(
                 "webhook does not accept known AdmissionReview versions (v1)".into(),
@@ -487,12 +489,16 @@ impl Dispatcher {
         let client = match hook.client.get() {
             Some(c) => c.clone(),
             None => {
-                let c = self.clients.get(&hook.ca_bundle)?;
+                let c = self
+                    .clients
+                    .get(&hook.ca_bundle, endpoint.server_name().as_deref())?;
                 let _ = hook.client.set(c.clone());
                 c
             }
         };
-        call::call(&client, url, hook.timeout, review, uid, self.mutating).await
+        // A service is resolved on every call, so a changed Service serves the next one.
+        let url = endpoint.resolve(&*self.registry.service_resolver())?;
+        call::call(&client, &url, hook.timeout, review, uid, self.mutating).await
     }
 }
 
