@@ -82,6 +82,7 @@ impl ApiGroups for KubernetesApis {
         kubernetes_api::authentication_k8s_io::register(scheme);
         kubernetes_api::authorization_k8s_io::register(scheme);
         kubernetes_api::coordination_k8s_io::register(scheme);
+        kubernetes_api::discovery_k8s_io::register(scheme);
         kubernetes_api::rbac_authorization_k8s_io::register(scheme);
     }
 
