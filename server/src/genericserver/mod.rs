@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod options;
 pub mod runtime_config;
 pub mod serve;
+pub mod service_network;
 pub mod tls;
 pub mod version;
 
@@ -142,6 +143,10 @@ pub struct Config {
         &'static apimachinery::runtime::Kind,
         crate::registry::rest_storage::RestStorage,
     )>,
+    /// The Service network (`--service-cluster-ip-range`, `--service-node-port-range`,
+    /// `--advertise-address`, `--enable-aggregator-routing`), for the bundle that serves
+    /// Services.
+    pub service_network: service_network::ServiceNetwork,
 }
 
 /// A configuration with every default filled in.
@@ -214,6 +219,7 @@ impl Config {
             audit: None,
             authorization_modes: vec!["AlwaysDeny".to_string()],
             rest_storage: Vec::new(),
+            service_network: service_network::ServiceNetwork::default(),
         }
     }
 
@@ -284,6 +290,7 @@ pub struct GenericServer {
     mux_signals: mux_complete::MuxCompleteSignals,
     openapi_sources: Vec<Arc<dyn openapi::OpenApiSource>>,
     metrics: Vec<metrics::MetricsFn>,
+    serving_address: service_network::ServingAddress,
 }
 
 impl CompletedConfig {
@@ -345,6 +352,7 @@ impl CompletedConfig {
             mux_signals: mux_complete::MuxCompleteSignals::default(),
             openapi_sources: Vec::new(),
             metrics: Vec::new(),
+            serving_address: service_network::ServingAddress::default(),
         };
         // Every served kind's store and watch cache starts now; readiness waits for the caches.
         let runtime = &server.config.config.runtime_config;
@@ -382,6 +390,22 @@ impl GenericServer {
     /// The REST handlers' context.
     pub fn api(&self) -> &Arc<ApiContext> {
         &self.api
+    }
+
+    /// The Service network the configuration names (see [`Config::service_network`]).
+    pub fn service_network(&self) -> &service_network::ServiceNetwork {
+        &self.config.config.service_network
+    }
+
+    /// The configured listen address (`--bind-address`, `--secure-port`; the port may be 0).
+    pub fn bind_address(&self) -> SocketAddr {
+        self.config.config.bind
+    }
+
+    /// The address the server listens on, filled in once its listener is bound (before the
+    /// post-start hooks run).
+    pub fn serving_address(&self) -> service_network::ServingAddress {
+        self.serving_address.clone()
     }
 
     /// Adds a post-start hook; it gets a `poststarthook/<name>` check on livez and readyz.
@@ -465,6 +489,7 @@ impl GenericServer {
             addr: c.bind,
             source,
         })?;
+        self.serving_address.set(local);
 
         let mut known = Vec::new();
         for kind in c.scheme.kinds() {
