@@ -507,6 +507,7 @@ pub struct ClientIPConfig {
 
 /// Endpoints are the addresses that implement a Service, as sets of addresses and ports.
 #[kind(namespaced, short_names = ["ep"], strategic_merge_patch, unconditional_update, no_generation)]
+#[kind(plural = "endpoints", singular = "endpoints")]
 pub struct Endpoints {
     /// Standard object metadata.
     #[proto(1)]
