@@ -523,7 +523,8 @@ pub fn validate_service_update(svc: &Service, old: &Service) -> Vec<FieldError> 
     let ty = str_of(&svc.spec.r#type);
     let old_ty = str_of(&old.spec.r#type);
     let either_external_name = ty == TYPE_EXTERNAL_NAME || old_ty == TYPE_EXTERNAL_NAME;
-    if !either_external_name && !(is_headless(svc) && is_headless(old)) {
+    let both_headless = is_headless(svc) && is_headless(old);
+    if !(either_external_name || both_headless) {
         let ips_value = Value::from(svc.spec.cluster_ips.clone());
         let (new_ips, old_ips) = (&svc.spec.cluster_ips, &old.spec.cluster_ips);
         let changed = "may not change once set";
