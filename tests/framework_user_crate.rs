@@ -173,6 +173,7 @@ fn a_users_crate_builds_and_serves_its_api() {
         "authentication.k8s.io",
         "authorization.k8s.io",
         "coordination.k8s.io",
+        "discovery.k8s.io",
         "rbac.authorization.k8s.io",
         "fleet.example.com",
     ]
