@@ -280,6 +280,7 @@ pub struct GenericServer {
     pre_shutdown: Vec<PreShutdownHook>,
     checks: Vec<HealthCheck>,
     delegates: Vec<Arc<dyn Delegate>>,
+    front_delegates: Vec<Arc<dyn Delegate>>,
     kind_sources: Vec<Arc<dyn discovery::KindSource>>,
     mux_signals: mux_complete::MuxCompleteSignals,
     openapi_sources: Vec<Arc<dyn openapi::OpenApiSource>>,
@@ -341,6 +342,7 @@ impl CompletedConfig {
             pre_shutdown: Vec::new(),
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
+            front_delegates: Vec::new(),
             kind_sources: Vec::new(),
             mux_signals: mux_complete::MuxCompleteSignals::default(),
             openapi_sources: Vec::new(),
@@ -431,6 +433,22 @@ impl GenericServer {
     /// Appends a server to the delegation chain.
     pub fn add_delegate(&mut self, delegate: Arc<dyn Delegate>) {
         self.delegates.push(delegate);
+    }
+
+    /// Puts a handler in front of this server's own: every request that passed the filter
+    /// chain (authenticated, authorized, with its [`RequestInfo`](crate::request_info::RequestInfo)
+    /// and user in its extensions) is offered to the front delegates first, in the order they
+    /// were added, and reaches the REST handlers, the non-API paths and the delegation chain
+    /// only when each handed it back. This is where the aggregator proxies the group/versions
+    /// served elsewhere, even those this server also serves; a front delegate must hand back
+    /// quickly what it does not serve, as it sees every request.
+    pub fn add_front_delegate(&mut self, delegate: Arc<dyn Delegate>) {
+        self.front_delegates.push(delegate);
+    }
+
+    /// The group/versions this server serves (`--runtime-config`).
+    pub fn runtime_config(&self) -> &RuntimeConfig {
+        &self.config.config.runtime_config
     }
 
     /// Lists the kinds `source` defines at run time in discovery, beside the scheme's (its
@@ -563,6 +581,7 @@ impl GenericServer {
             health,
             metrics: Arc::clone(&metrics),
             delegates,
+            front_delegates: self.front_delegates.clone(),
             mux_signals: self.mux_signals.clone(),
         });
         let chain = Arc::new(ChainConfig {
