@@ -98,7 +98,8 @@ impl ServerCertVerifier for SkipVerify {
 }
 
 /// The TLS configuration of a connection to `target`'s server: trust from its `caBundle` (no
-/// verification with `insecureSkipTLSVerify`), `identity` as the client certificate, HTTP/1.1.
+/// verification with `insecureSkipTLSVerify`), `identity` as the client certificate (the
+/// connector offers ALPN `http/1.1` itself).
 ///
 /// This is the one place the proxy's certificate verification is decided; a verifier that
 /// accepts exactly what Go's crypto/x509 accepts replaces the trust store here.
@@ -124,7 +125,7 @@ pub fn client_tls_config(
         }
         builder.with_root_certificates(roots)
     };
-    let mut config = match identity {
+    let config = match identity {
         Some(id) => {
             let certs = rustls_pemfile::certs(&mut &id.cert_pem[..])
                 .collect::<Result<Vec<_>, _>>()
@@ -138,7 +139,6 @@ pub fn client_tls_config(
         }
         None => builder.with_no_client_auth(),
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }
 
