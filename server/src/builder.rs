@@ -303,6 +303,13 @@ impl Server {
         })
         .await
         .context("loading the authentication configuration")??;
+        let front_proxy = pki::FrontProxy::load(
+            paths,
+            opts.proxy_client_cert_file
+                .as_deref()
+                .zip(opts.proxy_client_key_file.as_deref()),
+        )
+        .context("reading the front proxy's certificates")?;
         let bind = SocketAddr::new(opts.bind_address, opts.secure_port);
         let backend = open_backend(opts).await?;
         Ok(Config {
@@ -329,6 +336,7 @@ impl Server {
             authorization_modes: opts.authorization_mode.clone(),
             admission_plugins: self.plugins.clone(),
             rest_storage: self.storage.clone(),
+            front_proxy: Some(front_proxy),
             ..Config::new(self.groups.clone(), backend, bind, tls)
         })
     }

@@ -142,6 +142,9 @@ pub struct Config {
         &'static apimachinery::runtime::Kind,
         crate::registry::rest_storage::RestStorage,
     )>,
+    /// The front proxy's credentials (request-header authentication's default CA, the
+    /// aggregator's client certificate), when the server has them.
+    pub front_proxy: Option<crate::pki::FrontProxy>,
 }
 
 /// A configuration with every default filled in.
@@ -209,6 +212,7 @@ impl Config {
                 crate::endpoints::list_budget::TOTAL_BYTES,
             ),
             authentication: AuthenticationConfig::default(),
+            front_proxy: None,
             authenticators: Vec::new(),
             authorizers: Vec::new(),
             audit: None,
@@ -384,6 +388,12 @@ impl GenericServer {
     /// The REST handlers' context.
     pub fn api(&self) -> &Arc<ApiContext> {
         &self.api
+    }
+
+    /// The front proxy's credentials ([`Config::front_proxy`]): the aggregator presents the
+    /// client certificate to aggregated API servers.
+    pub fn front_proxy(&self) -> Option<&crate::pki::FrontProxy> {
+        self.config.config.front_proxy.as_ref()
     }
 
     /// Adds a post-start hook; it gets a `poststarthook/<name>` check on livez and readyz.

@@ -34,6 +34,14 @@ pub struct ServerOptions {
     /// CA bundle (PEM) that client certificates are verified against. Defaults to the generated CA.
     #[arg(long)]
     pub client_ca_file: Option<PathBuf>,
+    /// The client certificate (PEM) the aggregator presents to aggregated API servers, which
+    /// trust it through request-header authentication. Generated under --data-dir (with its
+    /// CA, `pki/front-proxy-ca.crt`) if unset.
+    #[arg(long)]
+    pub proxy_client_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of --proxy-client-cert-file.
+    #[arg(long)]
+    pub proxy_client_key_file: Option<PathBuf>,
     /// A certificate and key served to clients asking for certain names (SNI), as
     /// `cert,key` (names read from the certificate) or `cert,key:name1,*.name2`; repeatable.
     #[arg(long, value_name = "CERT,KEY[:NAMES]")]
@@ -185,6 +193,9 @@ pub enum OptionsError {
     /// etcd client certificate without key or the reverse.
     #[error("--etcd-certfile and --etcd-keyfile must be given together")]
     EtcdPair,
+    /// A proxy client certificate without key or the reverse.
+    #[error("--proxy-client-cert-file and --proxy-client-key-file must be given together")]
+    ProxyClientPair,
     /// A flag names a file that does not exist.
     #[error("{flag}: file {path} does not exist")]
     MissingFile {
@@ -238,6 +249,9 @@ impl ServerOptions {
         if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
             errs.push(OptionsError::EtcdPair);
         }
+        if self.proxy_client_cert_file.is_some() != self.proxy_client_key_file.is_some() {
+            errs.push(OptionsError::ProxyClientPair);
+        }
         for path in &self.service_account_key_file {
             if !path.exists() {
                 errs.push(OptionsError::MissingFile {
@@ -246,7 +260,7 @@ impl ServerOptions {
                 });
             }
         }
-        let files: [(&'static str, &Option<PathBuf>); 10] = [
+        let files: [(&'static str, &Option<PathBuf>); 12] = [
             ("--token-auth-file", &self.token_auth_file),
             (
                 "--service-account-signing-key-file",
@@ -255,6 +269,8 @@ impl ServerOptions {
             ("--tls-cert-file", &self.tls_cert_file),
             ("--tls-private-key-file", &self.tls_private_key_file),
             ("--client-ca-file", &self.client_ca_file),
+            ("--proxy-client-cert-file", &self.proxy_client_cert_file),
+            ("--proxy-client-key-file", &self.proxy_client_key_file),
             ("--etcd-cafile", &self.etcd_cafile),
             ("--etcd-certfile", &self.etcd_certfile),
             ("--etcd-keyfile", &self.etcd_keyfile),
