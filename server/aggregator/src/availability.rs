@@ -184,13 +184,11 @@ async fn discovery_attempt(
     target: &ServiceTarget,
 ) -> Result<(), String> {
     let resolver = registry.service_resolver();
-    let mut url = resolver.resolve(&target.namespace, &target.name, target.port)?;
-    url.set_path(&discovery_path(entry));
-    let authority = match (url.host_str(), url.port_or_known_default()) {
-        (Some(h), Some(p)) if h.contains(':') => format!("[{h}]:{p}"),
-        (Some(h), Some(p)) => format!("{h}:{p}"),
-        _ => return Err(format!("invalid address {url}")),
-    };
+    let resolved = resolver.resolve(&target.namespace, &target.name, target.port)?;
+    let authority = crate::proxy::authority_of(&resolved)
+        .ok_or_else(|| format!("invalid address {resolved}"))?;
+    // Written as Go writes the URL (the port kept even when it is 443).
+    let url = format!("https://{authority}{}", discovery_path(entry));
     let client = transport
         .client(&authority, target)
         .map_err(|e| e.to_string())?;
@@ -202,7 +200,7 @@ async fn discovery_attempt(
         match tokio::time::timeout(DISCOVERY_TIMEOUT, client.request(req)).await {
             Err(_) => Err(format!(
                 "failing or missing response from {url}: Get {:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
-                url.as_str()
+                url
             )),
             Ok(Err(e)) => Err(format!(
                 "failing or missing response from {url}: Get {:?}: {}",

@@ -5,7 +5,8 @@
 //! `APIService` kind (from `apiary-apiregistration-api`) and installs:
 //! - the proxy ([`proxy::ApiServiceProxy`]), a front delegate that sends the requests of every
 //!   group/version an APIService with a `service` registers to that Service, with the caller's
-//!   identity ([`headers`]) over the front-proxy client certificate ([`transport`]);
+//!   identity ([`headers`]) over the server's front-proxy client certificate
+//!   ([`GenericServer::front_proxy`], see [`transport`]);
 //! - the availability controller ([`availability`]), which keeps every APIService's
 //!   `Available` condition and the shared [`ApiServiceTable`];
 //! - autoregistration ([`autoregister`]): a local APIService for every group/version the chain
@@ -68,6 +69,8 @@ pub struct Aggregator {
     table: Arc<ApiServiceTable>,
     transport: Arc<ProxyTransport>,
     services: Mutex<Option<Arc<dyn ServiceLister>>>,
+    /// Whether [`Aggregator::with_proxy_client`] chose the client certificate.
+    identity_given: bool,
 }
 
 impl Default for Aggregator {
@@ -76,6 +79,7 @@ impl Default for Aggregator {
             table: Arc::default(),
             transport: Arc::new(ProxyTransport::new(None)),
             services: Mutex::new(None),
+            identity_given: false,
         }
     }
 }
@@ -89,10 +93,11 @@ impl std::fmt::Debug for Aggregator {
 }
 
 impl Aggregator {
-    /// An aggregator presenting `identity` (the front-proxy client certificate) to aggregated
-    /// servers.
-    pub fn with_proxy_client(self, identity: ClientIdentity) -> Self {
+    /// An aggregator presenting `identity` to aggregated servers instead of the server's
+    /// front-proxy client certificate ([`GenericServer::front_proxy`], used by default).
+    pub fn with_proxy_client(mut self, identity: ClientIdentity) -> Self {
         self.transport.set_identity(Some(identity));
+        self.identity_given = true;
         self
     }
 
@@ -144,6 +149,15 @@ impl ApiGroups for Aggregator {
                 return;
             }
         };
+        // The server's front-proxy client certificate, unless one was given explicitly.
+        if let Some(front_proxy) = server.front_proxy()
+            && !self.identity_given
+        {
+            self.transport.set_identity(Some(ClientIdentity {
+                cert_pem: front_proxy.client_cert_pem.clone().into_bytes(),
+                key_pem: front_proxy.client_key_pem.clone().into_bytes(),
+            }));
+        }
         let registry = Arc::clone(&server.api().registry);
         let reconciler = availability::AvailabilityReconciler::new(
             store.clone(),

@@ -36,6 +36,16 @@ pub fn group_version_of(path: &str) -> Option<(&str, &str)> {
     Some((group, version))
 }
 
+/// The `host:port` of a resolved address (an IPv6 host in brackets, as the URL writes it; the
+/// scheme's port when the address names none).
+pub fn authority_of(url: &reqwest::Url) -> Option<String> {
+    Some(format!(
+        "{}:{}",
+        url.host_str()?,
+        url.port_or_known_default()?
+    ))
+}
+
 /// The proxy delegate (see the module).
 pub struct ApiServiceProxy {
     table: Arc<ApiServiceTable>,
@@ -120,12 +130,8 @@ async fn proxy(
             return status_response(&ApiError::service_unavailable(SERVICE_UNAVAILABLE));
         }
     };
-    let authority = match (location.host_str(), location.port_or_known_default()) {
-        (Some(host), Some(port)) if host.contains(':') => format!("[{host}]:{port}"),
-        (Some(host), Some(port)) => format!("{host}:{port}"),
-        _ => {
-            return status_response(&ApiError::service_unavailable(SERVICE_UNAVAILABLE));
-        }
+    let Some(authority) = authority_of(&location) else {
+        return status_response(&ApiError::service_unavailable(SERVICE_UNAVAILABLE));
     };
     let client = match transport.client(&authority, service) {
         Ok(c) => c,
@@ -187,5 +193,26 @@ mod tests {
         assert_eq!(group_version_of("/apis/wardle.example.com/"), None);
         assert_eq!(group_version_of("/api/v1"), None);
         assert_eq!(group_version_of("/apis"), None);
+    }
+
+    #[test]
+    fn authorities_keep_the_port_and_bracket_ipv6() {
+        let url = |s: &str| reqwest::Url::parse(s).unwrap();
+        assert_eq!(
+            authority_of(&url("https://api.wardle.svc:443")).unwrap(),
+            "api.wardle.svc:443"
+        );
+        assert_eq!(
+            authority_of(&url("https://127.0.0.1:8443/x")).unwrap(),
+            "127.0.0.1:8443"
+        );
+        assert_eq!(
+            authority_of(&url("https://[::1]:9443")).unwrap(),
+            "[::1]:9443"
+        );
+        assert_eq!(
+            authority_of(&url("https://example.com")).unwrap(),
+            "example.com:443"
+        );
     }
 }
