@@ -305,8 +305,11 @@ pub enum NameFormat {
     /// `NameIsDNSSubdomain`: most kinds.
     #[default]
     Dns1123Subdomain,
-    /// `NameIsDNSLabel`: namespaces, services and the like.
+    /// `NameIsDNSLabel`: namespaces and the like.
     Dns1123Label,
+    /// `NameIsDNS1035Label`: services (whose names become DNS labels that must start with a
+    /// letter).
+    Dns1035Label,
     /// `ValidatePathSegmentName`: kinds whose names only need to fit in a URL path segment.
     PathSegment,
 }
@@ -317,6 +320,7 @@ impl NameFormat {
         match name {
             "dns1123-subdomain" => Some(Self::Dns1123Subdomain),
             "dns1123-label" => Some(Self::Dns1123Label),
+            "dns1035-label" => Some(Self::Dns1035Label),
             "path-segment" => Some(Self::PathSegment),
             _ => None,
         }
@@ -327,6 +331,7 @@ impl NameFormat {
         match self {
             Self::Dns1123Subdomain => "dns1123-subdomain",
             Self::Dns1123Label => "dns1123-label",
+            Self::Dns1035Label => "dns1035-label",
             Self::PathSegment => "path-segment",
         }
     }
@@ -337,6 +342,7 @@ impl NameFormat {
         match self {
             Self::Dns1123Subdomain => is_dns1123_subdomain(&mask_if_prefix(name, prefix)),
             Self::Dns1123Label => is_dns1123_label(&mask_if_prefix(name, prefix)),
+            Self::Dns1035Label => is_dns1035_label(&mask_if_prefix(name, prefix)),
             Self::PathSegment if prefix => is_path_segment_prefix(name),
             Self::PathSegment => is_path_segment_name(name),
         }

@@ -387,7 +387,7 @@ pub struct KindModel {
     /// `field_selectors = […]`: extra field selector paths beyond name and namespace.
     pub field_selectors: Vec<String>,
     /// `name_format = "…"`: how `metadata.name` is validated: `dns1123-subdomain` (default),
-    /// `dns1123-label` or `path-segment`.
+    /// `dns1123-label`, `dns1035-label` or `path-segment`.
     pub name_format: String,
     /// `#[scale(…)]`, if the kind has a scale subresource.
     pub scale: Option<ScaleModel>,

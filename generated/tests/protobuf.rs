@@ -317,6 +317,21 @@ fn samples() -> Vec<(&'static str, &'static str, Value)> {
                 "extra": {"scopes": ["x"]}}, "audiences": ["api"]}}),
         ),
         (
+            "",
+            "Service",
+            json!({"metadata": meta, "spec": {"ports": [{"name": "http", "protocol": "TCP", "appProtocol": "http", "port": 80, "targetPort": 8080}, {"name": "https", "protocol": "TCP", "port": 443, "targetPort": "https"}], "selector": {"app": "web"}, "clusterIP": "10.0.0.10", "clusterIPs": ["10.0.0.10"], "type": "ClusterIP", "sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}}, "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster", "publishNotReadyAddresses": true, "trafficDistribution": "PreferClose"}, "status": {"loadBalancer": {}, "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1, "lastTransitionTime": "2024-05-01T10:00:00Z", "reason": "Serving", "message": "ok"}]}}),
+        ),
+        (
+            "",
+            "Endpoints",
+            json!({"metadata": meta, "subsets": [{"addresses": [{"ip": "10.1.0.5", "hostname": "web-0", "nodeName": "node-1", "targetRef": {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": "0b7e8a36-5b7e-4d0c-9c1c-2f0f3f2a1b01"}}], "notReadyAddresses": [{"ip": "10.1.0.6"}], "ports": [{"name": "http", "port": 8080, "protocol": "TCP", "appProtocol": "http"}, {"name": "https", "port": 8443, "protocol": "TCP"}]}]}),
+        ),
+        (
+            "discovery.k8s.io",
+            "EndpointSlice",
+            json!({"metadata": meta, "addressType": "IPv4", "endpoints": [{"addresses": ["10.1.0.5"], "conditions": {"ready": true, "serving": true, "terminating": false}, "hostname": "web-0", "targetRef": {"kind": "Pod", "namespace": "default", "name": "web-0"}, "nodeName": "node-1", "zone": "zone-a", "hints": {"forZones": [{"name": "zone-a"}], "forNodes": [{"name": "node-1"}]}}], "ports": [{"name": "http", "protocol": "TCP", "port": 8080, "appProtocol": "http"}]}),
+        ),
+        (
             "authentication.k8s.io",
             "SelfSubjectReview",
             json!({"metadata": {},

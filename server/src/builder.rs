@@ -337,6 +337,12 @@ impl Server {
             admission_plugins: self.plugins.clone(),
             rest_storage: self.storage.clone(),
             front_proxy: Some(front_proxy),
+            service_network: crate::genericserver::service_network::ServiceNetwork::parse(
+                &opts.service_cluster_ip_range,
+                &opts.service_node_port_range,
+                opts.advertise_address,
+                opts.enable_aggregator_routing,
+            )?,
             ..Config::new(self.groups.clone(), backend, bind, tls)
         })
     }

@@ -1,6 +1,7 @@
 //! The typed Kubernetes API groups apiary serves, generated from this crate's `api-defs/` by
 //! `codegen` at build time: `core` (v1), `rbac.authorization.k8s.io`, `authentication.k8s.io`,
-//! `authorization.k8s.io`, `coordination.k8s.io` and `admissionregistration.k8s.io`, each
+//! `authorization.k8s.io`, `coordination.k8s.io`, `discovery.k8s.io` and
+//! `admissionregistration.k8s.io`, each
 //! with its hand-written hooks (defaulting, validation), strategies and admission plugins.
 //!
 //! A server links this crate to serve the Kubernetes groups beside its own; a client imports
@@ -30,6 +31,8 @@
 //! `cargo run -p apiary-codegen -- show core/v1 --api-defs generated/kubernetes/api-defs`.
 
 use apimachinery::routes::RouteEntry;
+
+pub mod services;
 
 apimachinery::include_generated!();
 

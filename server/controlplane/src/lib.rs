@@ -8,6 +8,8 @@
 //!   cluster role aggregation and policy type-checking controllers.
 //! - [`rbac`]: the RBAC authorizer (the `--authorization-mode=RBAC` mode and the rule resolver
 //!   of escalation checks), its informer and the bootstrap policy.
+//! - [`services`]: cluster IP and node port allocation, the `default/kubernetes` Service and
+//!   its endpoints, and the service resolver of webhooks and aggregated APIs.
 //!
 //! [`KubernetesApis`] installs all of it through the generic server's
 //! [`server::genericserver::groups::ApiGroups`] trait, the way a user's crate
@@ -28,6 +30,7 @@
 pub mod admission;
 pub mod controllers;
 pub mod rbac;
+pub mod services;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -82,6 +85,7 @@ impl ApiGroups for KubernetesApis {
         kubernetes_api::authentication_k8s_io::register(scheme);
         kubernetes_api::authorization_k8s_io::register(scheme);
         kubernetes_api::coordination_k8s_io::register(scheme);
+        kubernetes_api::discovery_k8s_io::register(scheme);
         kubernetes_api::rbac_authorization_k8s_io::register(scheme);
     }
 
@@ -156,5 +160,8 @@ impl ApiGroups for KubernetesApis {
             }),
         );
         server.add_metrics(|registry| admission::webhook::metrics::METRICS.register(registry));
+        if let Err(e) = services::install(server) {
+            tracing::error!(error = %e, "installing Services failed");
+        }
     }
 }

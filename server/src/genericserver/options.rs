@@ -182,6 +182,21 @@ pub struct ServerOptions {
     /// The number of days rotated audit log files are kept (0: no limit).
     #[arg(long, default_value_t = 0)]
     pub audit_log_maxage: u64,
+    /// The address the `kubernetes` Service's endpoints point at (unset: --bind-address, or the
+    /// host's first non-loopback address when that is unspecified).
+    #[arg(long)]
+    pub advertise_address: Option<IpAddr>,
+    /// The CIDR range cluster IPs of Services are allocated from; its first address is the
+    /// `kubernetes` Service's.
+    #[arg(long, default_value = super::service_network::DEFAULT_SERVICE_CLUSTER_IP_RANGE)]
+    pub service_cluster_ip_range: String,
+    /// The port range node ports of `NodePort` and `LoadBalancer` Services are allocated from.
+    #[arg(long, default_value = super::service_network::DEFAULT_SERVICE_NODE_PORT_RANGE)]
+    pub service_node_port_range: String,
+    /// Route requests to a Service (aggregated APIs, webhooks) to its endpoints' addresses
+    /// instead of its cluster IP.
+    #[arg(long)]
+    pub enable_aggregator_routing: bool,
 }
 
 /// A problem with the options.

@@ -7,6 +7,7 @@ pub mod codec;
 pub mod encoding;
 pub mod errors;
 pub mod generate_name;
+pub mod hooks;
 pub mod json_memo;
 pub mod rest;
 pub mod rest_storage;

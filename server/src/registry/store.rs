@@ -54,6 +54,8 @@ pub struct Store {
     /// JSON as it is, so later reads serve it as stored. The store lives as long as the
     /// schema it was checked with (a CRD change replaces the store).
     read_as_stored: parking_lot::Mutex<rustc_hash::FxHashMap<Box<str>, i64>>,
+    /// What the kind's storage does around its writes ([`super::hooks`]), once a bundle set it.
+    write_hooks: parking_lot::RwLock<Option<Arc<dyn super::hooks::WriteHooks>>>,
 }
 
 /// The most keys a store remembers as read as stored (emptied when full).
@@ -81,7 +83,19 @@ impl Store {
             media_type: StorageMediaType::default(),
             json_memo: JsonMemo::default(),
             read_as_stored: Default::default(),
+            write_hooks: parking_lot::RwLock::new(None),
         }
+    }
+
+    /// Sets what the kind's storage does around its writes (Kubernetes' `BeginCreate`,
+    /// `BeginUpdate`, `AfterDelete`; see [`super::hooks`]), replacing any earlier hooks.
+    pub fn set_write_hooks(&self, hooks: Arc<dyn super::hooks::WriteHooks>) {
+        *self.write_hooks.write() = Some(hooks);
+    }
+
+    /// The kind's write hooks, if set.
+    pub(crate) fn write_hooks(&self) -> Option<Arc<dyn super::hooks::WriteHooks>> {
+        self.write_hooks.read().clone()
     }
 
     /// Sets the form objects are written in (`--storage-media-type`).

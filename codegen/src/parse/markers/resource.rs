@@ -99,10 +99,10 @@ pub fn parse_kind(cx: &mut MarkerCx<'_>, attr: &Attribute, keys: &mut KindKeys) 
             "name_format" => {
                 let span = meta.path.span();
                 let v = string_value(&meta)?;
-                const NAME_FORMATS: [&str; 3] = ["dns1123-subdomain", "dns1123-label", "path-segment"];
+                const NAME_FORMATS: [&str; 4] = ["dns1123-subdomain", "dns1123-label", "dns1035-label", "path-segment"];
                 if !NAME_FORMATS.contains(&v.as_str()) {
                     let hint = suggestion(&v, NAME_FORMATS);
-                    cx.error(span, format!("unknown name_format `{v}`{hint}; use one of `dns1123-subdomain`, `dns1123-label`, `path-segment`"));
+                    cx.error(span, format!("unknown name_format `{v}`{hint}; use one of `dns1123-subdomain`, `dns1123-label`, `dns1035-label`, `path-segment`"));
                 }
                 keys.name_format = Some(v);
             }

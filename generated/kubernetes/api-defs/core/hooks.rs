@@ -114,3 +114,78 @@ pub fn validate_v1_secret(obj: &v1::Secret, errors: &mut Vec<FieldError>) {
         _ => {}
     }
 }
+
+/// Kubernetes' `SetDefaults_ServicePort`: the protocol is `TCP` and the target port the port,
+/// when not given.
+pub fn default_v1_service_port(obj: &mut v1::ServicePort) {
+    if obj.protocol.as_deref().unwrap_or("").is_empty() {
+        obj.protocol = Some("TCP".to_string());
+    }
+    let unset = match &obj.target_port {
+        None => true,
+        Some(::apimachinery::meta::IntOrString::Int(0)) => true,
+        Some(::apimachinery::meta::IntOrString::String(s)) => s.is_empty(),
+        Some(_) => false,
+    };
+    if unset {
+        obj.target_port = Some(::apimachinery::meta::IntOrString::Int(obj.port));
+    }
+}
+
+/// Kubernetes' `SetDefaults_Service`: type `ClusterIP`, session affinity `None` (with no
+/// configuration; `ClientIP` gets a 10800-second timeout), the `Cluster` external traffic
+/// policy for externally accessible services, the `Cluster` internal traffic policy for every
+/// type but `ExternalName`, and node ports for a `LoadBalancer`.
+pub fn default_v1_service(obj: &mut v1::Service) {
+    let spec = &mut obj.spec;
+    if spec.session_affinity.as_deref().unwrap_or("").is_empty() {
+        spec.session_affinity = Some("None".to_string());
+    }
+    match spec.session_affinity.as_deref() {
+        Some("None") => spec.session_affinity_config = None,
+        Some("ClientIP") => {
+            let has_timeout = spec
+                .session_affinity_config
+                .as_ref()
+                .and_then(|c| c.client_ip.as_ref())
+                .is_some_and(|c| c.timeout_seconds.is_some());
+            if !has_timeout {
+                spec.session_affinity_config = Some(v1::SessionAffinityConfig {
+                    client_ip: Some(v1::ClientIPConfig {
+                        timeout_seconds: Some(crate::services::DEFAULT_CLIENT_IP_AFFINITY_SECONDS),
+                    }),
+                });
+            }
+        }
+        _ => {}
+    }
+    if spec.r#type.as_deref().unwrap_or("").is_empty() {
+        spec.r#type = Some("ClusterIP".to_string());
+    }
+    let ty = spec.r#type.clone().unwrap_or_default();
+    let externally_accessible =
+        ty == "NodePort" || ty == "LoadBalancer" || (ty == "ClusterIP" && !spec.external_ips.is_empty());
+    if externally_accessible && spec.external_traffic_policy.as_deref().unwrap_or("").is_empty() {
+        spec.external_traffic_policy = Some("Cluster".to_string());
+    }
+    if spec.internal_traffic_policy.is_none() && ["NodePort", "LoadBalancer", "ClusterIP"].contains(&ty.as_str()) {
+        spec.internal_traffic_policy = Some("Cluster".to_string());
+    }
+    if ty == "LoadBalancer" {
+        if spec.allocate_load_balancer_node_ports.is_none() {
+            spec.allocate_load_balancer_node_ports = Some(true);
+        }
+        for ingress in &mut obj.status.load_balancer.ingress {
+            if ingress.ip.as_deref().is_some_and(|ip| !ip.is_empty()) && ingress.ip_mode.is_none() {
+                ingress.ip_mode = Some("VIP".to_string());
+            }
+        }
+    }
+}
+
+/// Kubernetes' `SetDefaults_Endpoints`: a port's protocol is `TCP` when not given.
+pub fn default_v1_endpoint_port(obj: &mut v1::EndpointPort) {
+    if obj.protocol.as_deref().unwrap_or("").is_empty() {
+        obj.protocol = Some("TCP".to_string());
+    }
+}

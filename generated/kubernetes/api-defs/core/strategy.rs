@@ -471,6 +471,68 @@ fn resource_quota_cells(quota: &v1::ResourceQuota, now: DateTime<Utc>) -> Vec<Va
     ]
 }
 
+/// A Service: its status is the server's (cleared on create), its cluster IPs stay in step
+/// with `clusterIP`, an update keeps what the server allocated and drops what a new type does
+/// not use; validation is Kubernetes' (`crate::services`). The cluster IP and node ports are
+/// allocated by the control plane's storage hooks, before these rules run.
+pub struct ServiceStrategy;
+
+impl Strategy for ServiceStrategy {
+    fn prepare_for_create(&self, object: &mut dyn Object) {
+        if let Some(svc) = object.downcast_mut::<v1::Service>() {
+            svc.status = v1::ServiceStatus::default();
+            crate::services::normalize_cluster_ips(svc, None);
+        }
+    }
+
+    fn prepare_for_update(&self, object: &mut dyn Object, old: &dyn Object, subresource: &str) {
+        let (Some(svc), Some(old)) = (object.downcast_mut::<v1::Service>(), old.downcast_ref::<v1::Service>()) else {
+            return;
+        };
+        if subresource.is_empty() {
+            crate::services::patch_allocated_values(svc, old);
+            crate::services::normalize_cluster_ips(svc, Some(old));
+            crate::services::drop_type_dependent_fields(svc, old);
+        }
+    }
+
+    fn validate(&self, object: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
+        object.downcast_ref::<v1::Service>().map(crate::services::validate_service).unwrap_or_default()
+    }
+
+    fn validate_update(&self, object: &dyn Object, old: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
+        match (object.downcast_ref::<v1::Service>(), old.downcast_ref::<v1::Service>()) {
+            (Some(svc), Some(old)) => crate::services::validate_service_update(svc, old),
+            _ => Vec::new(),
+        }
+    }
+
+    fn validate_status_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
+        object.downcast_ref::<v1::Service>().map(crate::services::validate_service_status_update).unwrap_or_default()
+    }
+
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&crate::services::SERVICE_TABLE)
+    }
+}
+
+/// Endpoints: Kubernetes' validation (no loopback or link-local addresses) and printer.
+pub struct EndpointsStrategy;
+
+impl Strategy for EndpointsStrategy {
+    fn validate(&self, object: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
+        object.downcast_ref::<v1::Endpoints>().map(crate::services::validate_endpoints).unwrap_or_default()
+    }
+
+    fn validate_update(&self, object: &dyn Object, _old: &dyn Object) -> Vec<::apimachinery::errors::FieldError> {
+        self.validate(object)
+    }
+
+    fn table(&self) -> Option<&dyn TableConvertor> {
+        Some(&crate::services::ENDPOINTS_TABLE)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

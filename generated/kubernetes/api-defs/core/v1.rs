@@ -316,3 +316,256 @@ pub struct LocalObjectReference {
     #[proto(1, by_value)]
     pub name: Option<String>,
 }
+
+/// A Service is a named abstraction of software service (for example, mysql) consisting of a
+/// local port (for example 3306) that the proxy listens on, and the selector that determines
+/// which pods will answer requests sent through the proxy. The server allocates its cluster IP
+/// and node ports; nothing proxies its traffic.
+#[kind(namespaced, status, short_names = ["svc"], categories = ["all"], strategic_merge_patch, unconditional_update, no_generation)]
+#[kind(name_format = "dns1035-label")]
+pub struct Service {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The behavior of the service.
+    #[proto(2)]
+    pub spec: ServiceSpec,
+    /// The most recently observed status of the service.
+    #[proto(3)]
+    pub status: ServiceStatus,
+}
+
+/// The attributes a user creates on a Service.
+pub struct ServiceSpec {
+    /// The list of ports that are exposed by this service.
+    #[proto(1)]
+    #[list(type = "map", map_keys = ["port", "protocol"])]
+    #[patch(strategy = "merge", merge_key = "port")]
+    pub ports: Vec<ServicePort>,
+    /// Route service traffic to pods with label keys and values matching this selector. If
+    /// empty or not present, an external process manages the service's endpoints.
+    #[proto(2)]
+    #[map(type = "atomic")]
+    pub selector: BTreeMap<String, String>,
+    /// The IP address of the service, usually assigned randomly; `None` makes a headless
+    /// service. It may not change once set, except to or from `ExternalName`.
+    #[proto(3, by_value)]
+    #[json(name = "clusterIP")]
+    pub cluster_ip: Option<String>,
+    /// The IP addresses of the service, the first equal to `clusterIP`.
+    #[proto(18)]
+    #[json(name = "clusterIPs")]
+    #[list(type = "atomic")]
+    pub cluster_ips: Vec<String>,
+    /// How the service is exposed: `ClusterIP` (the default), `NodePort`, `LoadBalancer` or
+    /// `ExternalName`.
+    #[proto(4, by_value)]
+    pub r#type: Option<String>,
+    /// IP addresses for which nodes in the cluster will also accept traffic for this service.
+    #[proto(5)]
+    #[json(name = "externalIPs")]
+    #[list(type = "atomic")]
+    pub external_ips: Vec<String>,
+    /// `ClientIP` for client-IP based session affinity, or `None` (the default).
+    #[proto(7, by_value)]
+    pub session_affinity: Option<String>,
+    /// Deprecated: the IP a `LoadBalancer` service asks its load balancer for.
+    #[proto(8, by_value)]
+    #[json(name = "loadBalancerIP")]
+    pub load_balancer_ip: Option<String>,
+    /// The client IP ranges a cloud load balancer accepts.
+    #[proto(9)]
+    #[list(type = "atomic")]
+    pub load_balancer_source_ranges: Vec<String>,
+    /// The DNS name an `ExternalName` service is an alias of (a CNAME record).
+    #[proto(10, by_value)]
+    pub external_name: Option<String>,
+    /// How externally-reached traffic is distributed: `Cluster` or `Local`.
+    #[proto(11, by_value)]
+    pub external_traffic_policy: Option<String>,
+    /// The health-check node port of a `LoadBalancer` service with the `Local` policy.
+    #[proto(12, by_value)]
+    pub health_check_node_port: Option<i32>,
+    /// Whether the endpoints publish addresses of pods that are not ready.
+    #[proto(13, by_value)]
+    pub publish_not_ready_addresses: Option<bool>,
+    /// The configuration of session affinity.
+    #[proto(14)]
+    pub session_affinity_config: Option<SessionAffinityConfig>,
+    /// The IP families (`IPv4`, `IPv6`) of the service's cluster IPs.
+    #[proto(19)]
+    #[list(type = "atomic")]
+    pub ip_families: Vec<String>,
+    /// `SingleStack`, `PreferDualStack` or `RequireDualStack`.
+    #[proto(17)]
+    pub ip_family_policy: Option<String>,
+    /// Whether a `LoadBalancer` service gets node ports allocated (the default is true).
+    #[proto(20)]
+    pub allocate_load_balancer_node_ports: Option<bool>,
+    /// The class of load balancer implementation a `LoadBalancer` service belongs to.
+    #[proto(21)]
+    pub load_balancer_class: Option<String>,
+    /// How cluster-internal traffic is routed: `Cluster` (the default) or `Local`.
+    #[proto(22)]
+    pub internal_traffic_policy: Option<String>,
+    /// How traffic is preferably distributed among the endpoints (`PreferClose`).
+    #[proto(23)]
+    pub traffic_distribution: Option<String>,
+}
+
+/// One port of a Service.
+pub struct ServicePort {
+    /// The name of the port, a DNS label; required when the service has several ports.
+    #[proto(1, by_value)]
+    pub name: Option<String>,
+    /// `TCP` (the default), `UDP` or `SCTP`.
+    #[proto(2, by_value)]
+    pub protocol: Option<String>,
+    /// The application protocol of the port, such as `kubernetes.io/h2c`.
+    #[proto(6)]
+    pub app_protocol: Option<String>,
+    /// The port the service exposes.
+    #[proto(3)]
+    #[json(always)]
+    pub port: i32,
+    /// The port (number or name) on the endpoints the traffic goes to; defaults to `port`.
+    #[proto(4)]
+    pub target_port: Option<IntOrString>,
+    /// The port on every node of a `NodePort` or `LoadBalancer` service, allocated by the
+    /// server unless given.
+    #[proto(5, by_value)]
+    pub node_port: Option<i32>,
+}
+
+/// The current state of a Service.
+pub struct ServiceStatus {
+    /// The status of the load balancer, if any.
+    #[proto(1)]
+    pub load_balancer: LoadBalancerStatus,
+    /// The current conditions of the service.
+    #[proto(2)]
+    #[list(type = "map", map_keys = ["type"])]
+    #[patch(strategy = "merge", merge_key = "type")]
+    pub conditions: Vec<Condition>,
+}
+
+/// The status of a load balancer.
+pub struct LoadBalancerStatus {
+    /// The points of entry of the load balancer.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub ingress: Vec<LoadBalancerIngress>,
+}
+
+/// A point of entry of a load balancer: an IP address or a host name.
+pub struct LoadBalancerIngress {
+    /// The IP address of the point of entry.
+    #[proto(1, by_value)]
+    pub ip: Option<String>,
+    /// The DNS name of the point of entry.
+    #[proto(2, by_value)]
+    pub hostname: Option<String>,
+    /// `VIP` or `Proxy`: how the load balancer's IP behaves.
+    #[proto(3)]
+    pub ip_mode: Option<String>,
+    /// The status of each of the service's ports.
+    #[proto(4)]
+    #[list(type = "atomic")]
+    pub ports: Vec<PortStatus>,
+}
+
+/// The status of one port of a load balancer.
+pub struct PortStatus {
+    /// The port number.
+    #[proto(1)]
+    #[json(always)]
+    pub port: i32,
+    /// `TCP`, `UDP` or `SCTP`.
+    #[proto(2)]
+    #[json(always)]
+    pub protocol: String,
+    /// Why the port is in error, as a CamelCase reason.
+    #[proto(3)]
+    pub error: Option<String>,
+}
+
+/// The configuration of a Service's session affinity.
+pub struct SessionAffinityConfig {
+    /// The configuration of client-IP based session affinity.
+    #[proto(1)]
+    #[json(name = "clientIP")]
+    pub client_ip: Option<ClientIPConfig>,
+}
+
+/// The configuration of client-IP based session affinity.
+pub struct ClientIPConfig {
+    /// How long, in seconds, a client sticks to one endpoint (above 0, at most 86400; the
+    /// default is 10800).
+    #[proto(1)]
+    pub timeout_seconds: Option<i32>,
+}
+
+/// Endpoints are the addresses that implement a Service, as sets of addresses and ports.
+#[kind(namespaced, short_names = ["ep"], strategic_merge_patch, unconditional_update, no_generation)]
+pub struct Endpoints {
+    /// Standard object metadata.
+    #[proto(1)]
+    pub metadata: ObjectMeta,
+    /// The sets of addresses and ports; the endpoints are their union.
+    #[proto(2)]
+    #[list(type = "atomic")]
+    pub subsets: Vec<EndpointSubset>,
+}
+
+/// A set of addresses with a common set of ports.
+pub struct EndpointSubset {
+    /// The addresses ready to serve.
+    #[proto(1)]
+    #[list(type = "atomic")]
+    pub addresses: Vec<EndpointAddress>,
+    /// The addresses that are not ready to serve yet.
+    #[proto(2)]
+    #[list(type = "atomic")]
+    pub not_ready_addresses: Vec<EndpointAddress>,
+    /// The port numbers available on the addresses.
+    #[proto(3)]
+    #[list(type = "atomic")]
+    pub ports: Vec<EndpointPort>,
+}
+
+/// One endpoint: an IP address, and what it belongs to.
+#[map(type = "atomic")]
+pub struct EndpointAddress {
+    /// The IP of the endpoint; not loopback, link-local or link-local multicast.
+    #[proto(1)]
+    #[json(always)]
+    pub ip: String,
+    /// The host name of the endpoint.
+    #[proto(3, by_value)]
+    pub hostname: Option<String>,
+    /// The node hosting the endpoint.
+    #[proto(4)]
+    pub node_name: Option<String>,
+    /// The object providing the endpoint.
+    #[proto(2)]
+    pub target_ref: Option<ObjectReference>,
+}
+
+/// A port of the endpoints.
+#[map(type = "atomic")]
+pub struct EndpointPort {
+    /// The name of the port, matching the Service port's name; required when there are
+    /// several.
+    #[proto(1, by_value)]
+    pub name: Option<String>,
+    /// The port number.
+    #[proto(2)]
+    #[json(always)]
+    pub port: i32,
+    /// `TCP` (the default), `UDP` or `SCTP`.
+    #[proto(3, by_value)]
+    pub protocol: Option<String>,
+    /// The application protocol of the port.
+    #[proto(4)]
+    pub app_protocol: Option<String>,
+}

@@ -17,6 +17,7 @@ use storage::interface::{Preconditions, StoredObject, Update, UpdateFn, Validate
 
 use super::Store;
 use crate::registry::errors::callback;
+use crate::registry::hooks::Finish;
 use crate::registry::{generate_name, rest};
 
 /// How many names `generateName` tries before giving up with 409.
@@ -124,12 +125,29 @@ impl Store {
         admission: &dyn ValidateObject,
         dry_run: bool,
     ) -> Result<(Box<dyn Object>, Vec<String>), ApiError> {
+        admission.authorize(&*object, None)?;
+        let Some(hooks) = self.write_hooks() else {
+            return self.create_begun(object, admission, dry_run).await;
+        };
+        let finish = hooks.begin_create(&mut *object, dry_run).await?;
+        let created = self.create_begun(object, admission, dry_run).await;
+        finish(created.is_ok() && !dry_run).await;
+        created
+    }
+
+    /// A create once the write hooks began it: the kind's rules and validation, admission,
+    /// then storage.
+    async fn create_begun(
+        &self,
+        mut object: Box<dyn Object>,
+        admission: &dyn ValidateObject,
+        dry_run: bool,
+    ) -> Result<(Box<dyn Object>, Vec<String>), ApiError> {
         let prefix = match object.metadata().name.as_deref() {
             None | Some("") => object.metadata().generate_name.clone().unwrap_or_default(),
             Some(_) => String::new(),
         };
         let generated = !prefix.is_empty();
-        admission.authorize(&*object, None)?;
         let warnings = rest::before_create(self.kind, &mut *object)?;
         admission.validate(Some(&*object), None).await?;
         let namespace = object.namespace().to_string();
@@ -198,7 +216,16 @@ impl Store {
         let key = self.key(namespace, name)?;
         let may_create = opts.subresource.is_empty()
             && (self.info.allow_create_on_update || opts.force_allow_create);
+        // The write hooks of the main resource; each attempt's begun write, ended with `false`
+        // when a conflict makes a new attempt, and with the outcome at the end.
+        let hooks = self.write_hooks().filter(|_| opts.subresource.is_empty());
+        let begun: Mutex<Vec<Finish>> = Mutex::new(Vec::new());
+        let (hooks_ref, begun_ref) = (&hooks, &begun);
         let step = |current: Option<Box<dyn Object>>| async move {
+            let earlier: Vec<Finish> = std::mem::take(&mut *begun_ref.lock());
+            for finish in earlier {
+                finish(false).await;
+            }
             match current {
                 None if !may_create => Err(ApiError::not_found(&self.resource, name)),
                 None => {
@@ -206,6 +233,10 @@ impl Store {
                     // A create through an update ignores the resourceVersion it may carry.
                     object.metadata_mut().resource_version = None;
                     create_admission.authorize(&*object, None)?;
+                    if let Some(hooks) = hooks_ref {
+                        let finish = hooks.begin_create(&mut *object, opts.dry_run).await?;
+                        begun_ref.lock().push(finish);
+                    }
                     let warnings = rest::before_create(self.kind, &mut *object)?;
                     create_admission.validate(Some(&*object), None).await?;
                     Ok((object, true, warnings))
@@ -220,6 +251,12 @@ impl Store {
                     };
                     update_admission.authorize(&*object, Some(&*old))?;
                     rest::check_update_precondition(self.kind, &mut *object, &*old)?;
+                    if let Some(hooks) = hooks_ref {
+                        let finish = hooks
+                            .begin_update(&mut *object, &*old, opts.dry_run)
+                            .await?;
+                        begun_ref.lock().push(finish);
+                    }
                     let warnings =
                         rest::before_update(self.kind, &mut object, &*old, opts.subresource)?;
                     update_admission
@@ -231,7 +268,9 @@ impl Store {
         };
         if opts.dry_run {
             let current = self.try_get(namespace, name).await?;
-            let (object, created, warnings) = step(current).await?;
+            let stepped = step(current).await;
+            Self::finish_all(&begun, false).await;
+            let (object, created, warnings) = stepped?;
             return Ok(Updated {
                 object,
                 created,
@@ -277,6 +316,7 @@ impl Store {
             .await;
         let created = outcome.lock().as_ref().is_some_and(|o| o.1);
         let ok = stored.is_ok();
+        Self::finish_all(&begun, ok).await;
         create_admission.committed(ok && created).await;
         update_admission.committed(ok && !created).await;
         let stored = stored.map_err(|e| self.err(e, name))?;
@@ -293,7 +333,12 @@ impl Store {
                 resource_version: Some(stored.resource_version.to_string()),
             };
             match self.storage.delete(&key, Some(pre), None, None).await {
-                Ok(_) => self.kind.strategy().after_delete(&*object),
+                Ok(_) => {
+                    self.kind.strategy().after_delete(&*object);
+                    if let Some(hooks) = self.write_hooks() {
+                        hooks.after_delete(&*object).await;
+                    }
+                }
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(self.err(e, name)),
             }
@@ -303,6 +348,14 @@ impl Store {
             created,
             warnings,
         })
+    }
+
+    /// Ends every write the hooks began, told whether it was stored.
+    async fn finish_all(begun: &Mutex<Vec<Finish>>, stored: bool) {
+        let begun: Vec<Finish> = std::mem::take(&mut *begun.lock());
+        for finish in begun {
+            finish(stored).await;
+        }
     }
 
     /// Starts the deletion of the stored object at `key` (it waits for finalizers): marks it
@@ -411,6 +464,9 @@ impl Store {
         let deleted = deleted.map_err(|e| self.err(e, name))?;
         let object = self.decode(&deleted).unwrap_or(current);
         self.kind.strategy().after_delete(&*object);
+        if let Some(hooks) = self.write_hooks() {
+            hooks.after_delete(&*object).await;
+        }
         Ok(DeleteOutcome::Deleted(object))
     }
 }
