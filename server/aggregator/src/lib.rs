@@ -28,6 +28,7 @@ pub mod autoregister;
 pub mod availability;
 pub mod headers;
 pub mod proxy;
+pub mod services;
 pub mod table;
 pub mod transport;
 
@@ -101,8 +102,9 @@ impl Aggregator {
         self
     }
 
-    /// Checks the Services (and EndpointSlices) of remote APIServices through `services`;
-    /// without one, availability rests on the discovery check alone.
+    /// Checks the Services (and EndpointSlices) of remote APIServices through `services`.
+    /// By default they are read from the server's stores when it serves both kinds; without
+    /// them, availability rests on the discovery check alone.
     pub fn with_service_lister(self, services: Arc<dyn ServiceLister>) -> Self {
         *self.services.lock() = Some(services);
         self
@@ -159,12 +161,23 @@ impl ApiGroups for Aggregator {
             }));
         }
         let registry = Arc::clone(&server.api().registry);
+        let services = self.services.lock().clone().or_else(|| {
+            let api = server.api();
+            let services = api.store(&kubernetes_api::core::SERVICE_KIND).ok()?;
+            let slices = api
+                .store(&kubernetes_api::discovery_k8s_io::ENDPOINT_SLICE_KIND)
+                .ok()?;
+            Some(
+                Arc::new(services::StoreServiceLister::new(services, slices))
+                    as Arc<dyn ServiceLister>,
+            )
+        });
         let reconciler = availability::AvailabilityReconciler::new(
             store.clone(),
             self.table(),
             self.transport(),
             Arc::clone(&registry),
-            self.services.lock().clone(),
+            services,
         );
         let mut availability =
             Controller::new("apiservice-availability", store.clone(), reconciler)
