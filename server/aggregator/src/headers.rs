@@ -119,7 +119,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, upgrade: bool) {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(|s| s.trim().to_ascii_lowercase())
-        .filter(|s| !s.is_empty() && !(upgrade && s == "upgrade"))
+        .filter(|s| !(s.is_empty() || upgrade && s == "upgrade"))
         .collect();
     for name in named {
         headers.remove(name.as_str());
