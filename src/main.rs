@@ -1,5 +1,5 @@
 //! The `apiary` binary: the Kubernetes groups, CustomResourceDefinitions (the extension
-//! server) and the example.dev Widgets over the public builder, with the embedded store under `--data-dir` (or etcd with `--etcd-servers`) and a
+//! server), APIServices (the aggregator) and the example.dev Widgets over the public builder, with the embedded store under `--data-dir` (or etcd with `--etcd-servers`) and a
 //! CA, serving certificate and admin kubeconfig created on first start.
 
 use clap::Parser;
@@ -22,6 +22,7 @@ fn main() -> std::process::ExitCode {
         .version(server::version_info!())
         .install(controlplane::KubernetesApis::default())
         .install(apiextensions_server::ApiExtensions::default())
+        .install(aggregator::Aggregator::default())
         .install(generated::example_dev::register)
         .kubectl_hint("get widgets")
         .main()

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod admission;
+pub mod aggregated_server;
 pub mod history;
 pub mod raw;
 pub mod tls;
@@ -153,7 +154,8 @@ impl Server {
         self.child.as_ref().map(Child::id).unwrap_or_default()
     }
 
-    fn pem(&self, name: &str) -> Vec<u8> {
+    /// The file `name` of the server's `pki` directory.
+    pub fn pem(&self, name: &str) -> Vec<u8> {
         let p = self.data_dir.join("pki").join(name);
         std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
     }

@@ -102,10 +102,16 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
+    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
         let config = Arc::clone(&self.config);
         let inner = self.inner.clone();
         let audit_id = crate::audit::audit_id(req.headers());
+        // A generated audit ID travels with the request too, so that a proxied request
+        // carries it to the aggregated server (kube-apiserver's `NewRequestForProxy`).
+        if req.headers().get(crate::audit::AUDIT_ID_HEADER) != Some(&audit_id) {
+            req.headers_mut()
+                .insert(crate::audit::AUDIT_ID_HEADER, audit_id.clone());
+        }
         Box::pin(async move {
             // The chain's state (≈ 4 KiB: the request's parts, users, audit record and the
             // filters' futures) is boxed where it is built and polled in place, so starting a

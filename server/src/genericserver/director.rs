@@ -75,6 +75,9 @@ pub struct Director {
     pub metrics: Arc<Metrics>,
     /// Next servers, tried in order.
     pub delegates: Vec<Arc<dyn Delegate>>,
+    /// Handlers tried before this server's own, in order
+    /// ([`GenericServer::add_front_delegate`](super::GenericServer::add_front_delegate)).
+    pub front_delegates: Vec<Arc<dyn Delegate>>,
     /// Whether every server's paths are installed (404 or 503 at the end of the chain).
     pub(crate) mux_signals: MuxCompleteSignals,
 }
@@ -119,7 +122,13 @@ impl Director {
     }
 
     /// Routes one request.
-    pub async fn route(self: Arc<Self>, req: Request<Body>) -> Response<Body> {
+    pub async fn route(self: Arc<Self>, mut req: Request<Body>) -> Response<Body> {
+        for d in &self.front_delegates {
+            match d.handle(req).await {
+                Ok(resp) => return resp,
+                Err(back) => req = back,
+            }
+        }
         let kind = req
             .extensions()
             .get::<RequestInfo>()
@@ -137,7 +146,6 @@ impl Director {
         if let Some(resp) = self.non_api(&head.0, target, &head.2).await {
             return resp;
         }
-        let mut req = req;
         for d in &self.delegates {
             match d.handle(req).await {
                 Ok(resp) => return resp,

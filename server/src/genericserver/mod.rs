@@ -319,6 +319,7 @@ pub struct GenericServer {
     pre_shutdown: Vec<PreShutdownHook>,
     checks: Vec<HealthCheck>,
     delegates: Vec<Arc<dyn Delegate>>,
+    front_delegates: Vec<Arc<dyn Delegate>>,
     kind_sources: Vec<Arc<dyn discovery::KindSource>>,
     directory: Option<Arc<dyn discovery::ApiGroupDirectory>>,
     mux_signals: mux_complete::MuxCompleteSignals,
@@ -383,6 +384,7 @@ impl CompletedConfig {
             pre_shutdown: Vec::new(),
             checks: vec![HealthCheck::ping(), HealthCheck::log(), etcd],
             delegates: Vec::new(),
+            front_delegates: Vec::new(),
             kind_sources: Vec::new(),
             directory: None,
             mux_signals: mux_complete::MuxCompleteSignals::default(),
@@ -507,6 +509,22 @@ impl GenericServer {
     /// Appends a server to the delegation chain.
     pub fn add_delegate(&mut self, delegate: Arc<dyn Delegate>) {
         self.delegates.push(delegate);
+    }
+
+    /// Puts a handler in front of this server's own: every request that passed the filter
+    /// chain (authenticated, authorized, with its [`RequestInfo`](crate::request_info::RequestInfo)
+    /// and user in its extensions) is offered to the front delegates first, in the order they
+    /// were added, and reaches the REST handlers, the non-API paths and the delegation chain
+    /// only when each handed it back. This is where the aggregator proxies the group/versions
+    /// served elsewhere, even those this server also serves; a front delegate must hand back
+    /// quickly what it does not serve, as it sees every request.
+    pub fn add_front_delegate(&mut self, delegate: Arc<dyn Delegate>) {
+        self.front_delegates.push(delegate);
+    }
+
+    /// The group/versions this server serves (`--runtime-config`).
+    pub fn runtime_config(&self) -> &RuntimeConfig {
+        &self.config.config.runtime_config
     }
 
     /// Lists the kinds `source` defines at run time in discovery, beside the scheme's (its
@@ -668,6 +686,7 @@ impl GenericServer {
             health,
             metrics: Arc::clone(&metrics),
             delegates,
+            front_delegates: self.front_delegates.clone(),
             mux_signals: self.mux_signals.clone(),
         });
         let chain = Arc::new(ChainConfig {

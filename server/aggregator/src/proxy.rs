@@ -1,0 +1,218 @@
+//! The proxy (kube-aggregator's `proxyHandler`): a delegate in front of the main server's
+//! handlers that sends every request for the group/version of an APIService with a Service to
+//! that Service, with the caller's identity, and streams both bodies (a watch flows event by
+//! event). An APIService that is not available, or a Service that cannot be resolved or
+//! reached, answers `503` with a `Status`.
+
+use std::sync::Arc;
+
+use apimachinery::status::ApiError;
+use apimachinery::user::UserInfo;
+use axum::body::Body;
+use http::{Request, Response, Uri};
+use server::filters::status_response;
+use server::genericserver::director::{Delegate, DelegateFuture};
+use server::registry::Registry;
+use server::request_target;
+
+use crate::headers::{proxy_request_headers, strip_hop_by_hop};
+use crate::table::{ApiServiceEntry, ApiServiceTable};
+use crate::transport::ProxyTransport;
+
+/// kube-aggregator's answer when an APIService is not available or its Service cannot be
+/// resolved.
+pub const SERVICE_UNAVAILABLE: &str = "service unavailable";
+
+/// Called with an APIService's name when a proxied call to it failed, so its availability is
+/// checked again at once.
+pub type FailureHook = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The `(group, version)` a request path addresses when it is under `/apis/<group>/<version>`.
+pub fn group_version_of(path: &str) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix("/apis/")?;
+    let mut parts = rest.splitn(3, '/');
+    let group = parts.next().filter(|g| !g.is_empty())?;
+    let version = parts.next().filter(|v| !v.is_empty())?;
+    Some((group, version))
+}
+
+/// The `host:port` of a resolved address (an IPv6 host in brackets, as the URL writes it; the
+/// scheme's port when the address names none).
+pub fn authority_of(url: &reqwest::Url) -> Option<String> {
+    Some(format!(
+        "{}:{}",
+        url.host_str()?,
+        url.port_or_known_default()?
+    ))
+}
+
+/// The proxy delegate (see the module).
+pub struct ApiServiceProxy {
+    table: Arc<ApiServiceTable>,
+    transport: Arc<ProxyTransport>,
+    registry: Arc<Registry>,
+    on_failure: Option<FailureHook>,
+}
+
+impl ApiServiceProxy {
+    /// A proxy for the remote APIServices of `table`, resolving Services with `registry`'s
+    /// service resolver and sending through `transport`.
+    pub fn new(
+        table: Arc<ApiServiceTable>,
+        transport: Arc<ProxyTransport>,
+        registry: Arc<Registry>,
+    ) -> Self {
+        Self {
+            table,
+            transport,
+            registry,
+            on_failure: None,
+        }
+    }
+
+    /// Calls `hook` with the APIService's name whenever a proxied call fails.
+    pub fn on_failure(mut self, hook: FailureHook) -> Self {
+        self.on_failure = Some(hook);
+        self
+    }
+
+    /// The remote APIService a request is for, if any.
+    fn target_of(&self, req: &Request<Body>) -> Option<ApiServiceEntry> {
+        if !self.table.has_remote() {
+            return None;
+        }
+        let target = request_target::of(req.uri(), req.extensions());
+        let (group, version) = group_version_of(target.path())?;
+        self.table.remote(group, version)
+    }
+}
+
+impl Delegate for ApiServiceProxy {
+    fn handle(&self, req: Request<Body>) -> DelegateFuture {
+        let Some(entry) = self.target_of(&req) else {
+            return Box::pin(async move { Err(req) });
+        };
+        let transport = Arc::clone(&self.transport);
+        let resolver = self.registry.service_resolver();
+        let on_failure = self.on_failure.clone();
+        Box::pin(async move {
+            Ok(proxy(req, &entry, &transport, &*resolver, on_failure.as_ref()).await)
+        })
+    }
+}
+
+/// Sends `req` to `entry`'s Service and returns its answer (or the `503`/`500` of a failure).
+async fn proxy(
+    req: Request<Body>,
+    entry: &ApiServiceEntry,
+    transport: &ProxyTransport,
+    resolver: &dyn server::webhook::ServiceResolver,
+    on_failure: Option<&FailureHook>,
+) -> Response<Body> {
+    let Some(service) = entry.service.as_ref() else {
+        return status_response(&ApiError::not_found_path());
+    };
+    if !entry.available {
+        return status_response(&ApiError::service_unavailable(SERVICE_UNAVAILABLE));
+    }
+    let Some(user) = req.extensions().get::<Arc<UserInfo>>().cloned() else {
+        return status_response(&ApiError::internal("missing user"));
+    };
+    let location = match resolver.resolve(&service.namespace, &service.name, service.port) {
+        Ok(url) => url,
+        Err(e) => {
+            tracing::warn!(
+                apiservice = %entry.name,
+                "error resolving {}/{}: {e}",
+                service.namespace,
+                service.name
+            );
+            return status_response(&ApiError::service_unavailable(SERVICE_UNAVAILABLE));
+        }
+    };
+    let Some(authority) = authority_of(&location) else {
+        return status_response(&ApiError::service_unavailable(SERVICE_UNAVAILABLE));
+    };
+    let client = match transport.client(&authority, service) {
+        Ok(c) => c,
+        Err(e) => return status_response(&ApiError::internal(e)),
+    };
+    let path_and_query = request_target::of(req.uri(), req.extensions())
+        .path_and_query()
+        .to_string();
+    let uri: Uri = match format!("https://{authority}{path_and_query}").parse() {
+        Ok(u) => u,
+        Err(e) => return status_response(&ApiError::bad_request(format!("invalid path: {e}"))),
+    };
+    let (mut parts, body) = req.into_parts();
+    let upgrade = crate::headers::is_upgrade(&parts.headers);
+    proxy_request_headers(&mut parts.headers, &user, upgrade);
+    let mut upstream = Request::builder()
+        .method(parts.method)
+        .uri(uri)
+        .version(http::Version::HTTP_11);
+    if let Some(h) = upstream.headers_mut() {
+        *h = parts.headers;
+    }
+    let upstream = match upstream.body(body) {
+        Ok(r) => r,
+        Err(e) => return status_response(&ApiError::internal(e)),
+    };
+    match client.request(upstream).await {
+        Ok(resp) => {
+            let (mut parts, body) = resp.into_parts();
+            strip_hop_by_hop(&mut parts.headers, false);
+            Response::from_parts(parts, Body::new(body))
+        }
+        Err(e) => {
+            let message = server::webhook::error_chain(&e);
+            tracing::warn!(apiservice = %entry.name, "proxying failed: {message}");
+            if let Some(hook) = on_failure {
+                hook(&entry.name);
+            }
+            status_response(&ApiError::service_unavailable(message))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_versions_come_from_apis_paths() {
+        assert_eq!(
+            group_version_of("/apis/wardle.example.com/v1alpha1"),
+            Some(("wardle.example.com", "v1alpha1"))
+        );
+        assert_eq!(
+            group_version_of("/apis/wardle.example.com/v1alpha1/namespaces/a/flunders"),
+            Some(("wardle.example.com", "v1alpha1"))
+        );
+        assert_eq!(group_version_of("/apis/wardle.example.com"), None);
+        assert_eq!(group_version_of("/apis/wardle.example.com/"), None);
+        assert_eq!(group_version_of("/api/v1"), None);
+        assert_eq!(group_version_of("/apis"), None);
+    }
+
+    #[test]
+    fn authorities_keep_the_port_and_bracket_ipv6() {
+        let url = |s: &str| reqwest::Url::parse(s).unwrap();
+        assert_eq!(
+            authority_of(&url("https://api.wardle.svc:443")).unwrap(),
+            "api.wardle.svc:443"
+        );
+        assert_eq!(
+            authority_of(&url("https://127.0.0.1:8443/x")).unwrap(),
+            "127.0.0.1:8443"
+        );
+        assert_eq!(
+            authority_of(&url("https://[::1]:9443")).unwrap(),
+            "[::1]:9443"
+        );
+        assert_eq!(
+            authority_of(&url("https://example.com")).unwrap(),
+            "example.com:443"
+        );
+    }
+}
