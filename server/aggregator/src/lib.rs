@@ -26,6 +26,7 @@
 
 pub mod autoregister;
 pub mod availability;
+pub mod discovery;
 pub mod headers;
 pub mod proxy;
 pub mod services;
@@ -183,11 +184,30 @@ impl ApiGroups for Aggregator {
             Controller::new("apiservice-availability", store.clone(), reconciler)
                 .workers(AVAILABILITY_WORKERS);
         let recheck = availability.queue();
-        let proxy = proxy::ApiServiceProxy::new(self.table(), self.transport(), registry)
-            .on_failure(Arc::new(move |name: &str| {
-                recheck.add(ObjectKey::cluster(name))
-            }));
+        let proxy =
+            proxy::ApiServiceProxy::new(self.table(), self.transport(), Arc::clone(&registry))
+                .on_failure(Arc::new(move |name: &str| {
+                    recheck.add(ObjectKey::cluster(name))
+                }));
         server.add_front_delegate(Arc::new(proxy));
+        // Merged discovery and OpenAPI: every APIService's priorities, the remote ones'
+        // documents.
+        let apis = Arc::new(server::genericserver::aggregated::AggregatedApis::default());
+        server.set_api_group_directory(apis.clone());
+        server.add_remote_openapi_source(apis.clone());
+        let merged = Arc::new(discovery::DiscoveryAggregator::new(
+            self.table(),
+            apis,
+            self.transport(),
+            Arc::clone(&registry),
+        ));
+        server.add_post_start_hook(
+            "apiservice-discovery-controller",
+            Arc::new(move || {
+                merged.start();
+                Box::pin(async { Ok(()) })
+            }),
+        );
         server.add_controller(availability);
 
         let on_start = autoregister::on_start_services(

@@ -6,7 +6,6 @@
 //! (address, Service, trust), so consecutive requests reuse their connections.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -14,10 +13,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use parking_lot::{Mutex, RwLock};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::ClientConfig;
+use rustls_pki_types::ServerName;
+use server::tls_client::{ClientCertificate, ClientTls, Trust};
 
 use crate::AggregatorError;
 use crate::table::ServiceTarget;
@@ -47,99 +45,32 @@ impl std::fmt::Debug for ClientIdentity {
 /// The HTTP client the proxy and the discovery check send with.
 pub type ProxyClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>;
 
-/// Accepts any server certificate (`insecureSkipTLSVerify`); the handshake signatures are
-/// still checked.
-#[derive(Debug)]
-struct SkipVerify(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for SkipVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// The TLS configuration of a connection to `target`'s server: trust from its `caBundle` (no
-/// verification with `insecureSkipTLSVerify`), `identity` as the client certificate (the
-/// connector offers ALPN `http/1.1` itself).
-///
-/// This is the one place the proxy's certificate verification is decided; a verifier that
-/// accepts exactly what Go's crypto/x509 accepts replaces the trust store here.
+/// The TLS configuration of a connection to `target`'s server: its certificate verified as
+/// Go's crypto/x509 verifies it ([`server::tls_client`]) against the `caBundle` (the system
+/// roots when it is empty, nothing with `insecureSkipTLSVerify`) for the Service's DNS name,
+/// `identity` as the client certificate (the connector offers ALPN `http/1.1` itself).
 pub fn client_tls_config(
     target: &ServiceTarget,
     identity: Option<&ClientIdentity>,
 ) -> Result<ClientConfig, AggregatorError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| AggregatorError::Tls(e.to_string()))?;
-    let builder = if target.insecure_skip_tls_verify {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(SkipVerify(provider)))
+    let trust = if target.insecure_skip_tls_verify {
+        Trust::InsecureSkipVerify
     } else {
-        let mut roots = RootCertStore::empty();
-        for cert in rustls_pemfile::certs(&mut &target.ca_bundle[..]) {
-            let cert = cert.map_err(|e| AggregatorError::Tls(format!("invalid caBundle: {e}")))?;
-            roots
-                .add(cert)
-                .map_err(|e| AggregatorError::Tls(format!("invalid caBundle: {e}")))?;
-        }
-        builder.with_root_certificates(roots)
+        Trust::from_ca_bundle(&target.ca_bundle)
     };
-    let config = match identity {
-        Some(id) => {
-            let certs = rustls_pemfile::certs(&mut &id.cert_pem[..])
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| AggregatorError::Tls(format!("proxy client certificate: {e}")))?;
-            let key: PrivateKeyDer<'static> = rustls_pemfile::private_key(&mut &id.key_pem[..])
-                .map_err(|e| AggregatorError::Tls(format!("proxy client key: {e}")))?
-                .ok_or_else(|| AggregatorError::Tls("proxy client key: no key".into()))?;
-            builder
-                .with_client_auth_cert(certs, key)
-                .map_err(|e| AggregatorError::Tls(format!("proxy client certificate: {e}")))?
-        }
-        None => builder.with_no_client_auth(),
-    };
-    Ok(config)
+    ClientTls {
+        trust,
+        server_name: Some(server::webhook::service_dns_name(
+            &target.namespace,
+            &target.name,
+        )),
+        client_certificate: identity.map(|id| ClientCertificate {
+            chain_pem: id.cert_pem.clone(),
+            key_pem: id.key_pem.clone(),
+        }),
+    }
+    .build()
+    .map_err(|e| AggregatorError::Tls(e.to_string()))
 }
 
 /// What a pooled client is for: the address connected to and the Service's name and trust.
@@ -180,6 +111,11 @@ impl ProxyTransport {
             *current = identity;
             self.clients.lock().clear();
         }
+    }
+
+    /// The client certificate presented now, if any.
+    pub fn identity(&self) -> Option<ClientIdentity> {
+        self.identity.read().clone()
     }
 
     /// The client connecting to `authority` (`host:port`, from the service resolver) for
