@@ -58,8 +58,13 @@ fn imported_crd_serves_the_crd_semantics_with_compiled_types() {
     for v in ["stable.example.com/v1\n", "stable.example.com/v1beta1\n"] {
         assert!(versions.contains(v), "{versions}");
     }
+    // Only the `kubernetes` Service (category `all` includes Services, as in Kubernetes).
     let all = k.ok(&["get", "all", "-n", "default", "-o", "name"]);
-    assert_eq!(all.trim(), "", "category `all` lists nothing yet: {all}");
+    assert_eq!(
+        all.trim(),
+        "service/kubernetes",
+        "category `all` lists no crontab yet: {all}"
+    );
 
     // The example objects: one in each version.
     let objects = example.join("examples");
