@@ -165,13 +165,28 @@ impl From<&'static str> for Reason {
     }
 }
 
-/// A verdict with its reason (may be empty).
+/// A verdict with its reason (may be empty), and the error met on the way if any.
+///
+/// An authorizer that could not decide (a webhook or `SubjectAccessReview` that could not be
+/// asked) answers no opinion with an `error`: a request that no authorizer allows is then
+/// answered 500, not 403, and an access review reports the error as its `evaluationError`, as
+/// kube-apiserver does.
+///
+/// ```
+/// use apimachinery::authorization::{Authorization, Decision};
+///
+/// let verdict = Authorization::failed("connection refused");
+/// assert_eq!(verdict.decision, Decision::NoOpinion);
+/// assert_eq!(verdict.error.as_deref(), Some("connection refused"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Authorization {
     /// The verdict.
     pub decision: Decision,
     /// Why, for 403 messages, audit annotations and access reviews.
     pub reason: Reason,
+    /// The error that kept the authorizer from deciding (its verdict is then no opinion).
+    pub error: Option<String>,
 }
 
 impl Authorization {
@@ -180,6 +195,7 @@ impl Authorization {
         Self {
             decision: Decision::Allow,
             reason: reason.into(),
+            error: None,
         }
     }
 
@@ -188,6 +204,7 @@ impl Authorization {
         Self {
             decision: Decision::NoOpinion,
             reason: Reason::default(),
+            error: None,
         }
     }
 
@@ -196,6 +213,16 @@ impl Authorization {
         Self {
             decision: Decision::Deny,
             reason: reason.into(),
+            error: None,
+        }
+    }
+
+    /// No opinion, because of `error` (the authorizer could not decide).
+    pub fn failed(error: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::NoOpinion,
+            reason: Reason::default(),
+            error: Some(error.into()),
         }
     }
 }

@@ -336,15 +336,23 @@ impl RequestAudit {
         self.event.impersonated_user = Some(user.clone());
     }
 
-    /// Records the authorizer's decision and reason.
-    pub fn authorized(&mut self, allowed: bool, reason: &str) {
-        let decision = if allowed { "allow" } else { "forbid" };
+    /// Records the authorizer's decision and reason (kube-apiserver's annotations: a failed
+    /// decision has only the reason `internal error`).
+    pub fn authorized(&mut self, verdict: &crate::filters::authorization::Verdict) {
+        use crate::filters::authorization::Verdict;
+        let (decision, reason) = match verdict {
+            Verdict::Allowed(reason) => (Some("allow"), reason.to_string()),
+            Verdict::Forbidden(reason) => (Some("forbid"), reason.to_string()),
+            Verdict::Failed => (None, "internal error".to_string()),
+        };
+        if let Some(decision) = decision {
+            self.event
+                .annotations
+                .insert(DECISION_ANNOTATION.into(), decision.to_string());
+        }
         self.event
             .annotations
-            .insert(DECISION_ANNOTATION.into(), decision.to_string());
-        self.event
-            .annotations
-            .insert(REASON_ANNOTATION.into(), reason.to_string());
+            .insert(REASON_ANNOTATION.into(), reason);
     }
 
     /// Records the request body (kept only at the Request and RequestResponse levels): the

@@ -78,6 +78,7 @@ impl Authorizer for AlwaysDenyAuthorizer {
         Authorization {
             decision: Decision::NoOpinion,
             reason: "Everything is forbidden.".into(),
+            error: None,
         }
     }
 
@@ -191,12 +192,15 @@ pub fn build(modes: Vec<Arc<dyn Authorizer>>) -> UnionAuthorizer {
     UnionAuthorizer(authorizers)
 }
 
-/// Asks authorizers in order; the first Allow or Deny wins.
+/// Asks authorizers in order; the first Allow or Deny wins. When none decides, the reasons are
+/// joined by newlines and the errors aggregated as Kubernetes' union authorizer aggregates them
+/// (one error's text, or `[a, b]`).
 pub struct UnionAuthorizer(pub Vec<Arc<dyn Authorizer>>);
 
 impl Authorizer for UnionAuthorizer {
     fn authorize(&self, attributes: &Attributes<'_>) -> Authorization {
         let mut reasons = Vec::new();
+        let mut errors = Vec::new();
         for a in &self.0 {
             let verdict = a.authorize(attributes);
             match verdict.decision {
@@ -205,12 +209,18 @@ impl Authorizer for UnionAuthorizer {
                     if !verdict.reason.is_empty() {
                         reasons.push(verdict.reason.to_string());
                     }
+                    errors.extend(verdict.error);
                 }
             }
         }
         Authorization {
             decision: Decision::NoOpinion,
             reason: reasons.join("\n").into(),
+            error: match errors.len() {
+                0 => None,
+                1 => errors.pop(),
+                _ => Some(format!("[{}]", errors.join(", "))),
+            },
         }
     }
 
@@ -333,5 +343,35 @@ mod tests {
                 .decision,
             Decision::Allow
         );
+    }
+
+    /// An authorizer that could not decide.
+    struct Unreachable(&'static str);
+
+    impl Authorizer for Unreachable {
+        fn authorize(&self, _: &Attributes<'_>) -> Authorization {
+            Authorization::failed(self.0)
+        }
+    }
+
+    #[test]
+    fn a_union_aggregates_the_errors_unless_someone_allows() {
+        let anon = UserInfo::anonymous();
+        let a = attrs(anon, "/api", http::Method::GET);
+        let one = UnionAuthorizer(vec![
+            Arc::new(Unreachable("down")),
+            Arc::new(AlwaysDenyAuthorizer),
+        ]);
+        let verdict = one.authorize(&a);
+        assert_eq!(verdict.decision, Decision::NoOpinion);
+        assert_eq!(verdict.reason, "Everything is forbidden.");
+        assert_eq!(verdict.error.as_deref(), Some("down"));
+        let two = UnionAuthorizer(vec![Arc::new(Unreachable("a")), Arc::new(Unreachable("b"))]);
+        assert_eq!(two.authorize(&a).error.as_deref(), Some("[a, b]"));
+        let allowed = UnionAuthorizer(vec![
+            Arc::new(Unreachable("a")),
+            Arc::new(AlwaysAllowAuthorizer),
+        ]);
+        assert_eq!(allowed.authorize(&a), Authorization::allow(""));
     }
 }

@@ -79,6 +79,7 @@ pub fn decision(status: &serde_json::Value) -> Authorization {
     Authorization {
         decision,
         reason: reason.into(),
+        error: None,
     }
 }
 
@@ -223,10 +224,7 @@ impl Authorizer for DelegatedAuthorizer {
             }
             Err(e) => {
                 tracing::error!(error = %e, "Failed to make webhook authorizer request");
-                Authorization {
-                    decision: Decision::NoOpinion,
-                    reason: e.into(),
-                }
+                Authorization::failed(e)
             }
         }
     }
@@ -357,9 +355,9 @@ mod tests {
     }
 
     /// A one-shot HTTPS-less stand-in is not needed: an unreachable server is a failed review,
-    /// answered with no opinion and not cached.
+    /// answered with no opinion and the error (a 500 in the filter chain), and not cached.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_unreachable_server_is_no_opinion_and_not_cached() {
+    async fn an_unreachable_server_is_a_failed_decision_and_not_cached() {
         let config: super::super::kubeconfig::Kubeconfig = serde_yaml_ng::from_str(
             "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}\n",
         )
@@ -377,7 +375,7 @@ mod tests {
         authz.prefetch(&a).await;
         let verdict = authz.authorize(&a);
         assert_eq!(verdict.decision, Decision::NoOpinion);
-        assert!(!verdict.reason.is_empty());
+        assert!(verdict.error.is_some_and(|e| !e.is_empty()));
         assert!(authz.cache.is_empty());
     }
 }

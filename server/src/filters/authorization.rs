@@ -18,17 +18,32 @@ pub fn authorize(
     decide(config, user, info).1
 }
 
-/// Asks the authorizer: the verdict's reason (for the audit annotations) and `Err` with the
-/// 403 error of a request no authorizer allows.
+/// What the authorizer answered a request, for the audit annotations and the response.
+pub enum Verdict {
+    /// Allowed, with the reason.
+    Allowed(Reason),
+    /// Not allowed (403), with the reason.
+    Forbidden(Reason),
+    /// No authorizer allowed it and one could not decide (500; kube-apiserver's audit reason
+    /// `internal error`).
+    Failed,
+}
+
+/// Asks the authorizer: the verdict (for the audit annotations) and `Err` with the 403 error of
+/// a request no authorizer allows, or the 500 error of one that an authorizer failed to decide
+/// (kube-apiserver's `InternalError` there).
 pub fn decide(
     config: &ChainConfig,
     user: &UserInfo,
     info: &RequestInfo,
-) -> (Reason, Result<(), ApiError>) {
+) -> (Verdict, Result<(), ApiError>) {
     let attrs = crate::authz::request_attributes(user, info);
     let verdict = config.authorizer.authorize(&attrs);
     if verdict.decision == Decision::Allow {
-        return (verdict.reason, Ok(()));
+        return (Verdict::Allowed(verdict.reason), Ok(()));
+    }
+    if let Some(error) = verdict.error {
+        return (Verdict::Failed, Err(ApiError::internal(error)));
     }
     let mut message = attrs.forbidden_message();
     if !verdict.reason.is_empty() {
@@ -36,7 +51,7 @@ pub fn decide(
     }
     let resource = GroupResource::new(attrs.api_group.clone(), attrs.resource.clone());
     (
-        verdict.reason,
+        Verdict::Forbidden(verdict.reason),
         Err(ApiError::forbidden(&resource, &attrs.name, &message)),
     )
 }

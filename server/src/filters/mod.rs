@@ -225,9 +225,9 @@ where
             .prefetch(&crate::authz::request_attributes(&user, &info))
             .await;
     }
-    let (reason, verdict) = authorization::decide(config, &user, &info);
+    let (decision, verdict) = authorization::decide(config, &user, &info);
     if let Some(record) = record.as_mut() {
-        record.authorized(verdict.is_ok(), &reason.to_string());
+        record.authorized(&decision);
     }
     verdict?;
     crate::fault::handler(&parts.headers, &user);

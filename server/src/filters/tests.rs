@@ -54,6 +54,19 @@ impl crate::authz::Authorizer for AllowUser {
     }
 }
 
+/// Cannot decide for one user (a delegated authorizer whose review failed).
+struct FailsFor(&'static str);
+
+impl crate::authz::Authorizer for FailsFor {
+    fn authorize(&self, attributes: &crate::authz::Attributes<'_>) -> crate::authz::Authorization {
+        if attributes.user.name == self.0 {
+            crate::authz::Authorization::failed("the review failed")
+        } else {
+            crate::authz::Authorization::no_opinion()
+        }
+    }
+}
+
 async fn boom() -> &'static str {
     panic!("boom")
 }
@@ -161,6 +174,7 @@ pub(super) fn app_with(
         )),
         authorizer: Arc::new(UnionAuthorizer(vec![
             Arc::new(AllowUser("jane")),
+            Arc::new(FailsFor("carol")),
             Arc::new(SystemMastersAuthorizer),
             Arc::new(PublicInfo),
         ])),
@@ -229,6 +243,39 @@ async fn masters_pass_and_see_their_identity() {
     assert_eq!(code, StatusCode::OK);
     assert_eq!(body, b"admin");
     assert!(ADMIN.contains(MASTERS_GROUP));
+}
+
+#[tokio::test]
+async fn an_authorizer_that_could_not_decide_makes_a_500_unless_another_allows() {
+    let (code, body) = call(
+        app(true),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            Some("carol"),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+    let status = status_json(&body);
+    assert_eq!(status["reason"], "InternalError");
+    assert_eq!(
+        status["message"],
+        "Internal error occurred: the review failed"
+    );
+    // A member of system:masters is allowed by a later authorizer: the error does not matter.
+    let (code, _) = call(
+        app(true),
+        req(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            Some("carol,system:masters"),
+            Body::empty(),
+        ),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
 }
 
 #[tokio::test]

@@ -317,3 +317,20 @@ async fn audit_records_panics_and_failed_authentication() {
     assert_eq!(lines[1]["responseStatus"]["code"], 401);
     assert_eq!(lines[1]["user"], serde_json::json!({}));
 }
+
+#[tokio::test]
+async fn a_failed_authorization_is_audited_with_kubes_reason_and_no_decision() {
+    let (_dir, path, auditor) = auditor(
+        r#"{"apiVersion":"audit.k8s.io/v1","kind":"Policy","omitStages":["RequestReceived"],
+            "rules":[{"level":"Metadata"}]}"#,
+    );
+    let app = app_with(false, Some(auditor));
+    let (code, _) = call(app, req("GET", PODS, Some("carol"), Body::empty())).await;
+    assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
+    let lines = events(&path, 1);
+    assert_eq!(lines[0]["responseStatus"]["code"], 500);
+    assert_eq!(
+        lines[0]["annotations"],
+        serde_json::json!({"authorization.k8s.io/reason": "internal error"})
+    );
+}

@@ -57,7 +57,7 @@ fn answer(context: &dyn ReviewContext, attributes: &Attributes<'_>) -> v1::Subje
         allowed: verdict.decision == Decision::Allow,
         denied: (verdict.decision == Decision::Deny).then_some(true),
         reason: Some(verdict.reason.to_string()).filter(|r| !r.is_empty()),
-        evaluation_error: None,
+        evaluation_error: verdict.error,
     }
 }
 

@@ -124,6 +124,7 @@ impl Authorizer for RbacAuthorizer {
         Authorization {
             decision: apimachinery::authorization::Decision::NoOpinion,
             reason: reason.into(),
+            error: None,
         }
     }
 
