@@ -1,7 +1,8 @@
 //! Services, Endpoints and EndpointSlices through the REST handlers: defaults, cluster IPs
 //! and node ports allocated (a taken or out-of-range value refused with kube-apiserver's
 //! message, freed on delete or when an update stops using it), immutability of the cluster
-//! IP, dry runs that take nothing, Endpoints refusing loopback addresses, and the printers.
+//! IP, dry runs that take nothing, Endpoints refusing loopback addresses, the printers, and the
+//! repair of leaked and missing allocation records over the stored Services.
 
 mod rest_common;
 
@@ -394,4 +395,76 @@ async fn tables_print_as_kube_apiserver() {
         .await
         .json();
     assert_eq!(table["rows"][0]["cells"][1], "10.1.0.1:8080");
+}
+
+#[tokio::test]
+async fn the_repair_releases_leaks_after_three_passes_and_restores_missing_records() {
+    let h = Harness::new().await;
+    let network = ServiceNetwork::parse("10.0.0.0/24", "30000-30099", None, false).unwrap();
+    let repair = controlplane::services::install_allocation(&h.ctx, &network).unwrap();
+    let r = h
+        .post(
+            SERVICES,
+            &service(
+                "web",
+                json!({"type": "NodePort", "clusterIP": "10.0.0.40",
+                       "ports": [{"port": 80, "nodePort": 30001}]}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let backend = h.ctx.registry.backend();
+    let prefix = h.ctx.registry.prefix().trim_end_matches('/').to_string();
+    // A record lost (as after a restore of the Services) and one leaked (a server killed
+    // between its record and its Service).
+    let web_ip = format!("{prefix}/ranges/serviceips/10.0.0.40");
+    backend
+        .delete(&web_ip, storage::backend::Condition::Always)
+        .await
+        .unwrap();
+    backend
+        .put(
+            &format!("{prefix}/ranges/serviceips/10.0.0.99"),
+            b"default/never-stored".to_vec().into(),
+            storage::backend::Condition::Absent,
+            None,
+        )
+        .await
+        .unwrap();
+    let first = repair.run_once().await.unwrap();
+    assert_eq!(first.recorded, ["10.0.0.40"]);
+    assert_eq!(first.flagged, ["10.0.0.99"]);
+    let again = h
+        .post(
+            SERVICES,
+            &service(
+                "other",
+                json!({"clusterIP": "10.0.0.40", "ports": [{"port": 80}]}),
+            ),
+        )
+        .await;
+    assert_eq!(again.status, 422, "the repaired record holds the address");
+    assert_eq!(repair.run_once().await.unwrap().flagged, ["10.0.0.99"]);
+    assert_eq!(repair.run_once().await.unwrap().released, ["10.0.0.99"]);
+    let taken = h
+        .post(
+            SERVICES,
+            &service(
+                "late",
+                json!({"clusterIP": "10.0.0.99", "ports": [{"port": 80}]}),
+            ),
+        )
+        .await;
+    assert_eq!(
+        taken.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&taken.body)
+    );
+    // Nothing held is ever flagged.
+    let quiet = repair.run_once().await.unwrap();
+    assert!(
+        quiet.flagged.is_empty() && quiet.released.is_empty(),
+        "{quiet:?}"
+    );
 }

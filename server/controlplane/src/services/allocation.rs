@@ -48,7 +48,7 @@ fn invalid(svc: &Service, errors: Vec<FieldError>) -> ApiError {
     )
 }
 
-fn owner(svc: &Service) -> String {
+pub(super) fn owner(svc: &Service) -> String {
     format!(
         "{}/{}",
         svc.metadata.namespace.as_deref().unwrap_or(""),
@@ -57,7 +57,7 @@ fn owner(svc: &Service) -> String {
 }
 
 /// The allocated (non-headless) cluster IPs of a Service.
-fn cluster_ips(svc: &Service) -> Vec<IpAddr> {
+pub(super) fn cluster_ips(svc: &Service) -> Vec<IpAddr> {
     if !needs_cluster_ip(svc) || is_headless(svc) {
         return Vec::new();
     }
@@ -68,7 +68,7 @@ fn cluster_ips(svc: &Service) -> Vec<IpAddr> {
         .collect()
 }
 
-fn node_ports(svc: &Service) -> Vec<i32> {
+pub(super) fn node_ports(svc: &Service) -> Vec<i32> {
     let mut ports: Vec<i32> = Vec::new();
     if needs_node_port(svc) {
         ports.extend(

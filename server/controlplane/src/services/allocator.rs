@@ -101,6 +101,11 @@ impl Keys {
 
     /// The values recorded.
     async fn taken(&self) -> Result<Vec<String>, AllocationError> {
+        Ok(self.records().await?.into_iter().map(|(v, _)| v).collect())
+    }
+
+    /// The values recorded, with their owners.
+    async fn records(&self) -> Result<Vec<(String, String)>, AllocationError> {
         let response = self
             .backend
             .range(RangeRequest {
@@ -114,7 +119,12 @@ impl Keys {
         Ok(response
             .kvs
             .into_iter()
-            .map(|kv| kv.key[self.prefix.len()..].to_string())
+            .map(|kv| {
+                (
+                    kv.key[self.prefix.len()..].to_string(),
+                    String::from_utf8_lossy(&kv.value).into_owned(),
+                )
+            })
             .collect())
     }
 
@@ -206,11 +216,7 @@ impl IpAllocator {
         owner: &str,
         dry_run: bool,
     ) -> Result<(), AllocationError> {
-        let in_range = self
-            .range
-            .offset_of(ip)
-            .is_some_and(|o| o >= 1 && o <= self.usable());
-        if !in_range {
+        if !self.contains(ip) {
             return Err(AllocationError::IpNotInRange {
                 ip,
                 range: self.range.to_string(),
@@ -254,6 +260,24 @@ impl IpAllocator {
     pub async fn release(&self, ip: IpAddr) -> Result<(), AllocationError> {
         self.keys.release(&ip.to_canonical().to_string()).await
     }
+
+    /// The addresses recorded as allocated, with the owner each record names.
+    pub async fn allocated(&self) -> Result<Vec<(IpAddr, String)>, AllocationError> {
+        Ok(self
+            .keys
+            .records()
+            .await?
+            .into_iter()
+            .filter_map(|(value, owner)| Some((value.parse().ok()?, owner)))
+            .collect())
+    }
+
+    /// Whether `ip` may be allocated from the range.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        self.range
+            .offset_of(ip)
+            .is_some_and(|o| o >= 1 && o <= self.usable())
+    }
 }
 
 /// The node ports of `--service-node-port-range`.
@@ -277,10 +301,6 @@ impl PortAllocator {
         }
     }
 
-    fn range_text(&self) -> String {
-        format!("{}-{}", self.range.start(), self.range.end())
-    }
-
     /// Allocates `port` for `owner` (`dry_run`: only checks).
     pub async fn allocate(
         &self,
@@ -288,8 +308,7 @@ impl PortAllocator {
         owner: &str,
         dry_run: bool,
     ) -> Result<(), AllocationError> {
-        let in_range = u16::try_from(port).is_ok_and(|p| self.range.contains(&p));
-        if !in_range {
+        if !self.contains(port) {
             return Err(AllocationError::PortNotInRange {
                 range: self.range_text(),
             });
@@ -322,5 +341,26 @@ impl PortAllocator {
     /// Releases `port`.
     pub async fn release(&self, port: i32) -> Result<(), AllocationError> {
         self.keys.release(&port.to_string()).await
+    }
+
+    /// The ports recorded as allocated, with the owner each record names.
+    pub async fn allocated(&self) -> Result<Vec<(i32, String)>, AllocationError> {
+        Ok(self
+            .keys
+            .records()
+            .await?
+            .into_iter()
+            .filter_map(|(value, owner)| Some((value.parse().ok()?, owner)))
+            .collect())
+    }
+
+    /// Whether `port` may be allocated from the range.
+    pub fn contains(&self, port: i32) -> bool {
+        u16::try_from(port).is_ok_and(|p| self.range.contains(&p))
+    }
+
+    /// The range as kube-apiserver prints it (`30000-32767`).
+    pub fn range_text(&self) -> String {
+        format!("{}-{}", self.range.start(), self.range.end())
     }
 }

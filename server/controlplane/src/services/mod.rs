@@ -1,5 +1,5 @@
 //! Services in the control plane: the allocation of cluster IPs and node ports
-//! ([`allocation`] over [`allocator`]), the `default/kubernetes` Service kept pointing at the
+//! ([`allocation`] over [`allocator`], with the [`repair`] of leaked and missing records), the `default/kubernetes` Service kept pointing at the
 //! running replicas ([`kubernetes_service`]), and the one service resolver every caller of a
 //! `service` reference uses ([`resolver`]). [`install`] wires them into a generic server;
 //! [`crate::KubernetesApis`] calls it.
@@ -12,6 +12,7 @@
 pub mod allocation;
 pub mod allocator;
 pub mod kubernetes_service;
+pub mod repair;
 pub mod resolver;
 
 #[cfg(test)]
@@ -28,19 +29,21 @@ use server::registry::CachedObjects;
 use self::allocation::ServiceAllocation;
 use self::allocator::{IpAllocator, PortAllocator};
 use self::kubernetes_service::KubernetesService;
+use self::repair::AllocationRepair;
 use self::resolver::{ClusterServiceResolver, Loopback};
 
 /// Installs Services into `server` when its scheme serves them: the allocation hooks of the
 /// Service store, the service resolver of the registry, and the `bootstrap-controller`
-/// post-start hook (the `kubernetes` Service, its Endpoints and EndpointSlice, reconciled until
-/// the server stops; a pre-shutdown hook takes this replica out of them).
+/// post-start hook (the repair of the allocations, then the `kubernetes` Service, its
+/// Endpoints and EndpointSlice, reconciled until the server stops; a pre-shutdown hook takes
+/// this replica out of them).
 pub fn install(server: &mut GenericServer) -> Result<(), ApiError> {
     let api = Arc::clone(server.api());
     if api.scheme.by_kind("", "Service").is_none() {
         return Ok(());
     }
     let network = server.service_network().clone();
-    install_allocation(&api, &network)?;
+    let repair = Arc::new(install_allocation(&api, &network)?);
     let loopback = Loopback::new(server.bind_address(), server.serving_address());
     api.registry
         .set_service_resolver(Arc::new(resolver(&api, &network, Some(loopback))));
@@ -62,7 +65,13 @@ pub fn install(server: &mut GenericServer) -> Result<(), ApiError> {
         "bootstrap-controller",
         Arc::new(move || {
             let (reconciler, api) = (starter.clone(), Arc::clone(&bootstrap_api));
+            let repair = Arc::clone(&repair);
             Box::pin(async move {
+                // The allocations repaired once before serving, then every few minutes.
+                if let Err(e) = repair.run_once().await {
+                    tracing::error!(error = %e, "unable to perform initial IP and Port allocation check");
+                }
+                repair.start();
                 // The `default` namespace first (the namespaces' own hook may not have run).
                 crate::controllers::bootstrap(&api)
                     .await
@@ -86,17 +95,20 @@ pub fn install(server: &mut GenericServer) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Sets the allocation hooks of `network` on the Service store of `api`.
-pub fn install_allocation(api: &ApiContext, network: &ServiceNetwork) -> Result<(), ApiError> {
+/// Sets the allocation hooks of `network` on the Service store of `api`; returns the repair of
+/// those allocations, for the caller to run.
+pub fn install_allocation(
+    api: &Arc<ApiContext>,
+    network: &ServiceNetwork,
+) -> Result<AllocationRepair, ApiError> {
     let backend = Arc::clone(api.registry.backend());
     let prefix = api.registry.prefix().to_string();
-    let allocation = ServiceAllocation::new(
-        IpAllocator::new(Arc::clone(&backend), &prefix, network.cluster_ip_range),
-        PortAllocator::new(backend, &prefix, network.node_port_range.clone()),
-    );
+    let ips = IpAllocator::new(Arc::clone(&backend), &prefix, network.cluster_ip_range);
+    let ports = PortAllocator::new(backend, &prefix, network.node_port_range.clone());
+    let allocation = ServiceAllocation::new(ips.clone(), ports.clone());
     api.store(&kubernetes_api::core::SERVICE_KIND)?
         .set_write_hooks(allocation::hooks(allocation));
-    Ok(())
+    Ok(AllocationRepair::new(Arc::clone(api), ips, ports))
 }
 
 /// The service resolver of `api`'s watch caches under `network`'s routing, with the server
