@@ -6,9 +6,9 @@
 //! versions of a group (local APIServices order the server's own groups). The documents of a
 //! remote APIService's server — its aggregated discovery entry for the group/version (or the
 //! legacy `/apis/<group>/<version>`), `/openapi/v2` and its `/openapi/v3` document — are
-//! fetched through the same Service resolution and TLS as the proxy's, as
-//! `system:kube-aggregator` in group `system:masters` (request-header identity over the
-//! front-proxy client certificate), right after the APIService changes and every
+//! fetched through the same Service resolution and TLS as the proxy's, discovery as
+//! `system:kube-aggregator` in group `system:masters` and OpenAPI as `system:aggregator`
+//! (request-header identities over the front-proxy client certificate), right after the APIService changes and every
 //! [`REFRESH_INTERVAL`] after that. A failed fetch keeps what was fetched last and marks the
 //! group/version `Stale` in aggregated discovery; an APIService deleted or made local takes its
 //! documents with it.
@@ -33,8 +33,13 @@ use crate::transport::ProxyTransport;
 /// discovery manager refreshes every minute).
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(60);
 
-/// The user the aggregator fetches documents as (kube-aggregator's discovery identity).
+/// The user the aggregator fetches discovery as (kube-aggregator's discovery identity, in
+/// group `system:masters`).
 pub const DISCOVERY_USER: &str = "system:kube-aggregator";
+
+/// The user the aggregator fetches OpenAPI documents as, with no group (kube-aggregator's
+/// OpenAPI downloader).
+pub const OPENAPI_USER: &str = "system:aggregator";
 
 /// A remote server's documents, reached through one client: kept while its Service, address
 /// and trust stay the same, so its ETags spare unchanged documents.
@@ -221,7 +226,13 @@ impl DiscoveryAggregator {
         let mut headers = HeaderMap::new();
         headers.insert("x-remote-user", HeaderValue::from_static(DISCOVERY_USER));
         headers.insert("x-remote-group", HeaderValue::from_static("system:masters"));
-        let server = Arc::new(RemoteServer::new(client, base.clone()).with_headers(headers));
+        let mut openapi_headers = HeaderMap::new();
+        openapi_headers.insert("x-remote-user", HeaderValue::from_static(OPENAPI_USER));
+        let server = Arc::new(
+            RemoteServer::new(client, base.clone())
+                .with_headers(headers)
+                .with_openapi_headers(openapi_headers),
+        );
         fetchers.insert(
             name.to_string(),
             Fetcher {

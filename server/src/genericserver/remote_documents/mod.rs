@@ -150,6 +150,7 @@ pub struct RemoteServer {
     client: reqwest::Client,
     base: String,
     headers: HeaderMap,
+    openapi_headers: Option<HeaderMap>,
     limits: FetchLimits,
     cache: Mutex<Cache>,
 }
@@ -164,6 +165,7 @@ impl RemoteServer {
             client,
             base: base.into().trim_end_matches('/').to_string(),
             headers: HeaderMap::new(),
+            openapi_headers: None,
             limits: FetchLimits::default(),
             cache: Mutex::new(Cache::default()),
         }
@@ -174,6 +176,13 @@ impl RemoteServer {
     /// server that trusts the front proxy's certificate).
     pub fn with_headers(mut self, headers: HeaderMap) -> Self {
         self.headers = headers;
+        self
+    }
+
+    /// Sends `headers` with the OpenAPI requests instead (kube-aggregator downloads OpenAPI as
+    /// `system:aggregator`, with no group).
+    pub fn with_openapi_headers(mut self, headers: HeaderMap) -> Self {
+        self.openapi_headers = Some(headers);
         self
     }
 
@@ -188,9 +197,11 @@ impl RemoteServer {
         &self.base
     }
 
-    /// One GET of `path`, bounded, with `accept` and `If-None-Match: etag`.
+    /// One GET of `path`, bounded, with `accept` and `If-None-Match: etag` (and the OpenAPI
+    /// headers when `openapi`).
     async fn get(
         &self,
+        openapi: bool,
         path: &str,
         accept: &str,
         etag: Option<&str>,
@@ -202,7 +213,10 @@ impl RemoteServer {
             let mut request = self
                 .client
                 .get(&url)
-                .headers(self.headers.clone())
+                .headers(match (&self.openapi_headers, openapi) {
+                    (Some(headers), true) => headers.clone(),
+                    _ => self.headers.clone(),
+                })
                 .header(header::ACCEPT, accept);
             if let Some(etag) = etag {
                 request = request.header(header::IF_NONE_MATCH, etag);
@@ -270,6 +284,7 @@ impl RemoteServer {
         let cached = self.cache.lock().aggregated.clone();
         let answer = self
             .get(
+                false,
                 "/apis",
                 AGGREGATED_V2,
                 cached.as_ref().map(|c| c.etag.as_str()),
@@ -318,6 +333,7 @@ impl RemoteServer {
         };
         let answer = self
             .get(
+                false,
                 &path,
                 "application/json",
                 None,
@@ -351,6 +367,7 @@ impl RemoteServer {
         let cached = self.cache.lock().openapi_v2.clone();
         let answer = self
             .get(
+                true,
                 "/openapi/v2",
                 "application/json",
                 cached.as_ref().map(|c| c.etag.as_str()),
@@ -385,7 +402,13 @@ impl RemoteServer {
     pub async fn openapi_v3_index(&self) -> Result<BTreeMap<String, String>, FetchError> {
         let path = "/openapi/v3";
         let answer = self
-            .get(path, "application/json", None, self.limits.openapi_timeout)
+            .get(
+                true,
+                path,
+                "application/json",
+                None,
+                self.limits.openapi_timeout,
+            )
             .await?;
         if answer.status == StatusCode::NOT_FOUND {
             return Ok(BTreeMap::new());
@@ -434,7 +457,13 @@ impl RemoteServer {
             return Ok(Some(doc.clone()));
         }
         let answer = self
-            .get(url, "application/json", None, self.limits.openapi_timeout)
+            .get(
+                true,
+                url,
+                "application/json",
+                None,
+                self.limits.openapi_timeout,
+            )
             .await?;
         if answer.status != StatusCode::OK {
             return Err(self.status_error(url, &answer));

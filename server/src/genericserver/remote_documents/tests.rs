@@ -20,6 +20,8 @@ struct Counters {
 struct Remote {
     aggregated: bool,
     counters: Counters,
+    /// Each request's path and `X-Remote-User`.
+    users: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 fn response(
@@ -138,7 +140,9 @@ async fn start(aggregated: bool) -> (String, Arc<Remote>) {
     let remote = Arc::new(Remote {
         aggregated,
         counters: Counters::default(),
+        users: std::sync::Mutex::new(Vec::new()),
     });
+    let recorder = Arc::clone(&remote);
     let app = Router::new()
         .route("/apis", get(apis))
         .route("/apis/wardle.example.com/v1alpha1", get(legacy_version))
@@ -151,7 +155,23 @@ async fn start(aggregated: bool) -> (String, Arc<Remote>) {
         .route("/unavailable", get(unavailable))
         .route("/huge", get(huge))
         .route("/slow", get(slow))
-        .with_state(Arc::clone(&remote));
+        .with_state(Arc::clone(&remote))
+        .layer(axum::middleware::from_fn(
+            move |req: Request<Body>, next: axum::middleware::Next| {
+                let user = req
+                    .headers()
+                    .get("x-remote-user")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                recorder
+                    .users
+                    .lock()
+                    .unwrap()
+                    .push((req.uri().path().to_string(), user));
+                next.run(req)
+            },
+        ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -260,6 +280,7 @@ async fn failures_are_bounded_and_reported() {
     });
     let status = s
         .get(
+            false,
             "/unavailable",
             "application/json",
             None,
@@ -275,12 +296,19 @@ async fn failures_are_bounded_and_reported() {
         )
     );
     assert!(matches!(
-        s.get("/huge", "application/json", None, Duration::from_secs(5))
-            .await,
+        s.get(
+            false,
+            "/huge",
+            "application/json",
+            None,
+            Duration::from_secs(5)
+        )
+        .await,
         Err(FetchError::TooLarge { limit: 1024, .. })
     ));
     assert!(matches!(
         s.get(
+            false,
             "/slow",
             "application/json",
             None,
@@ -295,5 +323,35 @@ async fn failures_are_bounded_and_reported() {
     assert!(
         matches!(refused, Err(FetchError::Request { .. })),
         "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn openapi_is_fetched_with_its_own_headers() {
+    let (base, remote) = start(true).await;
+    let header = |user: &'static str| {
+        let mut h = HeaderMap::new();
+        h.insert("x-remote-user", http::HeaderValue::from_static(user));
+        h
+    };
+    let s = server(&base)
+        .with_headers(header("system:kube-aggregator"))
+        .with_openapi_headers(header("system:aggregator"));
+    let docs = s.fetch("wardle.example.com", "v1alpha1").await;
+    assert!(docs.discovery.is_ok() && docs.openapi_v2.is_ok() && docs.openapi_v3.is_ok());
+    let mut users = remote.users.lock().unwrap().clone();
+    users.sort();
+    assert_eq!(
+        users,
+        [
+            ("/apis", "system:kube-aggregator"),
+            ("/openapi/v2", "system:aggregator"),
+            ("/openapi/v3", "system:aggregator"),
+            (
+                "/openapi/v3/apis/wardle.example.com/v1alpha1",
+                "system:aggregator"
+            ),
+        ]
+        .map(|(p, u)| (p.to_string(), u.to_string()))
     );
 }
