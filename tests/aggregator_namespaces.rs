@@ -127,13 +127,20 @@ fn namespace_deletion_reaches_aggregated_apis_and_waits_for_their_discovery() {
     assert_eq!(failure["reason"], "DiscoveryFailed", "{failure}");
     wait_until(
         30,
-        || k.ok(&["get", "configmaps", "-n", "limbo", "-o", "name"]).is_empty(),
+        || {
+            k.ok(&["get", "configmaps", "-n", "limbo", "-o", "name"])
+                .is_empty()
+        },
         || k.run(&["get", "configmaps", "-n", "limbo"]).describe(),
     );
     std::thread::sleep(Duration::from_secs(6));
     let ns = k.json(&["get", "namespace", "limbo", "-o", "json"]);
     assert_eq!(ns["status"]["phase"], "Terminating", "{ns}");
-    assert_eq!(ns["spec"]["finalizers"], serde_json::json!(["kubernetes"]), "{ns}");
+    assert_eq!(
+        ns["spec"]["finalizers"],
+        serde_json::json!(["kubernetes"]),
+        "{ns}"
+    );
 
     // Started again: its flunders are deleted and the namespace goes.
     wardle.restart(&k);

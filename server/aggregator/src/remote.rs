@@ -43,7 +43,8 @@ pub struct AggregatedResources {
 
 impl std::fmt::Debug for AggregatedResources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AggregatedResources").finish_non_exhaustive()
+        f.debug_struct("AggregatedResources")
+            .finish_non_exhaustive()
     }
 }
 

@@ -92,7 +92,10 @@ impl RemoteResource {
 
     /// `<group>/<version>, Resource=<resource>`, as Go prints a `GroupVersionResource`.
     pub fn gvr_string(&self) -> String {
-        format!("{}/{}, Resource={}", self.group, self.version, self.resource)
+        format!(
+            "{}/{}, Resource={}",
+            self.group, self.version, self.resource
+        )
     }
 
     /// The path of its collection in `namespace` (all namespaces, or a cluster-scoped
@@ -189,8 +192,7 @@ pub fn discover(snapshot: &DirectorySnapshot) -> RemoteDiscovery {
                 let Some(name) = resource["resource"].as_str() else {
                     continue;
                 };
-                if name.contains('/') || !has_response_kind(resource) || !seen.insert(name.into())
-                {
+                if name.contains('/') || !has_response_kind(resource) || !seen.insert(name.into()) {
                     continue;
                 }
                 found.resources.push(RemoteResource {
@@ -231,6 +233,9 @@ pub trait RemoteResources: Send + Sync {
     /// Sends `request` (a path under `/apis/<group>/<version>` of a remote group version) to
     /// the server that serves it, as `user`, and returns its answer (a failure to reach it as
     /// the `Status` response a client would get, `503` for an unavailable server).
-    async fn send(&self, user: Arc<UserInfo>, request: http::Request<Bytes>)
-    -> http::Response<Bytes>;
+    async fn send(
+        &self,
+        user: Arc<UserInfo>,
+        request: http::Request<Bytes>,
+    ) -> http::Response<Bytes>;
 }

@@ -231,7 +231,8 @@ async fn the_client_lists_metadata_and_deletes_as_its_user() {
             },
         ]
     );
-    let options = json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"});
+    let options =
+        json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"});
     client
         .delete_collection(&things(), "doomed", &options)
         .await
@@ -310,7 +311,11 @@ async fn errors_are_the_status_sent_or_client_gos_generic_ones() {
         .err()
         .unwrap_or_else(|| panic!("no error"));
     assert_eq!(
-        (not_allowed.code(), not_allowed.reason(), not_allowed.message()),
+        (
+            not_allowed.code(),
+            not_allowed.reason(),
+            not_allowed.message()
+        ),
         (
             405,
             StatusReason::MethodNotAllowed,

@@ -86,7 +86,10 @@ async fn delete_resource(
     }
     if !collection {
         for item in list(client, resource, namespace).await?.unwrap_or_default() {
-            match client.delete(resource, namespace, &item.name, &options).await {
+            match client
+                .delete(resource, namespace, &item.name, &options)
+                .await
+            {
                 Ok(()) => {}
                 Err(e) if not_supported(&e) => {}
                 Err(e) => return Err(e.to_string()),

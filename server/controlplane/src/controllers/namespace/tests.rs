@@ -281,7 +281,8 @@ impl server::genericserver::remote_resources::RemoteResources for FakeRemote {
                     .iter()
                     .filter(|o| o.resource == resource && o.namespace == namespace)
                     .map(|o| {
-                        let mut meta = serde_json::json!({"name": o.name, "finalizers": o.finalizers});
+                        let mut meta =
+                            serde_json::json!({"name": o.name, "finalizers": o.finalizers});
                         if o.deleting {
                             meta["deletionTimestamp"] = "2026-01-01T00:00:00Z".into();
                         }
@@ -295,13 +296,17 @@ impl server::genericserver::remote_resources::RemoteResources for FakeRemote {
                 serde_json::json!({"kind": "Status", "status": "Success"})
             }
             ("DELETE", Some(name)) => {
-                self.delete(|o| o.resource == resource && o.namespace == namespace && o.name == name);
+                self.delete(|o| {
+                    o.resource == resource && o.namespace == namespace && o.name == name
+                });
                 serde_json::json!({"kind": "Status", "status": "Success"})
             }
             _ => {
                 return http::Response::builder()
                     .status(405)
-                    .body(axum::body::Bytes::from(ApiError::method_not_allowed().to_status_bytes()))
+                    .body(axum::body::Bytes::from(
+                        ApiError::method_not_allowed().to_status_bytes(),
+                    ))
                     .unwrap_or_default();
             }
         };
@@ -472,7 +477,10 @@ async fn remote_contents_are_deleted_as_the_namespace_controller_before_the_name
             .any(|(m, p)| *m == "DELETE" && p.ends_with("/others")),
         "{kinds:?}"
     );
-    assert!(!kinds.iter().any(|(_, p)| p.contains("reports")), "{kinds:?}");
+    assert!(
+        !kinds.iter().any(|(_, p)| p.contains("reports")),
+        "{kinds:?}"
+    );
 
     // Released, the held thing goes, and so does the namespace; the rest is untouched.
     remote.objects.lock().retain(|o| o.name != "held");
@@ -529,9 +537,10 @@ async fn a_failed_discovery_keeps_the_namespace_terminating_until_it_succeeds() 
 
     // Discovered again: its contents go, then the namespace.
     *remote.available.lock() = true;
-    eventually_slow("the namespace was not removed once discovery worked", || async {
-        matches!(namespaces.try_get("", "doomed").await, Ok(None))
-    })
+    eventually_slow(
+        "the namespace was not removed once discovery worked",
+        || async { matches!(namespaces.try_get("", "doomed").await, Ok(None)) },
+    )
     .await;
     assert!(remote.names("things", "doomed").is_empty());
     running.abort();
