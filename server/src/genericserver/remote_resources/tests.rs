@@ -143,10 +143,13 @@ fn stale_group_versions_fail_as_client_go_reports_them() {
     );
 }
 
+/// One request as the fake saw it: method, URI, `Accept`, body, and the user's name and groups.
+type Seen = (String, String, Option<String>, String, Vec<String>);
+
 /// A remote server that records its requests and answers from a list.
 #[derive(Default)]
 struct Recorded {
-    seen: Mutex<Vec<(String, String, Option<String>, String, Vec<String>)>>,
+    seen: Mutex<Vec<Seen>>,
     answers: Mutex<Vec<(u16, &'static str)>>,
 }
 
