@@ -13,7 +13,9 @@
 //!   serves, CustomResourceDefinitions' included.
 //!
 //! Merged discovery reads [`Aggregator::table`]: every APIService's group/version, Service,
-//! priorities and availability.
+//! priorities and availability. The server's own controllers reach the remote APIServices'
+//! resources through [`remote::AggregatedResources`], which the bundle installs as the
+//! registry's remote resources (the namespace controller empties namespaces of them).
 //!
 //! ```no_run
 //! fn serve(options: server::ServerOptions) -> std::process::ExitCode {
@@ -29,6 +31,7 @@ pub mod availability;
 pub mod discovery;
 pub mod headers;
 pub mod proxy;
+pub mod remote;
 pub mod services;
 pub mod table;
 pub mod transport;
@@ -184,17 +187,28 @@ impl ApiGroups for Aggregator {
             Controller::new("apiservice-availability", store.clone(), reconciler)
                 .workers(AVAILABILITY_WORKERS);
         let recheck = availability.queue();
+        let on_failure: proxy::FailureHook =
+            Arc::new(move |name: &str| recheck.add(ObjectKey::cluster(name)));
         let proxy =
             proxy::ApiServiceProxy::new(self.table(), self.transport(), Arc::clone(&registry))
-                .on_failure(Arc::new(move |name: &str| {
-                    recheck.add(ObjectKey::cluster(name))
-                }));
+                .on_failure(Arc::clone(&on_failure));
         server.add_front_delegate(Arc::new(proxy));
         // Merged discovery and OpenAPI: every APIService's priorities, the remote ones'
         // documents.
         let apis = Arc::new(server::genericserver::aggregated::AggregatedApis::default());
         server.set_api_group_directory(apis.clone());
         server.add_remote_openapi_source(apis.clone());
+        // The server's controllers (the namespace controller) reach the remote APIServices'
+        // resources as merged discovery lists them, through the proxy.
+        registry.set_remote_resources(Arc::new(
+            remote::AggregatedResources::new(
+                self.table(),
+                Arc::clone(&apis),
+                self.transport(),
+                Arc::clone(&registry),
+            )
+            .on_failure(on_failure),
+        ));
         let merged = Arc::new(discovery::DiscoveryAggregator::new(
             self.table(),
             apis,

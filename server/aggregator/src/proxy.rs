@@ -102,7 +102,7 @@ impl Delegate for ApiServiceProxy {
 }
 
 /// Sends `req` to `entry`'s Service and returns its answer (or the `503`/`500` of a failure).
-async fn proxy(
+pub(crate) async fn proxy(
     req: Request<Body>,
     entry: &ApiServiceEntry,
     transport: &ProxyTransport,

@@ -19,6 +19,7 @@ pub mod open_files;
 pub mod openapi;
 pub mod options;
 pub mod remote_documents;
+pub mod remote_resources;
 mod run;
 pub mod runtime_config;
 pub mod serve;

@@ -36,6 +36,8 @@ pub use store::{
 use codec::StoredObjectCodec;
 use encoding::StorageMediaType;
 
+use crate::genericserver::remote_resources::RemoteResources;
+
 /// How often the watch cache's upstream watch receives progress notifications.
 pub const UPSTREAM_PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
@@ -54,6 +56,9 @@ pub struct Registry {
     /// Where Services are reached (webhooks, aggregated servers): the resolver of the bundle
     /// that serves Services once it is installed, else the services' DNS names.
     service_resolver: RwLock<Arc<dyn crate::webhook::ServiceResolver>>,
+    /// The resources other servers serve behind this one (an aggregator's remote
+    /// APIServices), once the bundle that proxies to them installs itself.
+    remote_resources: RwLock<Option<Arc<dyn RemoteResources>>>,
 }
 
 impl Registry {
@@ -67,6 +72,7 @@ impl Registry {
             stores: RwLock::new(FxHashMap::default()),
             custom: FxHashMap::default(),
             service_resolver: RwLock::new(Arc::new(crate::webhook::DnsServiceResolver)),
+            remote_resources: RwLock::new(None),
         }
     }
 
@@ -80,6 +86,19 @@ impl Registry {
     /// the server is built).
     pub fn set_service_resolver(&self, resolver: Arc<dyn crate::webhook::ServiceResolver>) {
         *self.service_resolver.write() = resolver;
+    }
+
+    /// The resources other servers serve behind this one, and the way to reach them (see
+    /// [`crate::genericserver::remote_resources`]); `None` until a bundle that proxies to
+    /// other servers (the aggregator) installs itself.
+    pub fn remote_resources(&self) -> Option<Arc<dyn RemoteResources>> {
+        self.remote_resources.read().clone()
+    }
+
+    /// Sets the remote resources (the aggregator installs its APIServices' when the server is
+    /// built).
+    pub fn set_remote_resources(&self, remote: Arc<dyn RemoteResources>) {
+        *self.remote_resources.write() = Some(remote);
     }
 
     /// Serves `kind` from `storage` instead of a [`Store`] (see [`rest_storage`]).

@@ -63,7 +63,7 @@ pub(super) fn meta(name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
     }
 }
 
-fn role(name: &str, labels: &[(&str, &str)], rules: Vec<PolicyRule>) -> ClusterRole {
+pub(super) fn role(name: &str, labels: &[(&str, &str)], rules: Vec<PolicyRule>) -> ClusterRole {
     ClusterRole {
         metadata: meta(name, labels),
         rules: rules.iter().map(Into::into).collect(),
@@ -84,14 +84,14 @@ fn aggregated(name: &str, labels: &[(&str, &str)], selector_label: &str) -> Clus
     }
 }
 
-fn r(verbs: &[&str], group: &str, resources: &[&str]) -> PolicyRule {
+pub(super) fn r(verbs: &[&str], group: &str, resources: &[&str]) -> PolicyRule {
     PolicyRule::resources(verbs, &[group], resources)
 }
 
 /// The default cluster roles (kube-apiserver's `ClusterRoles()`, those this server's API makes
-/// meaningful).
+/// meaningful), then the controllers' ([`super::controller_roles`]).
 pub fn cluster_roles() -> Vec<ClusterRole> {
-    vec![
+    let mut roles = vec![
         role(
             "cluster-admin",
             &[],
@@ -385,7 +385,9 @@ pub fn cluster_roles() -> Vec<ClusterRole> {
                 ),
             ],
         ),
-    ]
+    ];
+    roles.extend(super::controller_roles::cluster_roles());
+    roles
 }
 
 fn cluster_binding(role: &str, groups: &[&str]) -> ClusterRoleBinding {
@@ -408,9 +410,10 @@ fn cluster_binding(role: &str, groups: &[&str]) -> ClusterRoleBinding {
     }
 }
 
-/// The default cluster role bindings (kube-apiserver's `ClusterRoleBindings()`).
+/// The default cluster role bindings (kube-apiserver's `ClusterRoleBindings()`), then the
+/// controllers' ([`super::controller_roles`]).
 pub fn cluster_role_bindings() -> Vec<ClusterRoleBinding> {
-    vec![
+    let mut bindings = vec![
         cluster_binding("cluster-admin", &[MASTERS_GROUP]),
         cluster_binding("system:monitoring", &["system:monitoring"]),
         cluster_binding("system:discovery", &[AUTHENTICATED_GROUP]),
@@ -423,7 +426,9 @@ pub fn cluster_role_bindings() -> Vec<ClusterRoleBinding> {
             "system:public-info-viewer",
             &[AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP],
         ),
-    ]
+    ];
+    bindings.extend(super::controller_roles::cluster_role_bindings());
+    bindings
 }
 
 /// The bootstrap policy as index sources, with aggregated roles filled (for tests and for
@@ -471,7 +476,7 @@ pub fn sources() -> Sources {
                 .map(|s| super::snapshot::Subject {
                     kind: s.kind.clone(),
                     name: s.name.clone(),
-                    namespace: String::new(),
+                    namespace: s.namespace.clone().unwrap_or_default(),
                 })
                 .collect(),
         };

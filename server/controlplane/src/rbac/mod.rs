@@ -5,6 +5,7 @@
 //! the RBAC kinds' escalation checks and answers `SelfSubjectRulesReview`.
 
 pub mod bootstrap;
+pub mod controller_roles;
 pub mod informer;
 pub mod namespace_roles;
 pub mod snapshot;

@@ -447,6 +447,58 @@ fn bootstrap_policy_aggregates_and_binds() {
 }
 
 #[test]
+fn the_namespace_controllers_account_may_empty_any_namespace_of_anything() {
+    let a = RbacAuthorizer::new();
+    a.publish(Snapshot::build(&bootstrap::sources()));
+    let controller = user(
+        "system:serviceaccount:kube-system:namespace-controller",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+            "system:authenticated",
+        ],
+    );
+    for verb in ["get", "list", "delete", "deletecollection"] {
+        let attrs = res(
+            &controller,
+            verb,
+            "doomed",
+            "wardle.example.com",
+            "flunders",
+            "",
+            "",
+        );
+        assert_eq!(a.authorize(&attrs).decision, Decision::Allow, "{verb}");
+    }
+    for (verb, sub) in [("update", "finalize"), ("update", "status")] {
+        let attrs = res(&controller, verb, "", "", "namespaces", sub, "doomed");
+        assert_eq!(a.authorize(&attrs).decision, Decision::Allow, "{sub}");
+    }
+    let create = res(
+        &controller,
+        "create",
+        "doomed",
+        "wardle.example.com",
+        "flunders",
+        "",
+        "",
+    );
+    assert_eq!(a.authorize(&create).decision, Decision::NoOpinion);
+    // The binding is to that account alone.
+    let other = user(
+        "system:serviceaccount:default:namespace-controller",
+        &["system:serviceaccounts", "system:authenticated"],
+    );
+    let attrs = res(&other, "delete", "doomed", "", "configmaps", "", "");
+    assert_eq!(a.authorize(&attrs).decision, Decision::NoOpinion);
+    let binding = controller_roles::cluster_role_bindings();
+    assert_eq!(
+        binding[0].metadata.name.as_deref(),
+        Some("system:controller:namespace-controller")
+    );
+}
+
+#[test]
 fn incremental_updates_rebuild_only_what_changed() {
     let mut s = sources();
     let first = Snapshot::build(&s);
