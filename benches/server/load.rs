@@ -41,8 +41,11 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// Every operation's latency, sorted.
     pub latencies: Vec<Duration>,
-    /// CPU time the serving process (or, for raw storage, this process) spent during the run.
+    /// CPU time the serving process (or, for raw storage, this process) spent during the run;
+    /// with several serving processes, their sum.
     pub cpu: Duration,
+    /// Each serving process's CPU time during the run, in the order they were given.
+    pub cpu_by_process: Vec<Duration>,
     /// CPU time this process (the load generator) spent during the run.
     pub client_cpu: Duration,
 }
@@ -56,6 +59,13 @@ impl Outcome {
     /// CPU microseconds spent per operation.
     pub fn cpu_per_op(&self) -> f64 {
         self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64
+    }
+
+    /// CPU microseconds the `i`th serving process spent per operation.
+    pub fn process_cpu_per_op(&self, i: usize) -> f64 {
+        self.cpu_by_process
+            .get(i)
+            .map_or(0.0, |c| c.as_secs_f64() * 1e6 / self.ops.max(1) as f64)
     }
 
     /// CPU microseconds the load generator spent per operation.
@@ -93,8 +103,27 @@ where
     F: Fn(S, u64) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = anyhow::Result<S>> + Send + 'static,
 {
+    drive_processes(&[pid], states, limit, op).await
+}
+
+/// [`drive`] with several serving processes (a request crossing an aggregator and the server
+/// behind it): the CPU time of each of `pids` over the run is recorded, and their sum.
+pub async fn drive_processes<S, F, Fut>(
+    pids: &[u32],
+    states: Vec<S>,
+    limit: Limit,
+    op: F,
+) -> anyhow::Result<Outcome>
+where
+    S: Send + 'static,
+    F: Fn(S, u64) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = anyhow::Result<S>> + Send + 'static,
+{
     let op = Arc::new(op);
-    let cpu_before = cpu_time(pid)?;
+    let cpu_before = pids
+        .iter()
+        .map(|&pid| cpu_time(pid))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let client_before = cpu_time(std::process::id())?;
     let next = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -123,7 +152,11 @@ where
         latencies.extend(worker.await??);
     }
     let elapsed = start.elapsed();
-    let cpu = cpu_time(pid)?.saturating_sub(cpu_before);
+    let mut cpu_by_process = Vec::with_capacity(pids.len());
+    for (&pid, before) in pids.iter().zip(cpu_before) {
+        cpu_by_process.push(cpu_time(pid)?.saturating_sub(before));
+    }
+    let cpu = cpu_by_process.iter().sum();
     let client_cpu = cpu_time(std::process::id())?.saturating_sub(client_before);
     latencies.sort();
     Ok(Outcome {
@@ -131,6 +164,7 @@ where
         elapsed,
         latencies,
         cpu,
+        cpu_by_process,
         client_cpu,
     })
 }

@@ -12,7 +12,10 @@
 //!    1,000/s: deliveries/s, server CPU per delivery, delivery lag (`watch_case`).
 //! 6. Creates with a Metadata-level audit policy against creates without audit, two servers in
 //!    the same run (`audit_case`; issue 10).
-//! 7. With `APIARY_BENCH_ETCD=1`: consistent GETs over etcd against the embedded store
+//! 7. API aggregation (issue 26): the wardle example behind the aggregator against wardle
+//!    straight, only with `APIARY_BENCH_ONLY=aggregator` (`aggregator_case`; main under
+//!    callgrind with `APIARY_BENCH_ONLY=aggregator-callgrind`, `aggregator_callgrind`).
+//! 8. With `APIARY_BENCH_ETCD=1`: consistent GETs over etcd against the embedded store
 //!    (`reads_case`) and creates over etcd (`etcd_case`).
 //!
 //! Run: `cargo bench -p apiary --bench server -- [seconds per throughput case]` (default 4).
@@ -23,15 +26,22 @@
 //! etcd and embedded; `watch`: only the watch fan-out; `audit`: only the audit case; `rbac`:
 //! GETs and creates by a user authorized through one RoleBinding among 1,000 against
 //! `system:masters`; `tokens`: token authentication against x509; `webhooks`: creates with one
-//! matching validating webhook and with 100 unmatched configurations against none);
+//! matching validating webhook and with 100 unmatched configurations against none;
+//! `aggregator`: the API aggregation case; `aggregator-callgrind`: its instruction counts);
 //! `APIARY_BENCH_BIN=<path>` benchmarks another build of the `apiary` binary
 //! (for A/B comparisons of two trees), and
 //! `APIARY_BENCH_AB_BIN=<path>` runs another build beside this one in the reads case;
 //! `APIARY_BENCH_ETCD=1` adds the etcd cases (a fresh etcd, etcd on PATH).
 
+mod aggregator_callgrind;
+mod aggregator_case;
+mod aggregator_setup;
 mod audit_case;
 mod baseline;
 mod client;
+/// Builds the crates outside the workspace (the wardle example) as the tests build them.
+#[path = "../../tests/common/crates.rs"]
+mod crates;
 mod etcd_case;
 mod load;
 mod process;

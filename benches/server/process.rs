@@ -155,13 +155,22 @@ pub fn start_apiary_bin(
     extra_args: &[String],
 ) -> anyhow::Result<(Process, PathBuf)> {
     let mut cmd = Command::new(bin);
-    cmd.arg("--data-dir")
-        .arg(data_dir)
-        .args(["--secure-port=0", "--shutdown-delay-duration=0s"])
-        .args(extra_args)
+    cmd.args(server_args(data_dir, extra_args))
         .env("RUST_LOG", "warn");
     let process = Process::spawn(cmd, Duration::from_secs(60))?;
     Ok((process, data_dir.join("admin.kubeconfig")))
+}
+
+/// The arguments the bench starts a server with: the data directory `data_dir`, a free port, no
+/// shutdown delay, then `extra_args`.
+pub fn server_args(data_dir: &Path, extra_args: &[String]) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = vec!["--data-dir".into(), data_dir.into()];
+    args.extend([
+        "--secure-port=0".into(),
+        "--shutdown-delay-duration=0s".into(),
+    ]);
+    args.extend(extra_args.iter().map(Into::into));
+    args
 }
 
 /// Starts the baseline server (this executable in `baseline-serve` mode) with the apiary TLS

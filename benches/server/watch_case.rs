@@ -154,7 +154,7 @@ fn layouts() -> Vec<Layout> {
 }
 
 /// Nanoseconds since `t0`.
-fn since(t0: Instant) -> u64 {
+pub(crate) fn since(t0: Instant) -> u64 {
     u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
@@ -173,20 +173,33 @@ fn event_number(line: &[u8]) -> Option<u32> {
 }
 
 /// What every watcher of one row shares.
-struct WatchShared {
+pub(crate) struct WatchShared {
     t0: Instant,
     /// Watches answered with 200.
-    opened: AtomicUsize,
+    pub(crate) opened: AtomicUsize,
     /// Watchers that received the row's last event.
-    finished: AtomicUsize,
+    pub(crate) finished: AtomicUsize,
     /// The number of the row's last event.
     last: u32,
     /// Set to end the row's watches.
-    stop: tokio::sync::watch::Sender<bool>,
+    pub(crate) stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl WatchShared {
+    /// The shared state of watchers timing events from `t0` whose last event is `ev-<last>`.
+    pub(crate) fn new(t0: Instant, last: u32) -> Arc<Self> {
+        Arc::new(Self {
+            t0,
+            opened: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            last,
+            stop: tokio::sync::watch::Sender::new(false),
+        })
+    }
 }
 
 /// One watcher's stream: records the arrival time of every event, in order, until told to stop.
-async fn watch(
+pub(crate) async fn watch(
     mut conn: Conn,
     ep: Arc<Endpoint>,
     path: String,
@@ -239,11 +252,21 @@ async fn watch(
     }
 }
 
+/// Where the paced creates go: the collection's path and the object named `ev-<n>`.
+pub(crate) struct Creator {
+    /// The endpoint the creates are sent to.
+    pub(crate) ep: Arc<Endpoint>,
+    /// The collection POSTed to.
+    pub(crate) collection: String,
+    /// The JSON of the object of a name.
+    pub(crate) body: fn(&str) -> Bytes,
+}
+
 /// Creates `ev-<n>` at `rate` per second from `first` for `duration` over `CREATORS`
 /// connections; records each create's response time (ns since `t0`) in `acks[n]`. Returns the
 /// number of creates answered.
-async fn create_at_rate(
-    ep: &Arc<Endpoint>,
+pub(crate) async fn create_at_rate(
+    creator: &Creator,
     first: u32,
     rate: u64,
     duration: Duration,
@@ -255,19 +278,16 @@ async fn create_at_rate(
     let rx = Arc::new(tokio::sync::Mutex::new(rx));
     let mut workers = Vec::new();
     for _ in 0..CREATORS {
-        let mut conn = ep.connect().await?;
-        let (ep, rx, acks) = (Arc::clone(ep), Arc::clone(&rx), Arc::clone(acks));
+        let mut conn = creator.ep.connect().await?;
+        let (ep, rx, acks) = (Arc::clone(&creator.ep), Arc::clone(&rx), Arc::clone(acks));
+        let (collection, body) = (creator.collection.clone(), creator.body);
         workers.push(tokio::spawn(async move {
             let mut done = 0u64;
             loop {
                 let Some(n) = rx.lock().await.recv().await else {
                     break;
                 };
-                let req = ep.request(
-                    Method::POST,
-                    "/api/v1/namespaces/watch/configmaps",
-                    configmap("watch", &format!("ev-{n}")),
-                );
+                let req = ep.request(Method::POST, &collection, body(&format!("ev-{n}")));
                 conn.expect(req, StatusCode::CREATED).await?;
                 acks[n as usize].store(since(t0), Ordering::Release);
                 done += 1;
@@ -290,16 +310,91 @@ async fn create_at_rate(
     Ok(done)
 }
 
-/// The collection's current resourceVersion.
-async fn list_revision(ep: &Endpoint) -> anyhow::Result<String> {
+/// What the watchers of one row received.
+pub(crate) struct Tally {
+    /// The delivery lag of every measured event at every watcher, sorted.
+    pub(crate) lags: Vec<Duration>,
+    /// Events that arrived before their create's response.
+    pub(crate) early: u64,
+    /// Events that arrived in the measured window.
+    pub(crate) in_window: u64,
+    /// Watches the server closed before the end.
+    pub(crate) closed: usize,
+    /// Why the first of them was closed.
+    pub(crate) closed_reason: Option<String>,
+}
+
+/// Checks that every watcher that was not closed received each of the events `events` exactly
+/// once, and measures the lag (arrival minus the create's response time in `acks`) of those
+/// from `measured_from` on; `window` is the measured window (ns since `t0`).
+pub(crate) fn tally(
+    results: Vec<anyhow::Result<Vec<(u32, u64)>>>,
+    events: std::ops::RangeInclusive<u32>,
+    measured_from: u32,
+    acks: &[AtomicU64],
+    window: std::ops::RangeInclusive<u64>,
+) -> anyhow::Result<Tally> {
+    let count = events.end() - events.start() + 1;
+    let mut tally = Tally {
+        lags: Vec::new(),
+        early: 0,
+        in_window: 0,
+        closed: 0,
+        closed_reason: None,
+    };
+    for result in results {
+        let arrivals = match result {
+            Ok(arrivals) => arrivals,
+            Err(error) => {
+                // The server closed this watch (for example for falling behind its buffer).
+                tally.closed += 1;
+                tally
+                    .closed_reason
+                    .get_or_insert_with(|| format!("{error:#}"));
+                continue;
+            }
+        };
+        let ours: Vec<_> = arrivals
+            .iter()
+            .filter(|(n, _)| events.contains(n))
+            .collect();
+        // Creates run on several connections, so events arrive in revision order, not in
+        // the order of their numbers: each must arrive exactly once.
+        let mut numbers: Vec<u32> = ours.iter().map(|(n, _)| *n).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        if ours.len() != count as usize || numbers.len() != count as usize {
+            bail!(
+                "a watcher received {} events ({} distinct) of {count}",
+                ours.len(),
+                numbers.len()
+            );
+        }
+        for &&(n, at) in &ours {
+            if window.contains(&at) {
+                tally.in_window += 1;
+            }
+            if n >= measured_from {
+                let ack = acks[n as usize].load(Ordering::Acquire);
+                if at < ack {
+                    tally.early += 1;
+                }
+                tally
+                    .lags
+                    .push(Duration::from_nanos(at.saturating_sub(ack)));
+            }
+        }
+    }
+    tally.lags.sort();
+    Ok(tally)
+}
+
+/// The current resourceVersion of the collection at `collection`.
+pub(crate) async fn list_revision(ep: &Endpoint, collection: &str) -> anyhow::Result<String> {
     let mut conn = ep.connect().await?;
     let body = conn
         .expect(
-            ep.request(
-                Method::GET,
-                "/api/v1/namespaces/watch/configmaps?limit=1",
-                Bytes::new(),
-            ),
+            ep.request(Method::GET, &format!("{collection}?limit=1"), Bytes::new()),
             StatusCode::OK,
         )
         .await?;
@@ -331,10 +426,16 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Watches> {
     let total = per_row * (rows_wanted.len() + 1);
     let acks: Arc<Vec<AtomicU64>> = Arc::new((0..total).map(|_| AtomicU64::new(0)).collect());
 
+    let creator = Arc::new(Creator {
+        ep: Arc::clone(&h1),
+        collection: "/api/v1/namespaces/watch/configmaps".into(),
+        body: |name| configmap("watch", name),
+    });
+
     // The creates alone, for their share of the server's CPU.
     eprintln!("watch case: creates alone at {rate}/s");
     let before = cpu_time(apiary.pid())?;
-    let alone = create_at_rate(&h1, 0, rate, case, t0, &acks).await?;
+    let alone = create_at_rate(&creator, 0, rate, case, t0, &acks).await?;
     let create_cpu = cpu_time(apiary.pid())?.saturating_sub(before);
     let create_cpu_us = create_cpu.as_secs_f64() * 1e6 / alone.max(1) as f64;
     let mut next = per_row as u32;
@@ -350,7 +451,7 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Watches> {
         } else {
             &h2
         };
-        let revision = list_revision(&h1).await?;
+        let revision = list_revision(&h1, "/api/v1/namespaces/watch/configmaps").await?;
         let path = format!(
             "/api/v1/namespaces/watch/configmaps?watch=true&resourceVersion={revision}&timeoutSeconds=600"
         );
@@ -360,13 +461,7 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Watches> {
         let count = (rate as f64 * (WARMUP + case).as_secs_f64()) as u32;
         let last = first + count - 1;
         next += per_row as u32;
-        let shared = Arc::new(WatchShared {
-            t0,
-            opened: AtomicUsize::new(0),
-            finished: AtomicUsize::new(0),
-            last,
-            stop: tokio::sync::watch::Sender::new(false),
-        });
+        let shared = WatchShared::new(t0, last);
         let mut mux: Vec<Conn> = Vec::new();
         let mux_connections = watchers
             .div_ceil(MUX_STREAMS_PER_CONNECTION)
@@ -406,10 +501,10 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Watches> {
         // Warm-up creates, then the measured window, both from one paced run; the window's
         // CPU and deliveries are taken between its start and the last create.
         let creates = {
-            let (h1, acks) = (Arc::clone(&h1), Arc::clone(&acks));
-            tokio::spawn(
-                async move { create_at_rate(&h1, first, rate, WARMUP + case, t0, &acks).await },
-            )
+            let (creator, acks) = (Arc::clone(&creator), Arc::clone(&acks));
+            tokio::spawn(async move {
+                create_at_rate(&creator, first, rate, WARMUP + case, t0, &acks).await
+            })
         };
         tokio::time::sleep(WARMUP).await;
         let window_start = since(t0);
@@ -439,51 +534,19 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Watches> {
             results.push(task.await?);
         }
         drop(mux);
-        let mut lags = Vec::new();
-        let mut early = 0u64;
-        let mut in_window = 0u64;
-        let mut closed = 0usize;
-        let mut closed_reason = None;
-        for result in results {
-            let arrivals = match result {
-                Ok(arrivals) => arrivals,
-                Err(error) => {
-                    // The server closed this watch (for example for falling behind its buffer).
-                    closed += 1;
-                    closed_reason.get_or_insert_with(|| format!("{error:#}"));
-                    continue;
-                }
-            };
-            let ours: Vec<_> = arrivals
-                .iter()
-                .filter(|(n, _)| (first..=last).contains(n))
-                .collect();
-            // Creates run on several connections, so events arrive in revision order, not in
-            // the order of their numbers: each must arrive exactly once.
-            let mut numbers: Vec<u32> = ours.iter().map(|(n, _)| *n).collect();
-            numbers.sort_unstable();
-            numbers.dedup();
-            if ours.len() != count as usize || numbers.len() != count as usize {
-                bail!(
-                    "a watcher received {} events ({} distinct) of {count}",
-                    ours.len(),
-                    numbers.len()
-                );
-            }
-            for &&(n, at) in &ours {
-                if (window_start..=window_end).contains(&at) {
-                    in_window += 1;
-                }
-                if n >= measured_from {
-                    let ack = acks[n as usize].load(Ordering::Acquire);
-                    if at < ack {
-                        early += 1;
-                    }
-                    lags.push(Duration::from_nanos(at.saturating_sub(ack)));
-                }
-            }
-        }
-        lags.sort();
+        let Tally {
+            lags,
+            early,
+            in_window,
+            closed,
+            closed_reason,
+        } = tally(
+            results,
+            first..=last,
+            measured_from,
+            &acks,
+            window_start..=window_end,
+        )?;
         let secs = window.as_secs_f64();
         let deliveries_per_s = in_window as f64 / secs;
         let server_cores = server_cpu.as_secs_f64() / secs;

@@ -11,11 +11,14 @@ use http::{Method, StatusCode};
 
 use crate::client::{Conn, Endpoint, Kubeconfig, Proto};
 use crate::etcd_case;
-use crate::load::{Limit, Outcome, drive, quantile};
+use crate::load::{Limit, Outcome, drive_processes, quantile};
 use crate::process::{self, start_apiary, start_baseline};
 use crate::raw;
 use crate::report::{self, CreateRow, GetRow, ListRow, Machine, MemoryRow};
-use crate::{audit_case, rbac_case, reads_case, token_case, watch_case, webhook_case};
+use crate::{
+    aggregator_callgrind, aggregator_case, audit_case, rbac_case, reads_case, token_case,
+    watch_case, webhook_case,
+};
 
 /// Connection counts of the throughput cases.
 pub(crate) const CONNECTIONS: [usize; 3] = [1, 16, 64];
@@ -33,7 +36,8 @@ const KEEP_ENV: &str = "APIARY_BENCH_KEEP";
 /// consistent reads over etcd, `watch` only the watch fan-out, `audit` only the creates with and
 /// without a Metadata-level audit policy, `rbac` only RBAC-authorized requests against
 /// `system:masters`, `tokens` only token authentication against x509, `webhooks` only creates
-/// with admission webhooks against none.
+/// with admission webhooks against none, `aggregator` only the API aggregation case and
+/// `aggregator-callgrind` only its instruction counts.
 const ONLY_ENV: &str = "APIARY_BENCH_ONLY";
 /// Upper bound of any bulk-loading phase.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(150);
@@ -70,13 +74,30 @@ pub(crate) async fn http_creates(
     limit: Limit,
 ) -> anyhow::Result<Outcome> {
     let path = format!("/api/v1/namespaces/{ns}/configmaps");
-    let (ep2, ns, tag) = (Arc::clone(ep), ns.to_string(), tag.to_string());
-    drive(
-        pid,
+    let (ns, tag) = (ns.to_string(), tag.to_string());
+    http_posts(&[pid], ep, &path, conns, limit, move |n| {
+        configmap(&ns, &format!("{tag}{n}"))
+    })
+    .await
+}
+
+/// POSTs `body(n)` to `path` (the `n`th operation's object) over `conns` connections, each
+/// answered `201 Created`, measuring the CPU of the processes `pids`.
+pub(crate) async fn http_posts(
+    pids: &[u32],
+    ep: &Arc<Endpoint>,
+    path: &str,
+    conns: usize,
+    limit: Limit,
+    body: impl Fn(u64) -> Bytes + Send + Sync + 'static,
+) -> anyhow::Result<Outcome> {
+    let (ep2, path) = (Arc::clone(ep), path.to_string());
+    drive_processes(
+        pids,
         connections(ep, conns).await?,
         limit,
         move |mut conn, n| {
-            let req = ep2.request(Method::POST, &path, configmap(&ns, &format!("{tag}{n}")));
+            let req = ep2.request(Method::POST, &path, body(n));
             async move {
                 conn.expect(req, StatusCode::CREATED).await?;
                 Ok(conn)
@@ -95,9 +116,21 @@ pub(crate) async fn http_gets(
     conns: usize,
     limit: Limit,
 ) -> anyhow::Result<Outcome> {
+    http_gets_of(&[pid], ep, path, want, conns, limit).await
+}
+
+/// [`http_gets`] measuring the CPU of the processes `pids` (a request crossing several).
+pub(crate) async fn http_gets_of(
+    pids: &[u32],
+    ep: &Arc<Endpoint>,
+    path: &str,
+    want: &Bytes,
+    conns: usize,
+    limit: Limit,
+) -> anyhow::Result<Outcome> {
     let (ep2, path, want) = (Arc::clone(ep), path.to_string(), want.clone());
-    drive(
-        pid,
+    drive_processes(
+        pids,
         connections(ep, conns).await?,
         limit,
         move |mut conn, _| {
@@ -280,6 +313,18 @@ pub async fn run(case: Duration) -> anyhow::Result<()> {
             let rows = webhook_case::run(tmp.path(), case).await?;
             report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
             webhook_case::print(&rows);
+            return Ok(());
+        }
+        Ok("aggregator") => {
+            let aggregated = aggregator_case::run(tmp.path(), case).await?;
+            report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
+            aggregator_case::print(&aggregated);
+            return Ok(());
+        }
+        Ok("aggregator-callgrind") => {
+            let rows = aggregator_callgrind::run(tmp.path()).await?;
+            report::print_machine(&machine, &Machine::read(), started.elapsed(), case);
+            aggregator_callgrind::print(&rows);
             return Ok(());
         }
         Ok("audit") => {
