@@ -3,7 +3,8 @@
 //! their CRDs, kube-aggregator's validation messages, an APIService naming a missing Service
 //! is unavailable (`ServiceNotFound`) and answers 503 until it is deleted (404 again), and
 //! one whose Service reaches a server on loopback (an `ExternalName` Service) is proxied with
-//! the caller's identity, streams watches, and follows its server down and up again.
+//! the caller's identity and address (`X-Forwarded-*`), streams watches, and follows its
+//! server down and up again.
 
 mod common;
 
@@ -338,6 +339,7 @@ async fn a_remote_api_service_proxies_with_the_callers_identity_and_follows_its_
         .header("X-Remote-Group", "forged")
         .header("X-Remote-Extra-Scopes", "all")
         .header("Audit-ID", "aggregated-audit-1")
+        .header("X-Forwarded-For", "203.0.113.7")
         .send()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -366,6 +368,19 @@ async fn a_remote_api_service_proxies_with_the_callers_identity_and_follows_its_
         seen.get("audit-id").map(|v| v.to_str().unwrap_or("")),
         Some("aggregated-audit-1")
     );
+    // The client's address is appended to X-Forwarded-For, and the X-Forwarded-* headers of
+    // apimachinery's proxy transport say where the request went.
+    let header = |name: &str| seen.get(name).map(|v| v.to_str().unwrap_or("").to_string());
+    assert_eq!(
+        header("x-forwarded-for").as_deref(),
+        Some("203.0.113.7, 127.0.0.1")
+    );
+    assert_eq!(header("x-forwarded-uri").as_deref(), Some(flunders));
+    assert_eq!(
+        header("x-forwarded-host"),
+        Some(format!("localhost:{port}"))
+    );
+    assert_eq!(header("x-forwarded-proto").as_deref(), Some("https"));
 
     // A watch is streamed: the first event arrives while the server holds the second back.
     let mut watch = server

@@ -1,8 +1,9 @@
 //! An aggregated API server stand-in for the aggregator tests: HTTPS on 127.0.0.1 with a
 //! serving certificate for `api.wardle.svc` (from a CA of its own, kept across restarts),
 //! requiring a client certificate of the front-proxy CA; it records every request's path and
-//! headers, echoes what it was asked, and streams a watch whose second event waits for the
-//! test.
+//! headers, echoes what it was asked, streams a watch whose second event waits for the test,
+//! and accepts protocol upgrades on paths ending in `/exec` (answering `101` and echoing every
+//! byte) while refusing them with `403` on paths ending in `/denied`.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -37,6 +38,16 @@ impl Identity {
             ca_pem: ca.pem,
             cert,
             key,
+        }
+    }
+
+    /// Serves `cert` (PEM, the leaf first) with `key`; `ca_pem` is the `caBundle` given to the
+    /// APIService.
+    pub fn from_pem(ca_pem: &str, cert: &str, key: &str) -> Identity {
+        Identity {
+            ca_pem: ca_pem.to_string(),
+            cert: cert.to_string(),
+            key: key.to_string(),
         }
     }
 }
@@ -111,7 +122,7 @@ impl AggregatedServer {
                     let service =
                         service_fn(move |req| answer(req, Arc::clone(&seen), Arc::clone(&release)));
                     let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(tls), service)
+                        .serve_connection_with_upgrades(TokioIo::new(tls), service)
                         .await;
                 });
             }
@@ -144,8 +155,47 @@ impl AggregatedServer {
 
 type Body = BoxBody<Bytes, Infallible>;
 
+/// Whether a request asks for a protocol upgrade.
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers.contains_key(http::header::UPGRADE)
+        && headers
+            .get_all(http::header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| {
+                v.split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+            })
+}
+
+/// Accepts an upgrade: `101` with the asked protocol, then every byte read is written back
+/// until the other side closes.
+fn accept_upgrade(req: &mut Request<Incoming>) -> Response<Body> {
+    let protocol = req
+        .headers()
+        .get(http::header::UPGRADE)
+        .cloned()
+        .unwrap_or_else(|| http::HeaderValue::from_static("SPDY/3.1"));
+    let upgrade = hyper::upgrade::on(req);
+    tokio::spawn(async move {
+        let Ok(upgraded) = upgrade.await else {
+            return;
+        };
+        let (mut read, mut write) = tokio::io::split(TokioIo::new(upgraded));
+        let _ = tokio::io::copy(&mut read, &mut write).await;
+        let _ = tokio::io::AsyncWriteExt::shutdown(&mut write).await;
+    });
+    Response::builder()
+        .status(101)
+        .header("connection", "Upgrade")
+        .header("upgrade", protocol)
+        .header("x-stream-protocol-version", "v4.channel.k8s.io")
+        .body(http_body_util::Empty::new().boxed())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 async fn answer(
-    req: Request<Incoming>,
+    mut req: Request<Incoming>,
     seen: Seen,
     release: Arc<Notify>,
 ) -> Result<Response<Body>, Infallible> {
@@ -157,6 +207,20 @@ async fn answer(
     seen.lock()
         .unwrap_or_else(|p| p.into_inner())
         .push((path.clone(), req.headers().clone()));
+    let bare = req.uri().path().to_string();
+    if is_upgrade(req.headers()) && bare.ends_with("/exec") {
+        return Ok(accept_upgrade(&mut req));
+    }
+    if is_upgrade(req.headers()) && bare.ends_with("/denied") {
+        return Ok(Response::builder()
+            .status(403)
+            .header("content-type", "text/plain")
+            .body(
+                http_body_util::Full::new(Bytes::from_static(b"upgrade denied by the backend"))
+                    .boxed(),
+            )
+            .unwrap_or_else(|e| panic!("{e}")));
+    }
     if path.contains("watch=true") {
         let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
         tokio::spawn(async move {
@@ -187,4 +251,81 @@ async fn answer(
         .header("content-type", "application/json")
         .body(http_body_util::Full::new(Bytes::from(text.to_string())).boxed())
         .unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Registers a stand-in on `port` with the server: the namespace (when new), an `ExternalName`
+/// Service `service` reaching `localhost` (Endpoints refuse loopback), and the APIService
+/// `<version>.<group>` for that Service and port with `ca_pem` as its `caBundle`.
+pub async fn register(
+    server: &crate::common::Server,
+    namespace: &str,
+    service: &str,
+    group: &str,
+    version: &str,
+    port: u16,
+    ca_pem: &str,
+) {
+    use base64::Engine as _;
+    use serde_json::json;
+    let admin = server.admin();
+    let post = |path: &str, body: serde_json::Value, conflict_ok: bool| {
+        let (admin, url) = (admin.clone(), server.url(path));
+        async move {
+            let (code, answer, _) =
+                crate::common::send_json(&admin, reqwest::Method::POST, url.clone(), Some(body))
+                    .await;
+            assert!(
+                code == 201 || code == 200 || conflict_ok && code == 409,
+                "POST {url}: {code} {answer}"
+            );
+        }
+    };
+    post(
+        "/api/v1/namespaces",
+        json!({"metadata": {"name": namespace}}),
+        true,
+    )
+    .await;
+    post(
+        &format!("/api/v1/namespaces/{namespace}/services"),
+        json!({"metadata": {"name": service},
+               "spec": {"type": "ExternalName", "externalName": "localhost"}}),
+        false,
+    )
+    .await;
+    post(
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        json!({"metadata": {"name": format!("{version}.{group}")},
+               "spec": {"group": group, "version": version,
+                        "groupPriorityMinimum": 2000, "versionPriority": 200,
+                        "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_pem),
+                        "service": {"namespace": namespace, "name": service, "port": port}}}),
+        false,
+    )
+    .await;
+}
+
+/// The `Available` condition of the APIService `name`: (status, reason, message), once the
+/// availability controller set it.
+pub async fn available(
+    server: &crate::common::Server,
+    name: &str,
+) -> Option<(String, String, String)> {
+    let path = format!("/apis/apiregistration.k8s.io/v1/apiservices/{name}");
+    let (code, body, _) = crate::common::send_json(
+        &server.admin(),
+        reqwest::Method::GET,
+        server.url(&path),
+        None,
+    )
+    .await;
+    if code != 200 {
+        return None;
+    }
+    let c = body["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Available")?;
+    let text = |k: &str| c[k].as_str().unwrap_or("").to_string();
+    Some((text("status"), text("reason"), text("message")))
 }

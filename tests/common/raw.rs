@@ -135,6 +135,11 @@ impl Conn {
         }
     }
 
+    /// Reads exactly `n` more bytes (after a protocol upgrade, the other protocol's bytes).
+    pub async fn read_bytes(&mut self, n: usize) -> Vec<u8> {
+        self.until(|b| (b.len() >= n).then_some(n)).await
+    }
+
     /// Whether the server has closed the connection (after any buffered bytes).
     pub async fn closed(&mut self) -> bool {
         self.buf.is_empty() && !self.fill().await

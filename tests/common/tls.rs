@@ -203,6 +203,25 @@ impl TestCa {
 
     /// A leaf for `sans` with common name `cn` (and organization `org` when given): (cert, key).
     pub fn leaf(&self, cn: &str, org: Option<&str>, sans: &[&str]) -> (String, String) {
+        self.leaf_with(cn, org, sans, |_| {})
+    }
+
+    /// A leaf for `sans` that expired on 2021-01-01 (valid from 2020-01-01): (cert, key).
+    pub fn expired_leaf(&self, cn: &str, sans: &[&str]) -> (String, String) {
+        self.leaf_with(cn, None, sans, |p| {
+            p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+            p.not_after = rcgen::date_time_ymd(2021, 1, 1);
+        })
+    }
+
+    /// A leaf as [`TestCa::leaf`] makes it, its parameters changed by `adjust` before signing.
+    pub fn leaf_with(
+        &self,
+        cn: &str,
+        org: Option<&str>,
+        sans: &[&str],
+        adjust: impl FnOnce(&mut CertificateParams),
+    ) -> (String, String) {
         let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
         let mut params =
             CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
@@ -213,9 +232,23 @@ impl TestCa {
                 .distinguished_name
                 .push(DnType::OrganizationName, org);
         }
+        adjust(&mut params);
         let cert = params
             .signed_by(&key, &self.issuer)
             .unwrap_or_else(|e| panic!("{e}"));
+        (cert.pem(), key.serialize_pem())
+    }
+
+    /// A serving certificate for `sans` that signs itself and is a CA (`CA:TRUE`, what
+    /// `openssl req -x509` makes): (cert, key), the cert being its own CA bundle.
+    pub fn self_signed_ca_leaf(cn: &str, sans: &[&str]) -> (String, String) {
+        let key = KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut params =
+            CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .unwrap_or_else(|e| panic!("{e}"));
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let cert = params.self_signed(&key).unwrap_or_else(|e| panic!("{e}"));
         (cert.pem(), key.serialize_pem())
     }
 }

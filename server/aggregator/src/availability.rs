@@ -205,7 +205,7 @@ async fn discovery_attempt(
             Ok(Err(e)) => Err(format!(
                 "failing or missing response from {url}: Get {:?}: {}",
                 url.as_str(),
-                server::webhook::error_chain(&e)
+                crate::transport::describe_error(&e)
             )),
             Ok(Ok(resp)) if !resp.status().is_success() => {
                 Err(format!("bad status from {url}: {}", resp.status().as_u16()))

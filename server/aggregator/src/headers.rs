@@ -1,6 +1,10 @@
 //! The request headers the aggregator sends to an aggregated API server: the caller's identity
 //! as client-go's `transport.SetAuthProxyHeaders` writes it, after removing every header of
-//! the client that could forge an identity or that belongs to one hop only.
+//! the client that could forge an identity or that belongs to one hop only; the client's
+//! address appended to `X-Forwarded-For` and the `X-Forwarded-*` headers of apimachinery's
+//! proxy transport; and the CORS headers removed from the answer.
+
+use std::net::IpAddr;
 
 use apimachinery::user::UserInfo;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -13,6 +17,24 @@ pub const REMOTE_UID: &str = "x-remote-uid";
 pub const REMOTE_GROUP: &str = "x-remote-group";
 /// The prefix of the extra headers (`X-Remote-Extra-<escaped key>`, one per value).
 pub const REMOTE_EXTRA_PREFIX: &str = "x-remote-extra-";
+
+/// The client addresses the request passed through, the last one the aggregator's client.
+pub const FORWARDED_FOR: &str = "x-forwarded-for";
+/// The path the client asked for.
+pub const FORWARDED_URI: &str = "x-forwarded-uri";
+/// The host the request was sent to.
+pub const FORWARDED_HOST: &str = "x-forwarded-host";
+/// The scheme the request was sent with.
+pub const FORWARDED_PROTO: &str = "x-forwarded-proto";
+
+/// The CORS headers of an aggregated server's answer, removed (apimachinery's
+/// `removeCORSHeaders`: the aggregator answers CORS itself).
+const CORS: [&str; 4] = [
+    "access-control-allow-credentials",
+    "access-control-allow-headers",
+    "access-control-allow-methods",
+    "access-control-allow-origin",
+];
 
 /// Headers that describe one connection, never forwarded (RFC 7230 §6.1, as Go's
 /// `httputil.ReverseProxy` removes them).
@@ -147,6 +169,77 @@ pub fn is_upgrade(headers: &HeaderMap) -> bool {
             .any(|s| s.trim().eq_ignore_ascii_case("upgrade"))
 }
 
+/// Appends the client's address to `X-Forwarded-For` as Go's `httputil.ReverseProxy` and
+/// apimachinery's `AppendForwardedForHeader` do: earlier values are kept, several headers
+/// folded into one, joined by `, `. Without a client address the header is left as it is.
+pub fn append_forwarded_for(headers: &mut HeaderMap, client: Option<IpAddr>) {
+    let Some(client) = client else {
+        return;
+    };
+    let mut value: Vec<String> = headers
+        .get_all(FORWARDED_FOR)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect();
+    value.push(client.to_string());
+    if let Ok(v) = HeaderValue::from_str(&value.join(", ")) {
+        headers.insert(FORWARDED_FOR, v);
+    }
+}
+
+/// Sets the headers of apimachinery's proxy `Transport` on a request sent to `host` (the
+/// backend's `host:port`) over HTTPS: `X-Forwarded-Uri` (the request's path, cleaned as Go's
+/// `path.Join` cleans it, its trailing slash kept), `X-Forwarded-Host` and
+/// `X-Forwarded-Proto`.
+pub fn set_forwarded(headers: &mut HeaderMap, host: &str, path: &str) {
+    let mut uri = clean_path(path);
+    if path.ends_with('/') && !uri.ends_with('/') {
+        uri.push('/');
+    }
+    for (name, value) in [
+        (FORWARDED_URI, uri.as_str()),
+        (FORWARDED_HOST, host),
+        (FORWARDED_PROTO, "https"),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            headers.insert(name, v);
+        }
+    }
+}
+
+/// Go's `path.Clean`: repeated slashes, `.` and `..` elements removed (`..` at the root
+/// stays at the root); an empty path is `.`.
+pub fn clean_path(path: &str) -> String {
+    let rooted = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if !rooted {
+                    parts.push("..");
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// Removes the CORS headers of an aggregated server's answer (see [`CORS`]).
+pub fn remove_cors(headers: &mut HeaderMap) {
+    for name in CORS {
+        headers.remove(name);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +339,59 @@ mod tests {
         strip_hop_by_hop(&mut h, true);
         assert_eq!(h.get("upgrade").unwrap(), "SPDY/3.1");
         assert_eq!(h.get("connection").unwrap(), "Upgrade");
+    }
+
+    #[test]
+    fn the_client_is_appended_to_x_forwarded_for() {
+        let client: IpAddr = "10.0.0.9".parse().unwrap();
+        let mut h = HeaderMap::new();
+        append_forwarded_for(&mut h, Some(client));
+        assert_eq!(h.get(FORWARDED_FOR).unwrap(), "10.0.0.9");
+        let mut h = HeaderMap::new();
+        h.append(FORWARDED_FOR, HeaderValue::from_static("203.0.113.7"));
+        h.append(
+            FORWARDED_FOR,
+            HeaderValue::from_static("198.51.100.1, 192.0.2.4"),
+        );
+        append_forwarded_for(&mut h, Some("::1".parse().unwrap()));
+        let all: Vec<_> = h.get_all(FORWARDED_FOR).iter().collect();
+        assert_eq!(all, ["203.0.113.7, 198.51.100.1, 192.0.2.4, ::1"]);
+        let mut h = HeaderMap::new();
+        append_forwarded_for(&mut h, None);
+        assert!(h.is_empty());
+    }
+
+    #[test]
+    fn forwarded_headers_are_those_of_apimachinerys_transport() {
+        let mut h = HeaderMap::new();
+        h.insert(FORWARDED_PROTO, HeaderValue::from_static("http"));
+        set_forwarded(&mut h, "api.wardle.svc:443", "/apis/w/v1//a/./b/../c/");
+        assert_eq!(h.get(FORWARDED_URI).unwrap(), "/apis/w/v1/a/c/");
+        assert_eq!(h.get(FORWARDED_HOST).unwrap(), "api.wardle.svc:443");
+        assert_eq!(h.get(FORWARDED_PROTO).unwrap(), "https");
+        for (path, clean) in [
+            ("", "."),
+            ("/", "/"),
+            ("/..", "/"),
+            ("a/../..", ".."),
+            ("/apis/x/v1", "/apis/x/v1"),
+            ("//apis///x", "/apis/x"),
+        ] {
+            assert_eq!(clean_path(path), clean, "{path:?}");
+        }
+    }
+
+    #[test]
+    fn cors_headers_of_the_answer_go() {
+        let mut h = HeaderMap::new();
+        for name in CORS {
+            h.insert(name, HeaderValue::from_static("*"));
+        }
+        h.insert(
+            "access-control-expose-headers",
+            HeaderValue::from_static("x"),
+        );
+        remove_cors(&mut h);
+        assert_eq!(h.len(), 1);
     }
 }

@@ -6,7 +6,8 @@
 //! - the proxy ([`proxy::ApiServiceProxy`]), a front delegate that sends the requests of every
 //!   group/version an APIService with a `service` registers to that Service, with the caller's
 //!   identity ([`headers`]) over the server's front-proxy client certificate
-//!   ([`GenericServer::front_proxy`], see [`transport`]);
+//!   ([`GenericServer::front_proxy`], see [`transport`]), and its protocol upgrades
+//!   ([`upgrade`]);
 //! - the availability controller ([`availability`]), which keeps every APIService's
 //!   `Available` condition and the shared [`ApiServiceTable`];
 //! - autoregistration ([`autoregister`]): a local APIService for every group/version the chain
@@ -35,6 +36,7 @@ pub mod remote;
 pub mod services;
 pub mod table;
 pub mod transport;
+pub mod upgrade;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +69,15 @@ pub enum AggregatorError {
     /// invalid `caBundle`, client certificate or server name).
     #[error("{0}")]
     Tls(String),
+    /// An upgrade request could not be sent to the aggregated server (apimachinery's words).
+    #[error("error dialing backend: {0}")]
+    DialBackend(String),
+    /// The aggregated server answered an upgrade request with neither `101` nor an error.
+    #[error("invalid upgrade response: status code {0}")]
+    InvalidUpgradeResponse(u16),
+    /// The caller's connection cannot be taken over for an upgrade (an HTTP/2 request).
+    #[error("request connection cannot be hijacked")]
+    NotHijackable,
 }
 
 /// The aggregator's bundle of API groups (see the crate documentation).

@@ -1,8 +1,9 @@
 //! The proxy (kube-aggregator's `proxyHandler`): a delegate in front of the main server's
 //! handlers that sends every request for the group/version of an APIService with a Service to
-//! that Service, with the caller's identity, and streams both bodies (a watch flows event by
-//! event). An APIService that is not available, or a Service that cannot be resolved or
-//! reached, answers `503` with a `Status`.
+//! that Service, with the caller's identity and address (`X-Forwarded-*`), and streams both
+//! bodies (a watch flows event by event); a protocol upgrade is relayed and its connection
+//! spliced ([`crate::upgrade`]). An APIService that is not available, or a Service that cannot
+//! be resolved or reached, answers `503` with a `Status`.
 
 use std::sync::Arc;
 
@@ -10,14 +11,20 @@ use apimachinery::status::ApiError;
 use apimachinery::user::UserInfo;
 use axum::body::Body;
 use http::{Request, Response, Uri};
+use hyper::upgrade::OnUpgrade;
+use server::audit::PeerAddr;
 use server::filters::status_response;
 use server::genericserver::director::{Delegate, DelegateFuture};
 use server::registry::Registry;
 use server::request_target;
 
-use crate::headers::{proxy_request_headers, strip_hop_by_hop};
+use crate::AggregatorError;
+use crate::headers::{
+    append_forwarded_for, is_upgrade, proxy_request_headers, remove_cors, set_forwarded,
+    strip_hop_by_hop,
+};
 use crate::table::{ApiServiceEntry, ApiServiceTable};
-use crate::transport::ProxyTransport;
+use crate::transport::{ProxyTransport, describe_error};
 
 /// kube-aggregator's answer when an APIService is not available or its Service cannot be
 /// resolved.
@@ -145,8 +152,24 @@ pub(crate) async fn proxy(
         Err(e) => return status_response(&ApiError::bad_request(format!("invalid path: {e}"))),
     };
     let (mut parts, body) = req.into_parts();
-    let upgrade = crate::headers::is_upgrade(&parts.headers);
+    let upgrade = is_upgrade(&parts.headers);
+    let client_ip = parts.extensions.get::<PeerAddr>().map(|p| p.0.ip());
     proxy_request_headers(&mut parts.headers, &user, upgrade);
+    append_forwarded_for(&mut parts.headers, client_ip);
+    if !upgrade {
+        set_forwarded(&mut parts.headers, &authority, uri.path());
+    }
+    let caller = if upgrade {
+        match parts.extensions.remove::<OnUpgrade>() {
+            Some(caller) => Some(caller),
+            None => {
+                let e = AggregatorError::NotHijackable;
+                return status_response(&ApiError::service_unavailable(e.to_string()));
+            }
+        }
+    } else {
+        None
+    };
     let mut upstream = Request::builder()
         .method(parts.method)
         .uri(uri)
@@ -158,20 +181,31 @@ pub(crate) async fn proxy(
         Ok(r) => r,
         Err(e) => return status_response(&ApiError::internal(e)),
     };
+    let failed = |message: String| {
+        tracing::warn!(apiservice = %entry.name, "proxying failed: {message}");
+        if let Some(hook) = on_failure {
+            hook(&entry.name);
+        }
+        status_response(&ApiError::service_unavailable(message))
+    };
+    if let Some(caller) = caller {
+        return match crate::upgrade::relay(&client, upstream, caller).await {
+            Ok(resp) => resp,
+            Err(e @ AggregatorError::DialBackend(_)) => failed(e.to_string()),
+            Err(e) => status_response(&ApiError::service_unavailable(e.to_string())),
+        };
+    }
     match client.request(upstream).await {
         Ok(resp) => {
             let (mut parts, body) = resp.into_parts();
             strip_hop_by_hop(&mut parts.headers, false);
+            remove_cors(&mut parts.headers);
             Response::from_parts(parts, Body::new(body))
         }
-        Err(e) => {
-            let message = server::webhook::error_chain(&e);
-            tracing::warn!(apiservice = %entry.name, "proxying failed: {message}");
-            if let Some(hook) = on_failure {
-                hook(&entry.name);
-            }
-            status_response(&ApiError::service_unavailable(message))
-        }
+        Err(e) => failed(format!(
+            "error trying to reach service: {}",
+            describe_error(&e)
+        )),
     }
 }
 

@@ -73,6 +73,14 @@ pub fn client_tls_config(
     .map_err(|e| AggregatorError::Tls(e.to_string()))
 }
 
+/// The cause of a failed request to an aggregated server as Go words it: a refused serving
+/// certificate as crypto/tls reports it (`tls: failed to verify certificate: x509: …`), any
+/// other failure as its chain of causes.
+pub fn describe_error(error: &(dyn std::error::Error + 'static)) -> String {
+    server::tls_client::verification_error(error)
+        .unwrap_or_else(|| server::webhook::error_chain(error))
+}
+
 /// What a pooled client is for: the address connected to and the Service's name and trust.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct ClientKey {
