@@ -2,7 +2,10 @@
 //! handlers that sends every request for the group/version of an APIService with a Service to
 //! that Service, with the caller's identity, and streams both bodies (a watch flows event by
 //! event). An APIService that is not available, or a Service that cannot be resolved or
-//! reached, answers `503` with a `Status`.
+//! reached, answers `503` with a `Status` (`error trying to reach service: <error>` when the
+//! server could not be reached, in apimachinery's proxy's words). A server that goes away
+//! mid-response cannot be answered for any more: the response is cut short (the HTTP/1.1
+//! connection closed, the HTTP/2 stream reset), as Go's reverse proxy aborts it.
 
 use std::sync::Arc;
 
@@ -22,6 +25,10 @@ use crate::transport::ProxyTransport;
 /// kube-aggregator's answer when an APIService is not available or its Service cannot be
 /// resolved.
 pub const SERVICE_UNAVAILABLE: &str = "service unavailable";
+
+/// The start of the message of a `503` when the aggregated server could not be reached
+/// (apimachinery's proxy transport), followed by the error.
+pub const ERROR_REACHING_SERVICE: &str = "error trying to reach service";
 
 /// Called with an APIService's name when a proxied call to it failed, so its availability is
 /// checked again at once.
@@ -170,7 +177,9 @@ async fn proxy(
             if let Some(hook) = on_failure {
                 hook(&entry.name);
             }
-            status_response(&ApiError::service_unavailable(message))
+            status_response(&ApiError::service_unavailable(format!(
+                "{ERROR_REACHING_SERVICE}: {message}"
+            )))
         }
     }
 }
