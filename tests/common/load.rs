@@ -357,7 +357,7 @@ async fn worker(id: usize, ctx: Ctx) {
             _ => {
                 // Every other list is whole (a body that grows with the creates, long enough
                 // for the kill to cut it short), the others a page.
-                let limit = if i % 2 == 0 { "" } else { "?limit=50" };
+                let limit = if i.is_multiple_of(2) { "" } else { "?limit=50" };
                 let url = format!("{}{FLUNDERS}{limit}", ctx.base);
                 ctx.request("list", true, ctx.client.get(url), "FlunderList", no_check)
                     .await;
