@@ -20,10 +20,9 @@ mod wardle;
 
 use std::time::{Duration, Instant};
 
-use common::Server;
 use kubectl::Kubectl;
 use serde_json::Value;
-use wardle::Wardle;
+use wardle::{Aggregated, V1ALPHA1, V1BETA1};
 
 fn flunder(name: &str, namespace: &str) -> String {
     format!(
@@ -77,16 +76,15 @@ fn condition(k: &Kubectl, namespace: &str, kind: &str) -> Option<Value> {
 
 #[test]
 fn namespace_deletion_reaches_aggregated_apis_and_waits_for_their_discovery() {
-    let main = Server::start(&[]);
+    let mut setup = Aggregated::start();
     let kubectl_path = common::kubectls()[0].clone();
-    let k = Kubectl::new(&main, &kubectl_path);
-    let mut wardle = Wardle::start_behind(&main, &k);
+    let k = Kubectl::new(&setup.main, &kubectl_path);
 
     // Deleting a namespace deletes its flunders in wardle, then the namespace goes.
     populate(&k, "doomed");
     k.ok(&["create", "namespace", "kept"]);
     k.ok_stdin(&["create", "-f", "-"], &flunder("stays", "kept"));
-    let direct = wardle.kubectl(&kubectl_path);
+    let direct = Kubectl::new(&setup.wardle, &kubectl_path);
     assert_eq!(
         flunders(&direct, "doomed"),
         "flunder.wardle.example.com/f1\nflunder.wardle.example.com/f2\n"
@@ -107,9 +105,10 @@ fn namespace_deletion_reaches_aggregated_apis_and_waits_for_their_discovery() {
     // With wardle stopped, the namespace loses its local contents but stays Terminating,
     // saying that discovery failed, as kube-controller-manager says it.
     populate(&k, "limbo");
-    wardle.stop();
-    wardle::wait_available(&k, "v1alpha1.wardle.example.com", "False");
-    wardle::wait_available(&k, "v1beta1.wardle.example.com", "False");
+    let port = wardle::port_of(&setup.wardle);
+    setup.wardle.kill();
+    wardle::wait_available(&k, V1ALPHA1, "False");
+    wardle::wait_available(&k, V1BETA1, "False");
     k.ok(&["delete", "namespace", "limbo", "--wait=false"]);
     let want = "Discovery failed for some groups, 2 failing: unable to retrieve the complete list of server APIs: \
                 wardle.example.com/v1alpha1: stale GroupVersion discovery: wardle.example.com/v1alpha1, \
@@ -143,17 +142,18 @@ fn namespace_deletion_reaches_aggregated_apis_and_waits_for_their_discovery() {
     );
 
     // Started again: its flunders are deleted and the namespace goes.
-    wardle.restart(&k);
+    setup.wardle = setup.start_wardle(Some(port));
+    wardle::wait_available(&k, V1ALPHA1, "True");
+    wardle::wait_available(&k, V1BETA1, "True");
     wait_until(
         90,
         || !k.run(&["get", "namespace", "limbo"]).success(),
         || k.run(&["get", "namespace", "limbo", "-o", "yaml"]).stdout,
     );
-    let direct = wardle.kubectl(&kubectl_path);
+    let direct = Kubectl::new(&setup.wardle, &kubectl_path);
     assert_eq!(flunders(&direct, "limbo"), "");
     assert_eq!(
         flunders(&direct, "kept"),
         "flunder.wardle.example.com/stays\n"
     );
-    wardle.stop();
 }

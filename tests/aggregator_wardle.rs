@@ -21,165 +21,25 @@ mod common;
 mod crates;
 #[path = "common/kubectl.rs"]
 mod kubectl;
+#[path = "common/wardle.rs"]
+mod wardle;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use base64::Engine;
-use common::Server;
-use common::tls::TestCa;
-use kubectl::Kubectl;
 use serde_json::Value;
-
-/// RBAC in main: wardle's identity may delegate (kube's roles for aggregated servers); `jane`
-/// may do anything to flunders; `bob` may only read them.
-const RBAC: &str = r#"
-apiVersion: v1
-kind: Namespace
-metadata: {name: wardle-system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "wardle:system:auth-delegator"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:auth-delegator"}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: wardle-apiserver}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: wardle-auth-reader, namespace: kube-system}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: extension-apiserver-authentication-reader}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: wardle-apiserver}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: wardler}
-rules:
-- {apiGroups: [wardle.example.com], resources: [flunders, fischers], verbs: ["*"]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: jane-wardler}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: wardler}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: jane}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: flunder-reader}
-rules:
-- {apiGroups: [wardle.example.com], resources: [flunders], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: bob-reads-flunders}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: flunder-reader}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}]
-"#;
-
-fn service(port: u16) -> String {
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: api, namespace: wardle-system}}\nspec:\n  type: ExternalName\n  externalName: localhost\n  ports: [{{name: https, port: {port}}}]\n"
-    )
-}
-
-/// An ExternalName Service is reached at `<externalName>:<the APIService's port>`, as
-/// kube-aggregator resolves it: the APIService names wardle's port.
-fn api_service(version: &str, version_priority: u32, ca_bundle: &str, port: u16) -> String {
-    format!(
-        "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {version}.wardle.example.com}}\nspec:\n  group: wardle.example.com\n  version: {version}\n  groupPriorityMinimum: 2000\n  versionPriority: {version_priority}\n  caBundle: {ca_bundle}\n  service: {{namespace: wardle-system, name: api, port: {port}}}\n"
-    )
-}
-
-fn port_of(server: &Server) -> u16 {
-    server
-        .base
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {}", server.base))
-}
-
-/// Waits until `get apiservice <name>` prints `want` in its AVAILABLE column.
-fn wait_available(k: &Kubectl, name: &str, want: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let run = k.run(&["get", "apiservice", name, "--no-headers"]);
-        if run.success() && run.stdout.contains(want) {
-            return run.stdout;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "apiservice {name} never showed {want:?}: {}\n{}",
-            run.describe(),
-            k.run(&["get", "apiservice", name, "-o", "yaml"]).stdout
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-fn start_wardle(data_dir: &Path, kubeconfig: &Path, cert: &Path, key: &Path) -> Server {
-    let kc = kubeconfig.display().to_string();
-    Server::start_binary_in(
-        &crates::binary("wardle-apiserver"),
-        data_dir,
-        &[
-            &format!("--authentication-kubeconfig={kc}"),
-            &format!("--authorization-kubeconfig={kc}"),
-            &format!("--tls-cert-file={}", cert.display()),
-            &format!("--tls-private-key-file={}", key.display()),
-        ],
-        &[],
-    )
-}
+use wardle::{Aggregated, V1ALPHA1, V1BETA1, port_of, wait_available};
 
 #[test]
 fn wardle_registered_as_an_apiservice_is_served_through_apiary() {
-    crates::build(&crates::repo_root().join("examples/wardle"));
-    let main = Server::start(&[]);
-    let kubectl_path = common::kubectls()[0].clone();
-    let k = Kubectl::new(&main, &kubectl_path);
-    k.ok_stdin(&["apply", "-f", "-"], RBAC);
-
-    // wardle: its identity in main, a serving certificate for its Service's DNS name.
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let ca = TestCa::new("wardle-ca");
-    let (cert, key) = ca.leaf(
-        "api.wardle-system.svc",
-        None,
-        &["api.wardle-system.svc", "localhost", "127.0.0.1"],
-    );
-    let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
-    // The chain ends with the CA, which wardle's own admin kubeconfig then trusts.
-    std::fs::write(&cert_path, format!("{cert}{}", ca.pem)).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&key_path, &key).unwrap_or_else(|e| panic!("{e}"));
-    let wardle_kubeconfig = main.user_kubeconfig("wardle-apiserver", "");
-    let wardle_data = dir.path().join("wardle-data");
-    let mut wardle = start_wardle(&wardle_data, &wardle_kubeconfig, &cert_path, &key_path);
-
-    // The Service and the APIServices, as the e2e test registers them.
-    let bundle = base64::engine::general_purpose::STANDARD.encode(ca.pem.as_bytes());
-    k.ok_stdin(&["apply", "-f", "-"], &service(port_of(&wardle)));
-    k.ok_stdin(
-        &["apply", "-f", "-"],
-        &format!(
-            "{}---\n{}",
-            api_service("v1alpha1", 200, &bundle, port_of(&wardle)),
-            api_service("v1beta1", 100, &bundle, port_of(&wardle))
-        ),
-    );
-    let row = wait_available(&k, "v1alpha1.wardle.example.com", "True");
+    // wardle behind main: the RBAC, its certificate, the Service and the APIServices.
+    let mut setup = Aggregated::start();
+    let row = wait_available(&setup.k, V1ALPHA1, "True");
     assert!(row.contains("wardle-system/api"), "{row}");
-    wait_available(&k, "v1beta1.wardle.example.com", "True");
-    let status = k.json(&[
-        "get",
-        "apiservice",
-        "v1alpha1.wardle.example.com",
-        "-o",
-        "json",
-    ]);
+    let status = setup.k.json(&["get", "apiservice", V1ALPHA1, "-o", "json"]);
     let available = &status["status"]["conditions"][0];
     assert_eq!(available["type"], "Available", "{status}");
     assert_eq!(available["reason"], "Passed", "{status}");
-
+    let (main, k) = (&setup.main, &setup.k);
     // Discovery: the group, its preferred version by versionPriority; kubectl's views.
     let deadline = Instant::now() + Duration::from_secs(30);
     let resources = loop {
@@ -296,8 +156,9 @@ fn wardle_registered_as_an_apiservice_is_served_through_apiary() {
     assert!(body.contains("system:anonymous"), "{body}");
 
     // wardle stopped: 503 for its group, Available=False, the rest whole.
-    let wardle_port = port_of(&wardle);
-    wardle.kill();
+    let wardle_port = port_of(&setup.wardle);
+    setup.wardle.kill();
+    let k = &setup.k;
     let failed = k.run(&["get", "flunders", "-n", "default"]);
     assert!(!failed.success(), "{}", failed.describe());
     assert!(
@@ -305,7 +166,7 @@ fn wardle_registered_as_an_apiservice_is_served_through_apiary() {
         "{}",
         failed.describe()
     );
-    let row = wait_available(&k, "v1alpha1.wardle.example.com", "False");
+    let row = wait_available(k, V1ALPHA1, "False");
     assert!(row.contains("FailedDiscoveryCheck"), "{row}");
     let namespaces = k.ok(&["get", "namespaces"]);
     assert!(namespaces.contains("wardle-system"), "{namespaces}");
@@ -322,20 +183,12 @@ fn wardle_registered_as_an_apiservice_is_served_through_apiary() {
     );
 
     // Started again (on another port: the Service follows): available, its objects kept.
-    let wardle = start_wardle(&wardle_data, &wardle_kubeconfig, &cert_path, &key_path);
-    if port_of(&wardle) != wardle_port {
-        let port = port_of(&wardle);
-        k.ok_stdin(
-            &["apply", "-f", "-"],
-            &format!(
-                "{}---\n{}---\n{}",
-                service(port),
-                api_service("v1alpha1", 200, &bundle, port),
-                api_service("v1beta1", 100, &bundle, port)
-            ),
-        );
+    setup.wardle = setup.start_wardle(None);
+    if port_of(&setup.wardle) != wardle_port {
+        setup.register(port_of(&setup.wardle));
     }
-    wait_available(&k, "v1alpha1.wardle.example.com", "True");
+    let k = &setup.k;
+    wait_available(k, V1ALPHA1, "True");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let run = k.run(&["get", "flunders", "-n", "default"]);
@@ -348,12 +201,7 @@ fn wardle_registered_as_an_apiservice_is_served_through_apiary() {
     k.ok(&["delete", "flunder", "rest-flunder", "-n", "default"]);
 
     // The APIServices deleted: the group leaves discovery and OpenAPI.
-    k.ok(&[
-        "delete",
-        "apiservice",
-        "v1alpha1.wardle.example.com",
-        "v1beta1.wardle.example.com",
-    ]);
+    k.ok(&["delete", "apiservice", V1ALPHA1, V1BETA1]);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let apis = k.ok(&["get", "--raw", "/apis"]);
@@ -369,5 +217,4 @@ fn wardle_registered_as_an_apiservice_is_served_through_apiary() {
     }
     let gone = k.run(&["get", "flunders", "-n", "default"]);
     assert!(!gone.success(), "{}", gone.describe());
-    drop(wardle);
 }

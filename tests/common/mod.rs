@@ -68,7 +68,8 @@ impl Server {
         s
     }
 
-    /// Starts `binary` on `data_dir` with extra environment variables.
+    /// Starts `binary` on `data_dir` with extra environment variables. It listens on a free
+    /// port unless `args` name one (`--secure-port=<port>`, as for a restart on the same port).
     pub fn start_binary_in(
         binary: &Path,
         data_dir: &Path,
@@ -76,10 +77,11 @@ impl Server {
         env: &[(&str, &str)],
     ) -> Server {
         let mut cmd = Command::new(binary);
-        cmd.arg("--data-dir")
-            .arg(data_dir)
-            .arg("--secure-port=0")
-            .args(args)
+        cmd.arg("--data-dir").arg(data_dir);
+        if !args.iter().any(|a| a.starts_with("--secure-port")) {
+            cmd.arg("--secure-port=0");
+        }
+        cmd.args(args)
             .env("RUST_LOG", "info")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())

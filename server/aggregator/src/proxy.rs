@@ -3,7 +3,10 @@
 //! that Service, with the caller's identity and address (`X-Forwarded-*`), and streams both
 //! bodies (a watch flows event by event); a protocol upgrade is relayed and its connection
 //! spliced ([`crate::upgrade`]). An APIService that is not available, or a Service that cannot
-//! be resolved or reached, answers `503` with a `Status`.
+//! be resolved or reached, answers `503` with a `Status` (`error trying to reach service:
+//! <error>` when the server could not be reached, in apimachinery's proxy's words). A server
+//! that goes away mid-response cannot be answered for any more: the response is cut short (the
+//! HTTP/1.1 connection closed, the HTTP/2 stream reset), as Go's reverse proxy aborts it.
 
 use std::sync::Arc;
 
@@ -29,6 +32,10 @@ use crate::transport::{ProxyTransport, describe_error};
 /// kube-aggregator's answer when an APIService is not available or its Service cannot be
 /// resolved.
 pub const SERVICE_UNAVAILABLE: &str = "service unavailable";
+
+/// The start of the message of a `503` when the aggregated server could not be reached
+/// (apimachinery's proxy transport), followed by the error.
+pub const ERROR_REACHING_SERVICE: &str = "error trying to reach service";
 
 /// Called with an APIService's name when a proxied call to it failed, so its availability is
 /// checked again at once.
@@ -202,10 +209,7 @@ pub(crate) async fn proxy(
             remove_cors(&mut parts.headers);
             Response::from_parts(parts, Body::new(body))
         }
-        Err(e) => failed(format!(
-            "error trying to reach service: {}",
-            describe_error(&e)
-        )),
+        Err(e) => failed(format!("{ERROR_REACHING_SERVICE}: {}", describe_error(&e))),
     }
 }
 

@@ -3,7 +3,9 @@
 //! the Service's DNS name `<name>.<namespace>.svc` (or not at all with
 //! `insecureSkipTLSVerify`), the aggregator authenticated by the front-proxy client
 //! certificate (kube-aggregator's `BuildTransportConfig`). One pooled HTTP/1.1 client per
-//! (address, Service, trust), so consecutive requests reuse their connections.
+//! (address, Service, trust), so consecutive requests reuse their connections; a connection
+//! the server closed (it went away) leaves the pool, and at most [`MAX_IDLE_PER_HOST`] idle
+//! ones are kept.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -22,6 +24,14 @@ use crate::table::ServiceTarget;
 
 /// How long connecting to an aggregated server may take (kube-aggregator's proxy dialer).
 pub const DIAL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many idle connections a client keeps to one aggregated server (client-go's
+/// `idleConnsPerHost`, which kube-aggregator's transports get): a burst of requests opens
+/// more, and those beyond it are closed once idle instead of waiting out the idle timeout.
+pub const MAX_IDLE_PER_HOST: usize = 25;
+
+/// How long an idle connection is kept (Go's `http.Transport` default `IdleConnTimeout`).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// How many clients are kept before the memo starts over.
 const MAX_CLIENTS: usize = 256;
@@ -155,7 +165,8 @@ impl ProxyTransport {
             .enable_http1()
             .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .pool_max_idle_per_host(MAX_IDLE_PER_HOST)
             .build(connector);
         let mut clients = self.clients.lock();
         if clients.len() >= MAX_CLIENTS {

@@ -214,6 +214,11 @@ async fn an_unavailable_or_unreachable_service_answers_503() {
     .await;
     assert_eq!(code, 503, "{status}");
     assert_eq!(status["reason"], "ServiceUnavailable");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("error trying to reach service: ") && message.contains("Connect"),
+        "{status}"
+    );
     assert_eq!(*failed.lock().unwrap(), [NAME.to_string()]);
 }
 
