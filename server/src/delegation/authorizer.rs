@@ -21,7 +21,7 @@ use super::kubeconfig::KubeClient;
 pub const SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
 /// The `spec` of the `SubjectAccessReview` of `attributes` (`omitempty` fields left out as Go
-/// leaves them out; the JSON text is the cache key, as in kube).
+/// leaves them out).
 pub fn review_spec(attributes: &Attributes<'_>) -> serde_json::Value {
     let mut spec = serde_json::Map::new();
     let user = &attributes.user;
@@ -57,6 +57,52 @@ pub fn review_spec(attributes: &Attributes<'_>) -> serde_json::Value {
     spec.into()
 }
 
+/// The key the answer about `attributes` is cached under: every field the review carries, each
+/// written as its length and its text, so two different reviews never share a key.
+///
+/// kube keys its cache with the review's JSON text; building that (a `serde_json::Value`, then
+/// its text) on every request, once to prefetch and once to authorize, was most of what the
+/// delegated authorizer cost an aggregated server per request with a warm cache (see
+/// BENCHMARKS.md, "API aggregation").
+pub fn cache_key(attributes: &Attributes<'_>) -> String {
+    use std::fmt::Write;
+    let mut key = String::with_capacity(160);
+    let mut put = |text: &str| {
+        let _ = write!(key, "{}:", text.len());
+        key.push_str(text);
+    };
+    if attributes.is_resource_request {
+        put("r");
+        put(&attributes.namespace);
+        put(&attributes.verb);
+        put(&attributes.api_group);
+        put(&attributes.api_version);
+        put(&attributes.resource);
+        put(&attributes.subresource);
+        put(&attributes.name);
+    } else {
+        put("n");
+        put(&attributes.path);
+        put(&attributes.verb);
+    }
+    let user = &attributes.user;
+    put(&user.name);
+    put(&user.uid);
+    put(&user.groups.len().to_string());
+    for group in &user.groups {
+        put(group);
+    }
+    put(&user.extra.len().to_string());
+    for (name, values) in &user.extra {
+        put(name);
+        put(&values.len().to_string());
+        for value in values {
+            put(value);
+        }
+    }
+    key
+}
+
 /// The whole review of `spec`.
 pub fn review(spec: &serde_json::Value) -> serde_json::Value {
     serde_json::json!({
@@ -90,6 +136,7 @@ pub struct DelegatedAuthorizer {
     decided_before: AlwaysAllowPaths,
     allowed_ttl: Duration,
     denied_ttl: Duration,
+    /// Answers by [`cache_key`].
     cache: TtlCache<String, Authorization>,
     runtime: ReviewRuntime,
 }
@@ -152,14 +199,14 @@ impl DelegatedAuthorizer {
         {
             return;
         }
-        let key = review_spec(attributes);
-        let text = key.to_string();
+        let text = cache_key(attributes);
         if self.cache.get(&text).is_some() {
             return;
         }
         let Some(runtime) = &self.runtime.0 else {
             return;
         };
+        let key = review_spec(attributes);
         let client = self.client.clone();
         let answer = runtime
             .spawn(async move {
@@ -211,12 +258,11 @@ impl DelegatedAuthorizer {
 
 impl Authorizer for DelegatedAuthorizer {
     fn authorize(&self, attributes: &Attributes<'_>) -> Authorization {
-        let key = review_spec(attributes);
-        let text = key.to_string();
+        let text = cache_key(attributes);
         if let Some(known) = self.cache.get(&text) {
             return known;
         }
-        match self.review_blocking(key) {
+        match self.review_blocking(review_spec(attributes)) {
             Ok(answer) => {
                 let verdict = decision(&answer["status"]);
                 self.remember(text, verdict.clone());
@@ -315,6 +361,53 @@ mod tests {
             serde_json::json!({"nonResourceAttributes": {"path": "/metrics", "verb": "get"}, "user": "system:anonymous"})
         );
         assert_eq!(review(&spec)["kind"], "SubjectAccessReview");
+    }
+
+    #[test]
+    fn cache_keys_tell_every_field_apart() {
+        let base = attrs(
+            &jane(),
+            http::Method::GET,
+            "/apis/wardle.example.com/v1beta1/namespaces/ns/flunders/f",
+        );
+        let key = cache_key(&base);
+        assert_eq!(key, cache_key(&base.clone()));
+        let mut variants = Vec::new();
+        let mut changed = |change: &dyn Fn(&mut Attributes<'static>)| {
+            let mut a = base.clone();
+            change(&mut a);
+            variants.push(cache_key(&a));
+        };
+        changed(&|a| a.namespace = "n".into());
+        changed(&|a| a.verb = "list".into());
+        changed(&|a| a.name = "".into());
+        changed(&|a| a.subresource = "status".into());
+        changed(&|a| a.is_resource_request = false);
+        changed(&|a| a.user.to_mut().uid = "u-2".into());
+        changed(&|a| a.user.to_mut().groups.pop().map(|_| ()).unwrap_or(()));
+        // A value moved from one field to the next is another review.
+        changed(&|a| {
+            a.namespace = "nsf".into();
+            a.name = "".into();
+        });
+        changed(&|a| {
+            a.user
+                .to_mut()
+                .extra
+                .insert("scopes".into(), vec!["a".into(), "b".into()]);
+        });
+        changed(&|a| {
+            a.user
+                .to_mut()
+                .extra
+                .insert("scopes".into(), vec!["ab".into()]);
+        });
+        for (i, v) in variants.iter().enumerate() {
+            assert_ne!(v, &key, "variant {i}");
+            for w in &variants[i + 1..] {
+                assert_ne!(v, w);
+            }
+        }
     }
 
     #[test]
