@@ -104,6 +104,18 @@ impl Keys {
         Ok(self.records().await?.into_iter().map(|(v, _)| v).collect())
     }
 
+    /// The values recorded that parse as `T`, with their owners.
+    async fn parsed_records<T: std::str::FromStr>(
+        &self,
+    ) -> Result<Vec<(T, String)>, AllocationError> {
+        Ok(self
+            .records()
+            .await?
+            .into_iter()
+            .filter_map(|(value, owner)| Some((value.parse().ok()?, owner)))
+            .collect())
+    }
+
     /// The values recorded, with their owners.
     async fn records(&self) -> Result<Vec<(String, String)>, AllocationError> {
         let response = self
@@ -263,13 +275,7 @@ impl IpAllocator {
 
     /// The addresses recorded as allocated, with the owner each record names.
     pub async fn allocated(&self) -> Result<Vec<(IpAddr, String)>, AllocationError> {
-        Ok(self
-            .keys
-            .records()
-            .await?
-            .into_iter()
-            .filter_map(|(value, owner)| Some((value.parse().ok()?, owner)))
-            .collect())
+        self.keys.parsed_records().await
     }
 
     /// Whether `ip` may be allocated from the range.
@@ -345,13 +351,7 @@ impl PortAllocator {
 
     /// The ports recorded as allocated, with the owner each record names.
     pub async fn allocated(&self) -> Result<Vec<(i32, String)>, AllocationError> {
-        Ok(self
-            .keys
-            .records()
-            .await?
-            .into_iter()
-            .filter_map(|(value, owner)| Some((value.parse().ok()?, owner)))
-            .collect())
+        self.keys.parsed_records().await
     }
 
     /// Whether `port` may be allocated from the range.
