@@ -72,13 +72,7 @@ impl RemoteClient {
                 let meta = &item["metadata"];
                 RemoteItem {
                     name: meta["name"].as_str().unwrap_or_default().to_string(),
-                    finalizers: meta["finalizers"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect(),
+                    finalizers: super::string_array(&meta["finalizers"]),
                     deleting: meta["deletionTimestamp"].is_string(),
                 }
             })

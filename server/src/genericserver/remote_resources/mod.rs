@@ -53,6 +53,7 @@
 //! ```
 
 mod client;
+
 #[cfg(test)]
 mod tests;
 
@@ -200,13 +201,7 @@ pub fn discover(snapshot: &DirectorySnapshot) -> RemoteDiscovery {
                     version: version.clone(),
                     resource: name.to_string(),
                     namespaced: resource["scope"] == "Namespaced",
-                    verbs: resource["verbs"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect(),
+                    verbs: string_array(&resource["verbs"]),
                 });
             }
         }
@@ -238,4 +233,15 @@ pub trait RemoteResources: Send + Sync {
         user: Arc<UserInfo>,
         request: http::Request<Bytes>,
     ) -> http::Response<Bytes>;
+}
+
+/// The strings of a JSON array (none when `value` is not an array; non-strings skipped).
+fn string_array(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
 }
