@@ -88,6 +88,29 @@ pub trait ObjectReader: Send + Sync {
     /// has loaded, and for a kind served from a user's storage, which has no watch cache (as
     /// [`ObjectReader::cached`]).
     fn cached_list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Box<dyn Object>>;
+
+    /// The resourceVersion of the object [`ObjectReader::cached`] returns now, without
+    /// decoding it, so that a reader of the same object on every request (the service
+    /// resolver, once per proxied request) can keep what it decoded until the object changes.
+    /// `None` when there is no such object, or when the reader cannot tell without decoding
+    /// (the default).
+    ///
+    /// ```
+    /// # use apimachinery::admission::ObjectReader;
+    /// fn changed(reader: &dyn ObjectReader, seen: u64) -> bool {
+    ///     reader.cached_resource_version("", "Service", "default", "api") != Some(seen)
+    /// }
+    /// ```
+    fn cached_resource_version(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<u64> {
+        let _ = (group, kind, namespace, name);
+        None
+    }
 }
 
 /// The new object of an operation, as a plugin sees it: changeable by mutating plugins,

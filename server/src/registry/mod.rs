@@ -448,6 +448,24 @@ impl apimachinery::admission::ObjectReader for CachedObjects {
         store.decode(&stored).ok()
     }
 
+    fn cached_resource_version(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<u64> {
+        let kind = self.scheme.by_kind(group, kind)?;
+        if self.registry.custom_store(kind).is_some() {
+            return None;
+        }
+        let store = self.registry.store(kind).ok()?;
+        let version = store
+            .cacher()?
+            .cached_resource_version(&store.key(namespace, name).ok()?)?;
+        u64::try_from(version).ok()
+    }
+
     fn cached_list(
         &self,
         group: &str,

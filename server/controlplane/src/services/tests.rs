@@ -270,3 +270,76 @@ fn the_kubernetes_service_is_the_server_itself() {
         "only port 443 is the loopback"
     );
 }
+
+/// One Service, replaceable, read as the watch cache is: counts the reads that decode it.
+#[derive(Default)]
+struct ChangingService {
+    service: parking_lot::Mutex<Option<kubernetes_api::core::v1::Service>>,
+    decodes: std::sync::atomic::AtomicUsize,
+}
+
+impl ChangingService {
+    fn set(&self, version: &str, external_name: &str) {
+        let svc = serde_json::from_value(json!({
+            "metadata": {"name": "api", "namespace": "ns", "resourceVersion": version},
+            "spec": {"type": "ExternalName", "externalName": external_name}}))
+        .unwrap();
+        *self.service.lock() = Some(svc);
+    }
+}
+
+impl ObjectReader for ChangingService {
+    fn resolve(
+        &self,
+        _: &str,
+        _: &str,
+        _: &str,
+    ) -> Option<&'static apimachinery::resource::ResourceInfo> {
+        None
+    }
+    fn cached(&self, _: &str, _: &str, _: &str, _: &str) -> Option<Box<dyn Object>> {
+        self.decodes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.service
+            .lock()
+            .clone()
+            .map(|s| Box::new(s) as Box<dyn Object>)
+    }
+    fn cached_list(&self, _: &str, _: &str, _: &str) -> Vec<Box<dyn Object>> {
+        Vec::new()
+    }
+    fn cached_resource_version(&self, _: &str, _: &str, _: &str, _: &str) -> Option<u64> {
+        let svc = self.service.lock();
+        svc.as_ref()?
+            .metadata
+            .resource_version
+            .as_deref()?
+            .parse()
+            .ok()
+    }
+}
+
+#[test]
+fn a_service_is_decoded_again_only_when_it_changes() {
+    let objects = Arc::new(ChangingService::default());
+    let r = ClusterServiceResolver::new(objects.clone(), false, None);
+    let decodes = || objects.decodes.load(std::sync::atomic::Ordering::SeqCst);
+    let resolve = || r.resolve("ns", "api", 443).map(|u| u.to_string());
+    assert_eq!(resolve(), Err(r#"service "api" not found"#.to_string()));
+    objects.set("5", "a.example.com");
+    let before = decodes();
+    for _ in 0..3 {
+        assert_eq!(resolve(), Ok("https://a.example.com/".to_string()));
+    }
+    assert_eq!(decodes(), before + 1, "decoded once for three requests");
+    objects.set("9", "b.example.com");
+    assert_eq!(resolve(), Ok("https://b.example.com/".to_string()));
+    assert_eq!(resolve(), Ok("https://b.example.com/".to_string()));
+    assert_eq!(decodes(), before + 2, "decoded again once it changed");
+    *objects.service.lock() = None;
+    assert_eq!(
+        resolve(),
+        Err(r#"service "api" not found"#.to_string()),
+        "a deleted Service is not served from the memo"
+    );
+}

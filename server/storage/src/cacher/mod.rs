@@ -352,6 +352,17 @@ impl Cacher {
             .map(|o| o.object.clone())
     }
 
+    /// The resourceVersion of the object at `key` as the cache holds it now (what
+    /// [`Cacher::cached_object`] would return, without copying it).
+    pub fn cached_resource_version(&self, key: &str) -> Option<Revision> {
+        self.shared
+            .state
+            .read()
+            .objects
+            .get(key)
+            .map(|o| o.object.resource_version)
+    }
+
     /// Every object whose key starts with `prefix` as the cache holds it now, in key order,
     /// without waiting for the cache to catch up; empty before the initial list is loaded.
     pub fn cached_objects(&self, prefix: &str) -> Vec<StoredObject> {
