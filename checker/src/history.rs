@@ -217,6 +217,11 @@ pub struct WatchRecord {
     pub refused: Option<u16>,
     /// The events in the order delivered.
     pub events: Vec<WatchEvent>,
+    /// Whether the recorder stopped reading while the stream was still open (the run stopped,
+    /// or its read time passed): the events are then what arrived until then, and a watch
+    /// from the current state may have been cut before its initial ADDED events were all
+    /// delivered (under load the server may not have sent any yet).
+    pub cut: bool,
 }
 
 /// A whole recorded run: every client operation and every watch.

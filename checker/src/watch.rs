@@ -145,6 +145,22 @@ fn check_watch(
             }
             changes(history, timeline, w, events, end + 1, r0)
         }
+        WatchStart::Unset | WatchStart::Zero
+            if w.cut
+                && events.iter().all(|e| {
+                    matches!(
+                        e,
+                        WatchEvent::Change {
+                            kind: ChangeKind::Added,
+                            ..
+                        }
+                    )
+                }) =>
+        {
+            // Cut before any change after the snapshot arrived: the snapshot may be
+            // incomplete, so each of its events must only show a committed state.
+            initial_states(timeline, w, events)
+        }
         WatchStart::Unset | WatchStart::Zero => {
             let lower = if w.start == WatchStart::Unset {
                 lower_bound()

@@ -574,6 +574,7 @@ async fn watch_once(
         bookmarks,
         refused: None,
         events: Vec::new(),
+        cut: false,
     };
     let sent = tokio::time::timeout(REQUEST_TIMEOUT, endpoint.client.get(&url).send()).await;
     let Ok(Ok(mut response)) = sent else {
@@ -594,8 +595,14 @@ async fn watch_once(
     loop {
         let chunk = tokio::select! {
             chunk = response.chunk() => chunk,
-            _ = tokio::time::sleep_until(deadline) => break,
-            _ = stop.wait_for(|stopped| *stopped) => break,
+            _ = tokio::time::sleep_until(deadline) => {
+                record.cut = true;
+                break;
+            }
+            _ = stop.wait_for(|stopped| *stopped) => {
+                record.cut = true;
+                break;
+            }
         };
         let Ok(Some(chunk)) = chunk else {
             break;

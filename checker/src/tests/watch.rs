@@ -28,6 +28,7 @@ fn watch(start: WatchStart, opened: u64, events: Vec<WatchEvent>) -> WatchRecord
         bookmarks: true,
         refused: None,
         events,
+        cut: false,
     }
 }
 
@@ -148,6 +149,37 @@ fn a_deleted_event_shows_the_value_before_the_delete() {
     rejected(
         &watched(vec![watch(WatchStart::From(0), 0, events)]),
         "does not show its commit",
+    );
+}
+
+#[test]
+fn a_watch_cut_by_the_recorder_may_end_inside_its_snapshot() {
+    use ChangeKind::*;
+    let cut = |events: Vec<WatchEvent>| {
+        let mut w = watch(WatchStart::Unset, 6, events);
+        w.cut = true;
+        w
+    };
+    // Cut before the server sent anything, or after part of the snapshot at 3.
+    accepted(&watched(vec![cut(Vec::new())]));
+    accepted(&watched(vec![cut(vec![change(Added, "ns/b", 2, "b1")])]));
+    // The same watch ended by the server is held to the whole snapshot.
+    rejected(
+        &watched(vec![watch(WatchStart::Unset, 6, Vec::new())]),
+        "not the snapshot",
+    );
+    // What did arrive must still be states the keys held.
+    rejected(
+        &watched(vec![cut(vec![change(Added, "ns/b", 2, "b9")])]),
+        "no key under the prefix held",
+    );
+    // Once a change after the snapshot arrived, the snapshot was whole.
+    rejected(
+        &watched(vec![cut(vec![
+            change(Added, "ns/b", 2, "b1"),
+            change(Modified, "ns/b", 4, "b2"),
+        ])]),
+        "not the snapshot",
     );
 }
 
@@ -498,6 +530,7 @@ fn simulate(seed: u64, clients: usize, keys: usize, n: usize, lost_one_in: u64) 
             }
             with_bookmarks
         },
+        cut: false,
     }];
     if let Some((opened, mut snapshot, from)) = second {
         snapshot.extend(
@@ -515,6 +548,7 @@ fn simulate(seed: u64, clients: usize, keys: usize, n: usize, lost_one_in: u64) 
             bookmarks: false,
             refused: None,
             events: snapshot,
+            cut: false,
         });
     }
     History {
