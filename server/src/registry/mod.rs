@@ -417,6 +417,16 @@ impl CachedObjects {
     pub fn new(registry: Arc<Registry>, scheme: Arc<apimachinery::Scheme>) -> Self {
         Self { registry, scheme }
     }
+
+    /// The store of `kind` in `group` when it has a watch cache to read (a kind in a user's
+    /// storage has none).
+    fn cached_store(&self, group: &str, kind: &str) -> Option<Arc<Store>> {
+        let kind = self.scheme.by_kind(group, kind)?;
+        if self.registry.custom_store(kind).is_some() {
+            return None;
+        }
+        self.registry.store(kind).ok()
+    }
 }
 
 impl apimachinery::admission::ObjectReader for CachedObjects {
@@ -436,12 +446,7 @@ impl apimachinery::admission::ObjectReader for CachedObjects {
         namespace: &str,
         name: &str,
     ) -> Option<Box<dyn apimachinery::runtime::Object>> {
-        let kind = self.scheme.by_kind(group, kind)?;
-        // A kind in a user's storage has no watch cache to read.
-        if self.registry.custom_store(kind).is_some() {
-            return None;
-        }
-        let store = self.registry.store(kind).ok()?;
+        let store = self.cached_store(group, kind)?;
         let stored = store
             .cacher()?
             .cached_object(&store.key(namespace, name).ok()?)?;
@@ -455,11 +460,7 @@ impl apimachinery::admission::ObjectReader for CachedObjects {
         namespace: &str,
         name: &str,
     ) -> Option<u64> {
-        let kind = self.scheme.by_kind(group, kind)?;
-        if self.registry.custom_store(kind).is_some() {
-            return None;
-        }
-        let store = self.registry.store(kind).ok()?;
+        let store = self.cached_store(group, kind)?;
         let version = store
             .cacher()?
             .cached_resource_version(&store.key(namespace, name).ok()?)?;
@@ -472,14 +473,7 @@ impl apimachinery::admission::ObjectReader for CachedObjects {
         kind: &str,
         namespace: &str,
     ) -> Vec<Box<dyn apimachinery::runtime::Object>> {
-        let Some(kind) = self.scheme.by_kind(group, kind) else {
-            return Vec::new();
-        };
-        // A kind in a user's storage has no watch cache to read.
-        if self.registry.custom_store(kind).is_some() {
-            return Vec::new();
-        }
-        let Ok(store) = self.registry.store(kind) else {
+        let Some(store) = self.cached_store(group, kind) else {
             return Vec::new();
         };
         let (Some(cacher), Ok(prefix)) = (store.cacher(), store.collection_key(namespace)) else {
