@@ -304,7 +304,7 @@ fn an_aggregated_server_killed_under_load() {
     );
 
     // Hygiene: with the load stopped, the aggregator keeps no more idle connections to wardle
-    // than client-go's transports (25 per host) and merged discovery's client (one), and its
+    // than its pool's bound and merged discovery's client (one), and its
     // file descriptors come back to where they were.
     let mut idle = Vec::new();
     wait_until(

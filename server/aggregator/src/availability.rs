@@ -386,7 +386,7 @@ mod tests {
             namespace: "wardle".into(),
             name: "api".into(),
             port: 443,
-            ca_bundle: Vec::new(),
+            ca_bundle: Arc::from(Vec::new()),
             insecure_skip_tls_verify: true,
         }
     }

@@ -20,8 +20,9 @@ pub struct ServiceTarget {
     pub name: String,
     /// The Service's port (443 unless the APIService names another).
     pub port: i32,
-    /// The PEM bundle the serving certificate is verified against (empty: the system roots).
-    pub ca_bundle: Vec<u8>,
+    /// The PEM bundle the serving certificate is verified against (empty: the system roots);
+    /// shared, as the proxy reads the entry on every request.
+    pub ca_bundle: Arc<[u8]>,
     /// Whether the serving certificate is not verified at all.
     pub insecure_skip_tls_verify: bool,
 }
@@ -65,8 +66,8 @@ impl ApiServiceEntry {
                 ca_bundle: spec
                     .ca_bundle
                     .as_ref()
-                    .map(|b| b.0.to_vec())
-                    .unwrap_or_default(),
+                    .map(|b| Arc::from(b.0.as_slice()))
+                    .unwrap_or_else(|| Arc::from(Vec::new())),
                 insecure_skip_tls_verify: spec.insecure_skip_tls_verify.unwrap_or(false),
             }),
             group_priority_minimum: spec.group_priority_minimum,

@@ -76,7 +76,7 @@ fn entry(backend: &Backend, available: bool) -> ApiServiceEntry {
             namespace: "wardle".into(),
             name: "api".into(),
             port: 443,
-            ca_bundle: backend.ca_pem.clone().into_bytes(),
+            ca_bundle: backend.ca_pem.clone().into_bytes().into(),
             insecure_skip_tls_verify: false,
         }),
         group_priority_minimum: 2000,
