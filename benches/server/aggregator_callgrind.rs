@@ -8,6 +8,15 @@
 //! the requests. Rows: a GET of one flunder and a flunder create through the aggregator, and
 //! for scale a GET and a create of a ConfigMap main serves itself. With
 //! `APIARY_BENCH_CALLGRIND_KEEP=<dir>` the callgrind files are kept in `<dir>/<row>/`.
+//!
+//! With `APIARY_BENCH_CALLGRIND_SIDE=wardle` it is wardle's instructions that are counted
+//! instead: the aggregated wardle and the standalone one (its own RBAC) both run under
+//! callgrind, main natively, and the rows are GETs of one flunder by `jane` (whom an
+//! authorizer must allow) and by each wardle's `system:masters` admin (allowed before any
+//! authorizer is asked), straight to each wardle, and by main's admin and by `jane` through the
+//! aggregator. The difference of the `jane` and admin rows of one wardle is what its authorizer
+//! costs: the delegated one with a warm cache (answers kept 10 s, so about one review per 10 s
+//! of the row is sent) against local RBAC.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,8 +26,9 @@ use anyhow::{Context, bail};
 use bytes::Bytes;
 use http::{Method, StatusCode};
 
-use crate::aggregator_setup::{self, FLUNDERS, MainRun, flunder};
-use crate::client::{Conn, Endpoint};
+use crate::aggregator_setup::{self, FLUNDERS, MainRun, flunder, jane_at_wardle, wait_allowed};
+use crate::client::{Conn, Endpoint, Proto};
+use crate::rbac_case::user_credentials;
 
 /// Makes the `n`th request of a row.
 type Make<'a> = Box<dyn Fn(u64) -> http::Request<http_body_util::Full<Bytes>> + 'a>;
@@ -97,6 +107,46 @@ async fn send(
     Ok(())
 }
 
+/// Counts the instructions of process `pid` (under callgrind, writing into `dir`) over
+/// `requests` requests `make(n)` sent on `conn` after [`WARMUP`] uncounted ones, each answered
+/// `want`; the row's files are moved into `dir/<key>`.
+#[allow(clippy::too_many_arguments)]
+async fn count(
+    conn: &mut Conn,
+    pid: u32,
+    dir: &Path,
+    key: &str,
+    label: &'static str,
+    requests: u64,
+    want: StatusCode,
+    make: &dyn Fn(u64) -> http::Request<http_body_util::Full<Bytes>>,
+) -> anyhow::Result<CountRow> {
+    eprintln!("aggregator callgrind: {label}");
+    send(conn, WARMUP, 0, want, make).await?;
+    callgrind_control(&["-z"], pid)?;
+    callgrind_control(&["-i", "on"], pid)?;
+    send(conn, requests, WARMUP, want, make).await?;
+    callgrind_control(&["-i", "off"], pid)?;
+    callgrind_control(&["-d"], pid)?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let total = collect(dir, key)?;
+    Ok(CountRow {
+        label,
+        requests,
+        per_request: total / requests.max(1),
+    })
+}
+
+/// Which process the count is of (`APIARY_BENCH_CALLGRIND_SIDE`: `main`, the default, or
+/// `wardle`).
+fn wardle_side() -> anyhow::Result<bool> {
+    match std::env::var("APIARY_BENCH_CALLGRIND_SIDE").as_deref() {
+        Err(_) | Ok("main") => Ok(false),
+        Ok("wardle") => Ok(true),
+        Ok(other) => bail!("APIARY_BENCH_CALLGRIND_SIDE={other}: expected main or wardle"),
+    }
+}
+
 /// Runs the count in `tmp`.
 pub async fn run(tmp: &Path) -> anyhow::Result<Vec<CountRow>> {
     let requests: u64 = std::env::var("APIARY_BENCH_CALLGRIND_REQUESTS")
@@ -105,6 +155,9 @@ pub async fn run(tmp: &Path) -> anyhow::Result<Vec<CountRow>> {
         .unwrap_or(1_000);
     let out: PathBuf = std::env::var_os("APIARY_BENCH_CALLGRIND_KEEP")
         .map_or_else(|| tmp.join("callgrind"), PathBuf::from);
+    if wardle_side()? {
+        return run_wardle(tmp, &out, requests).await;
+    }
     let wardle_bin = aggregator_setup::wardle_binary()?;
     let agg = aggregator_setup::start(tmp, &wardle_bin, &MainRun::Callgrind(out.clone())).await?;
     let (main, wardle) = (&agg.main_admin, &agg.wardle_admin);
@@ -155,20 +208,18 @@ pub async fn run(tmp: &Path) -> anyhow::Result<Vec<CountRow>> {
     let pid = agg.main.pid();
     let mut counted = Vec::new();
     for (i, (label, want, make)) in rows.iter().enumerate() {
-        eprintln!("aggregator callgrind: {label}");
-        send(&mut conn, WARMUP, 0, *want, make.as_ref()).await?;
-        callgrind_control(&["-z"], pid)?;
-        callgrind_control(&["-i", "on"], pid)?;
-        send(&mut conn, requests, WARMUP, *want, make.as_ref()).await?;
-        callgrind_control(&["-i", "off"], pid)?;
-        callgrind_control(&["-d"], pid)?;
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let total = collect(&out, &format!("row{i}"))?;
-        counted.push(CountRow {
+        let key = format!("row{i}");
+        let row = count(
+            &mut conn,
+            pid,
+            &out,
+            &key,
             label,
             requests,
-            per_request: total / requests.max(1),
-        });
+            *want,
+            make.as_ref(),
+        );
+        counted.push(row.await?);
     }
     drop(conn);
     agg.wardle.terminate(Duration::from_secs(30))?;
@@ -176,9 +227,120 @@ pub async fn run(tmp: &Path) -> anyhow::Result<Vec<CountRow>> {
     Ok(counted)
 }
 
+/// A script running the wardle binary `bin` under callgrind (instrumentation off until the
+/// bench turns it on), its files written into `dir`; `exec` keeps the process id, so
+/// `callgrind_control` reaches it by the id the bench started.
+fn under_callgrind(bin: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    let script = dir.join("wardle-under-callgrind.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
+             --callgrind-out-file='{}' '{}' \"$@\"\n",
+            dir.join("cg.out").display(),
+            bin.display()
+        ),
+    )?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    Ok(script)
+}
+
+/// wardle's instructions per GET under delegated and local authorization (see the module).
+async fn run_wardle(tmp: &Path, out: &Path, requests: u64) -> anyhow::Result<Vec<CountRow>> {
+    let wardle_bin = aggregator_setup::wardle_binary()?;
+    let (aggregated_dir, standalone_dir) = (out.join("aggregated"), out.join("standalone"));
+    let aggregated_bin = under_callgrind(&wardle_bin, &aggregated_dir)?;
+    let standalone_bin = under_callgrind(&wardle_bin, &standalone_dir)?;
+    let agg = aggregator_setup::start(tmp, &aggregated_bin, &MainRun::Native).await?;
+    let (standalone, local_admin, local_jane) =
+        aggregator_setup::start_standalone(tmp, &standalone_bin).await?;
+    for ep in [&agg.wardle_admin, &local_admin] {
+        let mut conn = ep.connect().await?;
+        let req = ep.request(Method::POST, FLUNDERS, flunder("target"));
+        conn.expect(req, StatusCode::CREATED).await?;
+    }
+    let delegated_jane = jane_at_wardle(&agg)?;
+    let proxied_jane = Endpoint::new(
+        agg.main_creds.addr()?,
+        Proto::H1,
+        &user_credentials(&agg.main_dir, &agg.main_creds, aggregator_setup::USER)?,
+    )?;
+    let get = format!("{FLUNDERS}/target");
+    for ep in [&delegated_jane, &local_jane, &proxied_jane] {
+        wait_allowed(ep, &get).await?;
+    }
+    let (aggregated, local) = (agg.wardle.pid(), standalone.pid());
+    let rows: [(&'static str, &Endpoint, u32, &Path); 6] = [
+        (
+            "GET by jane straight to the aggregated wardle (delegated authorization, warm cache)",
+            &delegated_jane,
+            aggregated,
+            &aggregated_dir,
+        ),
+        (
+            "GET by the aggregated wardle's admin (system:masters, no authorizer asked)",
+            &agg.wardle_admin,
+            aggregated,
+            &aggregated_dir,
+        ),
+        (
+            "GET by jane at the standalone wardle (local RBAC)",
+            &local_jane,
+            local,
+            &standalone_dir,
+        ),
+        (
+            "GET by the standalone wardle's admin (system:masters, no authorizer asked)",
+            &local_admin,
+            local,
+            &standalone_dir,
+        ),
+        (
+            "GET by main's admin through the aggregator (wardle's share)",
+            &agg.main_admin,
+            aggregated,
+            &aggregated_dir,
+        ),
+        (
+            "GET by jane through the aggregator (wardle's share: delegated authorization)",
+            &proxied_jane,
+            aggregated,
+            &aggregated_dir,
+        ),
+    ];
+    let mut counted = Vec::new();
+    for (i, (label, ep, pid, dir)) in rows.into_iter().enumerate() {
+        let mut conn = ep.connect().await?;
+        let make = gets(ep, get.clone());
+        let key = format!("row{i}");
+        let row = count(
+            &mut conn,
+            pid,
+            dir,
+            &key,
+            label,
+            requests,
+            StatusCode::OK,
+            &make,
+        );
+        counted.push(row.await?);
+    }
+    standalone.terminate(Duration::from_secs(120))?;
+    agg.wardle.terminate(Duration::from_secs(120))?;
+    agg.main.terminate(Duration::from_secs(30))?;
+    Ok(counted)
+}
+
 /// Prints the counts.
 pub fn print(rows: &[CountRow]) {
-    println!("\n## Instructions of main (every thread) per request, callgrind\n");
+    let side = if wardle_side().unwrap_or(false) {
+        "wardle"
+    } else {
+        "main"
+    };
+    println!("\n## Instructions of {side} (every thread) per request, callgrind\n");
     println!("| request | requests counted | instructions per request |");
     println!("|---|---:|---:|");
     for row in rows {

@@ -21,13 +21,19 @@
 //! (default: `examples/wardle` built with `cargo build --release`);
 //! `APIARY_BENCH_AGG_WATCHERS` (default 10 each way) and `APIARY_BENCH_AGG_WATCH_RATE`
 //! (creates per second, default 200) change the watch load.
+//!
+//! With `APIARY_BENCH_AGG_PIN=1` the processes are pinned (`taskset`): main alone on CPU 0,
+//! both wardles and the load generator (this process) on CPU 1. The aggregator then has a core
+//! of its own, as where kube runs it (kube-apiserver on the control plane, aggregated servers
+//! in pods on the nodes), and wardle and its clients get the same single core whether the
+//! requests go straight or through the aggregator.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use bytes::Bytes;
 use http::{Method, StatusCode};
 
@@ -53,6 +59,24 @@ const WARMUP: Duration = Duration::from_secs(1);
 const DRAIN: Duration = Duration::from_secs(20);
 /// The name of the flunder the GETs read.
 const TARGET: &str = "target";
+
+/// Whether `APIARY_BENCH_AGG_PIN=1` asks for pinned processes (see the module).
+fn pinned() -> bool {
+    std::env::var_os("APIARY_BENCH_AGG_PIN").is_some_and(|v| v == "1")
+}
+
+/// Runs every thread of process `pid` (and the threads it starts later) on CPU `cpu` only.
+fn pin(pid: u32, cpu: usize) -> anyhow::Result<()> {
+    let status = std::process::Command::new("taskset")
+        .args(["-a", "-p", "-c", &cpu.to_string(), &pid.to_string()])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("running taskset")?;
+    if !status.success() {
+        bail!("taskset -a -p -c {cpu} {pid} failed");
+    }
+    Ok(())
+}
 
 /// One connection count: the same requests straight to wardle and through the aggregator.
 pub struct PairRow {
@@ -110,6 +134,8 @@ pub struct Aggregated {
     pub watch: WatchLags,
     /// The authorization comparison.
     pub authz: Vec<AuthzRow>,
+    /// Whether main had CPU 0 to itself and everything else ran on CPU 1.
+    pub pinned: bool,
 }
 
 fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -132,6 +158,13 @@ async fn target(ep: &Endpoint) -> anyhow::Result<Bytes> {
 pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Aggregated> {
     let wardle_bin = aggregator_setup::wardle_binary()?;
     let agg = aggregator_setup::start(tmp, &wardle_bin, &MainRun::Native).await?;
+    let pinned = pinned();
+    if pinned {
+        pin(agg.main.pid(), 0)?;
+        pin(agg.wardle.pid(), 1)?;
+        pin(std::process::id(), 1)?;
+        eprintln!("aggregator case: main on CPU 0; wardle and the load generator on CPU 1");
+    }
     let body = target(&agg.wardle_admin).await?;
     let get_path = format!("{FLUNDERS}/{TARGET}");
     let pids = [agg.main.pid(), agg.wardle.pid()];
@@ -175,6 +208,7 @@ pub async fn run(tmp: &Path, case: Duration) -> anyhow::Result<Aggregated> {
         creates,
         watch,
         authz,
+        pinned,
     })
 }
 
@@ -302,6 +336,9 @@ async fn authorization(
     )?;
     let (standalone, local_admin, local_jane) =
         aggregator_setup::start_standalone(tmp, wardle_bin).await?;
+    if pinned() {
+        pin(standalone.pid(), 1)?;
+    }
     let local_body = target(&local_admin).await?;
     let mut conn = agg.wardle_admin.connect().await?;
     let body = conn
@@ -378,6 +415,12 @@ pub fn print(r: &Aggregated) {
          (2 of 2: CPU-bound).\n",
         r.get_bytes
     );
+    if r.pinned {
+        println!(
+            "Pinned (`APIARY_BENCH_AGG_PIN=1`): main alone on CPU 0; wardle and the load \
+             generator on CPU 1, straight or proxied.\n"
+        );
+    }
     println!(
         "| request | connections | direct /s | proxied /s | proxied / direct (≥ 0.8×) | direct CPU: wardle (main) | proxied CPU: main + wardle = sum | client CPU direct / proxied | cores direct / proxied | p50 ms direct / proxied |"
     );
