@@ -58,9 +58,10 @@ impl Loopback {
 /// and Endpoints (see the module documentation).
 ///
 /// The Services it reads are kept decoded until their resourceVersion changes, as
-/// kube-aggregator reads them from its informer: the aggregator resolves an APIService's
-/// Service on every proxied request, and decoding it from the watch cache each time cost about
-/// 9 % of main's instructions per proxied GET (BENCHMARKS.md, "API aggregation").
+/// kube-aggregator reads them from its informer, with the address each port resolved to
+/// without endpoint routing: the aggregator resolves an APIService's Service on every proxied
+/// request, and decoding it from the watch cache each time cost about 9 % of main's
+/// instructions per proxied GET, building its URL 3 % more (BENCHMARKS.md, "API aggregation").
 pub struct ClusterServiceResolver {
     objects: Arc<dyn ObjectReader>,
     aggregator_routing: bool,
@@ -71,8 +72,17 @@ pub struct ClusterServiceResolver {
 /// Services decoded by the resolver, by namespace and name, with their resourceVersions.
 #[derive(Default)]
 struct DecodedServices {
-    by_namespace: HashMap<String, HashMap<String, (u64, Arc<Service>)>>,
+    by_namespace: HashMap<String, HashMap<String, Decoded>>,
     len: usize,
+}
+
+/// One decoded Service and what it resolved to.
+struct Decoded {
+    version: u64,
+    service: Arc<Service>,
+    /// The addresses `resolve_cluster` gave for it, by port: they depend on nothing else, and
+    /// building the URL (`Url::parse`) was half of what a resolution cost.
+    cluster_urls: Vec<(i32, reqwest::Url)>,
 }
 
 impl DecodedServices {
@@ -80,22 +90,65 @@ impl DecodedServices {
     /// past it the memo starts again, empty.
     const MAX: usize = 1024;
 
+    fn decoded(&self, namespace: &str, name: &str, version: u64) -> Option<&Decoded> {
+        let decoded = self.by_namespace.get(namespace)?.get(name)?;
+        (decoded.version == version).then_some(decoded)
+    }
+
     fn get(&self, namespace: &str, name: &str, version: u64) -> Option<Arc<Service>> {
-        let (seen, svc) = self.by_namespace.get(namespace)?.get(name)?;
-        (*seen == version).then(|| Arc::clone(svc))
+        self.decoded(namespace, name, version)
+            .map(|d| Arc::clone(&d.service))
+    }
+
+    fn cluster_url(
+        &self,
+        namespace: &str,
+        name: &str,
+        version: u64,
+        port: i32,
+    ) -> Option<reqwest::Url> {
+        let decoded = self.decoded(namespace, name, version)?;
+        decoded
+            .cluster_urls
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|(_, url)| url.clone())
     }
 
     fn insert(&mut self, namespace: &str, name: &str, version: u64, svc: Arc<Service>) {
         if self.len >= Self::MAX {
             *self = Self::default();
         }
+        let decoded = Decoded {
+            version,
+            service: svc,
+            cluster_urls: Vec::new(),
+        };
         let replaced = self
             .by_namespace
             .entry(namespace.to_string())
             .or_default()
-            .insert(name.to_string(), (version, svc));
+            .insert(name.to_string(), decoded);
         if replaced.is_none() {
             self.len += 1;
+        }
+    }
+
+    /// Keeps what `svc` (kept before) resolved to at `port`.
+    fn remember_cluster_url(&mut self, svc: &Arc<Service>, port: i32, url: &reqwest::Url) {
+        let (Some(namespace), Some(name)) = (&svc.metadata.namespace, &svc.metadata.name) else {
+            return;
+        };
+        let Some(decoded) = self
+            .by_namespace
+            .get_mut(namespace)
+            .and_then(|m| m.get_mut(name))
+            .filter(|d| Arc::ptr_eq(&d.service, svc))
+        else {
+            return;
+        };
+        if decoded.cluster_urls.len() < 8 && !decoded.cluster_urls.iter().any(|(p, _)| *p == port) {
+            decoded.cluster_urls.push((port, url.clone()));
         }
     }
 }
@@ -317,11 +370,21 @@ impl ServiceResolver for ClusterServiceResolver {
         {
             return Ok(url);
         }
-        let svc = self.service(namespace, name)?;
         if self.aggregator_routing {
-            self.resolve_endpoint(&svc, port)
-        } else {
-            Self::resolve_cluster(&svc, port)
+            let svc = self.service(namespace, name)?;
+            return self.resolve_endpoint(&svc, port);
         }
+        let version = self
+            .objects
+            .cached_resource_version("", "Service", namespace, name);
+        if let Some(url) =
+            version.and_then(|v| self.services.lock().cluster_url(namespace, name, v, port))
+        {
+            return Ok(url);
+        }
+        let svc = self.service(namespace, name)?;
+        let url = Self::resolve_cluster(&svc, port)?;
+        self.services.lock().remember_cluster_url(&svc, port, &url);
+        Ok(url)
     }
 }

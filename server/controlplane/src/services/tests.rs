@@ -332,6 +332,12 @@ fn a_service_is_decoded_again_only_when_it_changes() {
         assert_eq!(resolve(), Ok("https://a.example.com/".to_string()));
     }
     assert_eq!(decodes(), before + 1, "decoded once for three requests");
+    // Each port keeps its own address.
+    let at = |port| r.resolve("ns", "api", port).map(|u| u.to_string());
+    assert_eq!(at(8443), Ok("https://a.example.com:8443/".to_string()));
+    assert_eq!(at(443), Ok("https://a.example.com/".to_string()));
+    assert_eq!(at(8443), Ok("https://a.example.com:8443/".to_string()));
+    assert_eq!(decodes(), before + 1, "the other port decoded nothing");
     objects.set("9", "b.example.com");
     assert_eq!(resolve(), Ok("https://b.example.com/".to_string()));
     assert_eq!(resolve(), Ok("https://b.example.com/".to_string()));
