@@ -19,15 +19,15 @@
 //! of the row is sent) against local RBAC.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 
 use crate::aggregator_setup::{self, FLUNDERS, MainRun, flunder, jane_at_wardle, wait_allowed};
 use crate::client::{Conn, Endpoint, Proto};
+use crate::process::run_tool;
 use crate::rbac_case::user_credentials;
 
 /// Makes the `n`th request of a row.
@@ -53,16 +53,9 @@ pub struct CountRow {
 }
 
 fn callgrind_control(args: &[&str], pid: u32) -> anyhow::Result<()> {
-    let status = Command::new("callgrind_control")
-        .args(args)
-        .arg(pid.to_string())
-        .stdout(std::process::Stdio::null())
-        .status()
-        .context("running callgrind_control")?;
-    if !status.success() {
-        bail!("callgrind_control {args:?} {pid} failed");
-    }
-    Ok(())
+    let pid = pid.to_string();
+    let args: Vec<&str> = args.iter().copied().chain([pid.as_str()]).collect();
+    run_tool("callgrind_control", &args)
 }
 
 /// The `totals:` of every callgrind dump file (`cg.out.*`) in `dir`, moved into `dir/<label>`.

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 
@@ -42,7 +42,7 @@ use crate::aggregator_setup::{
 };
 use crate::client::{Endpoint, Proto};
 use crate::load::{Limit, Outcome, quantile};
-use crate::process::{Process, cpu_time};
+use crate::process::{Process, cpu_time, run_tool};
 use crate::rbac_case::user_credentials;
 use crate::watch_case::{self, Creator, Tally, WatchShared, create_at_rate, since};
 use crate::workload::{CONNECTIONS, http_gets_of, http_posts};
@@ -67,15 +67,8 @@ fn pinned() -> bool {
 
 /// Runs every thread of process `pid` (and the threads it starts later) on CPU `cpu` only.
 fn pin(pid: u32, cpu: usize) -> anyhow::Result<()> {
-    let status = std::process::Command::new("taskset")
-        .args(["-a", "-p", "-c", &cpu.to_string(), &pid.to_string()])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .context("running taskset")?;
-    if !status.success() {
-        bail!("taskset -a -p -c {cpu} {pid} failed");
-    }
-    Ok(())
+    let (cpu, pid) = (cpu.to_string(), pid.to_string());
+    run_tool("taskset", &["-a", "-p", "-c", &cpu, &pid])
 }
 
 /// One connection count: the same requests straight to wardle and through the aggregator.

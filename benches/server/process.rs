@@ -198,3 +198,17 @@ pub fn start_baseline(
         .with_context(|| format!("baseline printed {:?}, not a port", process.first_line))?;
     Ok((process, port))
 }
+
+/// Runs the tool `program` with `args`, its standard output discarded, and fails unless it
+/// exits successfully (`callgrind_control`, `taskset`).
+pub fn run_tool(program: &str, args: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .with_context(|| format!("running {program}"))?;
+    if !status.success() {
+        bail!("{program} {} failed", args.join(" "));
+    }
+    Ok(())
+}

@@ -6,8 +6,8 @@
 //!
 //! Every rewrite is one pass over the header names, compared with names known at build time:
 //! removing each of a dozen fixed names one by one (`HeaderMap::remove(&str)` parses and hashes
-//! the name every time) cost main about 20,000 instructions per proxied request, one seventh
-//! of all it spent on a proxied GET (BENCHMARKS.md, "API aggregation").
+//! the name every time) cost main about 15,000 instructions per proxied request, a tenth of
+//! all it spent on a proxied GET (BENCHMARKS.md, "API aggregation").
 
 use std::net::IpAddr;
 
