@@ -22,6 +22,11 @@ use serde_json::{Value, json};
 
 use super::Server;
 
+pub mod report;
+mod watch;
+
+use report::Counts;
+
 /// How long one request may take before it is recorded as unanswered.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -499,202 +504,6 @@ async fn run_client(shared: Arc<Shared>, client: usize, mut rng: Rng) {
     }
 }
 
-/// The query of a watch starting at `start`.
-fn watch_query(start: &WatchStart, bookmarks: bool, seconds: u64) -> String {
-    let mut query = format!("watch=true&timeoutSeconds={seconds}");
-    match start {
-        WatchStart::Unset => {}
-        WatchStart::Zero => query.push_str("&resourceVersion=0"),
-        WatchStart::From(rv) => query.push_str(&format!("&resourceVersion={rv}")),
-        WatchStart::InitialEvents(rv) => {
-            query.push_str("&sendInitialEvents=true&resourceVersionMatch=NotOlderThan");
-            if let Some(rv) = rv {
-                query.push_str(&format!("&resourceVersion={rv}"));
-            }
-        }
-    }
-    if bookmarks {
-        query.push_str("&allowWatchBookmarks=true");
-    }
-    query
-}
-
-/// One line of a watch stream as an event; `None` if it is not one.
-fn watch_event(shared: &Shared, line: &[u8]) -> Option<WatchEvent> {
-    let event: Value = serde_json::from_slice(line).ok()?;
-    let object = &event["object"];
-    let kind = match event["type"].as_str()? {
-        "ADDED" => ChangeKind::Added,
-        "MODIFIED" => ChangeKind::Modified,
-        "DELETED" => ChangeKind::Deleted,
-        "BOOKMARK" => {
-            return Some(WatchEvent::Bookmark {
-                rv: resource_version(object)?,
-                initial_events_end: object["metadata"]["annotations"][INITIAL_EVENTS_END] == "true",
-            });
-        }
-        "ERROR" => {
-            return Some(WatchEvent::Error {
-                code: u16::try_from(object["code"].as_u64()?).ok()?,
-            });
-        }
-        _ => return None,
-    };
-    Some(WatchEvent::Change {
-        kind,
-        key: shared.key(object["metadata"]["name"].as_str()?),
-        rv: resource_version(object)?,
-        value: value_of(object),
-    })
-}
-
-/// Opens one watch and reads it for `read_for` (or until it ends or the run stops); `None` when
-/// the request got no answer.
-async fn watch_once(
-    shared: &Shared,
-    id: usize,
-    endpoint: &Endpoint,
-    start: WatchStart,
-    bookmarks: bool,
-    read_for: Duration,
-) -> Option<WatchRecord> {
-    let seconds = read_for.as_secs().max(1);
-    let url = format!(
-        "{}?{}",
-        shared.collection(endpoint),
-        watch_query(&start, bookmarks, seconds)
-    );
-    let opened = shared.now();
-    let mut record = WatchRecord {
-        id,
-        prefix: shared.key(""),
-        start,
-        opened,
-        closed: opened,
-        bookmarks,
-        refused: None,
-        events: Vec::new(),
-        cut: false,
-    };
-    let sent = tokio::time::timeout(REQUEST_TIMEOUT, endpoint.client.get(&url).send()).await;
-    let Ok(Ok(mut response)) = sent else {
-        shared.unopened.fetch_add(1, Ordering::Relaxed);
-        return None;
-    };
-    let status = response.status().as_u16();
-    if status != 200 {
-        record.refused = Some(status);
-        record.closed = shared.now();
-        return Some(record);
-    }
-    // The server ends the watch after `timeoutSeconds`; the recorder stops reading a little
-    // later at the latest, or when the run stops.
-    let deadline = tokio::time::Instant::now() + read_for + Duration::from_secs(2);
-    let mut stop = shared.stop.subscribe();
-    let mut buffer = Vec::new();
-    loop {
-        let chunk = tokio::select! {
-            chunk = response.chunk() => chunk,
-            _ = tokio::time::sleep_until(deadline) => {
-                record.cut = true;
-                break;
-            }
-            _ = stop.wait_for(|stopped| *stopped) => {
-                record.cut = true;
-                break;
-            }
-        };
-        let Ok(Some(chunk)) = chunk else {
-            break;
-        };
-        buffer.extend_from_slice(&chunk);
-        while let Some(end) = buffer.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = buffer.drain(..=end).collect();
-            match watch_event(shared, &line) {
-                Some(event) => {
-                    match &event {
-                        WatchEvent::Change { rv, .. } => shared.saw(*rv),
-                        WatchEvent::Bookmark { rv, .. } => {
-                            shared.saw(*rv);
-                            lock(&shared.bookmarks).push(*rv);
-                        }
-                        WatchEvent::Error { .. } => {}
-                    }
-                    record.events.push(event);
-                }
-                None => shared.unexpected(format!(
-                    "watch {id} ({url}) delivered {}",
-                    String::from_utf8_lossy(&line)
-                )),
-            }
-        }
-    }
-    record.closed = shared.now();
-    Some(record)
-}
-
-/// One watcher: watches one after another, each from a random start, until the run stops.
-async fn run_watcher(shared: Arc<Shared>, watcher: usize, mut rng: Rng) {
-    let mut first = true;
-    while !shared.stopped() {
-        let id = shared.next_watch.fetch_add(1, Ordering::Relaxed);
-        let endpoint = shared
-            .targets
-            .get(watcher + rng.below(shared.targets.len() as u64) as usize);
-        let recent = |rng: &mut Rng| {
-            let seen = lock(&shared.seen);
-            let n = seen.len() as u64;
-            (n > 0).then(|| seen[(n - 1 - rng.below(n.min(20))) as usize])
-        };
-        // Each watcher's first watch starts differently, so every kind of start is in every
-        // run; later ones start at random.
-        let pick = if first {
-            [7, 0, 2, 4, 9, 8][watcher % 6]
-        } else {
-            rng.below(12)
-        };
-        first = false;
-        let (start, bookmarks) = match pick {
-            0 | 1 => (WatchStart::Unset, rng.below(2) == 0),
-            2 | 3 => (WatchStart::Zero, rng.below(2) == 0),
-            // Resume from any resourceVersion delivered or returned so far.
-            4..=6 => match shared.seen_rv(&mut rng) {
-                Some(rv) => (WatchStart::From(rv), rng.below(2) == 0),
-                None => (WatchStart::Unset, true),
-            },
-            7 => (WatchStart::InitialEvents(None), true),
-            8 => (WatchStart::InitialEvents(recent(&mut rng)), true),
-            // Resume after a bookmark (a recent one), as a reflector does.
-            9 | 10 => {
-                let bookmark = {
-                    let marks = lock(&shared.bookmarks);
-                    let n = marks.len() as u64;
-                    (n > 0).then(|| marks[(n - 1 - rng.below(n.min(5))) as usize])
-                };
-                match bookmark.or_else(|| recent(&mut rng)) {
-                    Some(rv) => (WatchStart::From(rv), true),
-                    None => (WatchStart::Unset, true),
-                }
-            }
-            _ => match recent(&mut rng) {
-                Some(rv) => (WatchStart::From(rv), true),
-                None => (WatchStart::Zero, true),
-            },
-        };
-        // Watches that allow bookmarks are read for longer: the watch cache sends one every
-        // 5 s.
-        let mut read_for = Duration::from_secs(1) + rng.duration(shared.config.watch_for);
-        if bookmarks {
-            read_for += rng.duration(shared.config.watch_for);
-        }
-        match watch_once(&shared, id, &endpoint, start, bookmarks, read_for).await {
-            Some(record) => lock(&shared.watches).push(record),
-            None => tokio::time::sleep(BACKOFF).await,
-        }
-        tokio::time::sleep(rng.duration(Duration::from_millis(300))).await;
-    }
-}
-
 impl Recorder {
     /// Starts the clients and watchers of `config` against `targets`, with choices from
     /// `seed`, once every target's watch cache is warm ([`Recorder::warm`]).
@@ -729,7 +538,11 @@ impl Recorder {
         }
         for watcher in 0..shared.config.watchers {
             let rng = Rng::new(rng.next_u64());
-            tasks.push(tokio::spawn(run_watcher(shared.clone(), watcher, rng)));
+            tasks.push(tokio::spawn(watch::run_watcher(
+                shared.clone(),
+                watcher,
+                rng,
+            )));
         }
         recorder.tasks = tasks;
         recorder
@@ -843,143 +656,6 @@ impl Recorder {
             watches: std::mem::take(&mut *lock(&self.shared.watches)),
             compacted: *lock(&self.shared.compacted),
         }
-    }
-}
-
-/// The name of an input's kind, for counts.
-fn input_kind(input: &Input) -> &'static str {
-    match input {
-        Input::Create { .. } => "create",
-        Input::Get {
-            from_cache: false, ..
-        } => "get",
-        Input::Get {
-            from_cache: true, ..
-        } => "get rv=0",
-        Input::Update {
-            precondition: Some(_),
-            ..
-        } => "update rv",
-        Input::Update {
-            precondition: None, ..
-        } => "update",
-        Input::Patch { .. } => "patch",
-        Input::Delete {
-            precondition: Some(_),
-            ..
-        } => "delete rv",
-        Input::Delete {
-            precondition: None, ..
-        } => "delete",
-        Input::List {
-            from_cache: false, ..
-        } => "list",
-        Input::List {
-            from_cache: true, ..
-        } => "list rv=0",
-    }
-}
-
-/// The name of an output's kind (`unknown+` for one with an answer), for counts.
-fn output_kind(operation: &Operation) -> &'static str {
-    match (&operation.output, operation.ret) {
-        (Output::Written { .. }, _) => "written",
-        (Output::Found { .. }, _) => "found",
-        (Output::Listed { .. }, _) => "listed",
-        (Output::NotFound, _) => "not-found",
-        (Output::AlreadyExists, _) => "exists",
-        (Output::Conflict, _) => "conflict",
-        (Output::Rejected, _) => "rejected",
-        (Output::Deleted, _) => "deleted",
-        (Output::Unknown, Some(_)) => "unknown+",
-        (Output::Unknown, None) => "unknown",
-    }
-}
-
-/// What a history holds, by kind: operations per input and output, watches per start, events
-/// per kind.
-#[derive(Debug, Default)]
-pub struct Counts {
-    /// `(input kind, output kind)` → operations.
-    pub operations: BTreeMap<(&'static str, &'static str), usize>,
-    /// Output kind → operations.
-    pub outputs: BTreeMap<&'static str, usize>,
-    /// Start kind → watches.
-    pub watches: BTreeMap<&'static str, usize>,
-    /// Event kind → events.
-    pub events: BTreeMap<&'static str, usize>,
-    /// Watches refused (status ≠ 200).
-    pub refused: usize,
-}
-
-impl Counts {
-    /// Counts `history`.
-    pub fn of(history: &History) -> Counts {
-        let mut counts = Counts::default();
-        for op in &history.operations {
-            let (input, output) = (input_kind(&op.input), output_kind(op));
-            *counts.operations.entry((input, output)).or_default() += 1;
-            *counts.outputs.entry(output).or_default() += 1;
-        }
-        for watch in &history.watches {
-            let start = match watch.start {
-                WatchStart::Unset => "unset",
-                WatchStart::Zero => "rv=0",
-                WatchStart::From(_) => "from rv",
-                WatchStart::InitialEvents(None) => "initial events",
-                WatchStart::InitialEvents(Some(_)) => "initial events from rv",
-            };
-            *counts.watches.entry(start).or_default() += 1;
-            counts.refused += usize::from(watch.refused.is_some());
-            for event in &watch.events {
-                let kind = match event {
-                    WatchEvent::Change {
-                        kind: ChangeKind::Added,
-                        ..
-                    } => "added",
-                    WatchEvent::Change {
-                        kind: ChangeKind::Modified,
-                        ..
-                    } => "modified",
-                    WatchEvent::Change {
-                        kind: ChangeKind::Deleted,
-                        ..
-                    } => "deleted",
-                    WatchEvent::Bookmark {
-                        initial_events_end: true,
-                        ..
-                    } => "initial-events-end",
-                    WatchEvent::Bookmark { .. } => "bookmark",
-                    WatchEvent::Error { code: 410 } => "error 410",
-                    WatchEvent::Error { .. } => "error other",
-                };
-                *counts.events.entry(kind).or_default() += 1;
-            }
-        }
-        counts
-    }
-
-    /// Operations with `output` kind.
-    pub fn output(&self, output: &str) -> usize {
-        self.outputs.get(output).copied().unwrap_or_default()
-    }
-
-    /// Events of `kind`.
-    pub fn event(&self, kind: &str) -> usize {
-        self.events.get(kind).copied().unwrap_or_default()
-    }
-}
-
-impl std::fmt::Display for Counts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "operations by output: {:?}", self.outputs)?;
-        writeln!(f, "operations by input and output: {:?}", self.operations)?;
-        writeln!(
-            f,
-            "watches by start: {:?} ({} refused)",
-            self.watches, self.refused
-        )?;
-        write!(f, "watch events: {:?}", self.events)
     }
 }
 
