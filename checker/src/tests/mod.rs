@@ -579,4 +579,5 @@ fn cached_gets_may_be_stale_but_must_have_held_and_not_go_back() {
     rejected(&history(ops), "never held");
 }
 
+mod simulated;
 mod watch;
