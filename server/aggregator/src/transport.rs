@@ -173,6 +173,10 @@ impl ProxyTransport {
             clients.clear();
         }
         let for_address = clients.entry(authority.to_string()).or_default();
+        // A concurrent first request may have built one meanwhile: keep a single pool.
+        if let Some((_, existing)) = for_address.iter().find(|(t, _)| t == target) {
+            return Ok(existing.clone());
+        }
         for_address.push((target.clone(), client.clone()));
         Ok(client)
     }
