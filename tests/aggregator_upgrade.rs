@@ -3,7 +3,8 @@
 //! to the aggregated server with the caller's identity instead of its credentials, the
 //! server's `101` is relayed and bytes flow both ways; a caller without the right is refused
 //! before anything reaches the server; the server's refusal is relayed, and an answer that is
-//! neither `101` nor an error is refused with apimachinery's words.
+//! neither `101` nor an error is refused with apimachinery's words. After a relayed refusal the
+//! caller's connection closes, as kube closes the connection it hijacked.
 
 mod common;
 
@@ -120,6 +121,10 @@ async fn upgrades_are_relayed_with_the_callers_identity() {
     let resp = conn.response().await;
     assert_eq!(resp.status, 403, "{resp:?}");
     assert_eq!(resp.body, b"upgrade denied by the backend");
+    assert!(
+        conn.closed().await,
+        "the connection stayed open after a refused upgrade"
+    );
 
     // An answer that neither switches protocols nor is an error is refused.
     let mut conn = Conn::open(&server, common::tls::any_version()).await;

@@ -4,12 +4,14 @@
 //! aggregated server over the proxy's TLS, with the caller's identity and the aggregator's
 //! client certificate. The server's `101 Switching Protocols` is relayed, then bytes are
 //! copied both ways until either side stops, and both connections close. An error answer
-//! (`4xx`, `5xx`) is relayed as it is; any other answer is refused as kube refuses it.
+//! (`4xx`, `5xx`) is relayed as it is, and the caller's connection closes after it, as kube
+//! closes the connection it hijacked for the upgrade; any other answer is refused as kube
+//! refuses it.
 
 use std::time::Duration;
 
 use axum::body::Body;
-use http::{Request, Response, StatusCode};
+use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::upgrade::{OnUpgrade, Upgraded};
 use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
@@ -41,6 +43,9 @@ pub async fn relay(
     if status != StatusCode::SWITCHING_PROTOCOLS {
         let (mut parts, body) = answer.into_parts();
         strip_hop_by_hop(&mut parts.headers, false);
+        parts
+            .headers
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
         return Ok(Response::from_parts(parts, Body::new(body)));
     }
     let backend = hyper::upgrade::on(&mut answer);
