@@ -293,7 +293,7 @@ async fn post(server: &Server, path: &str, body: Value) -> Value {
 
 #[tokio::test]
 async fn a_remote_api_service_proxies_with_the_callers_identity_and_follows_its_server() {
-    use common::aggregated_server::{AggregatedServer, Identity};
+    use common::aggregated_server::{AggregatedServer, Identity, STALL};
 
     let server = Server::start(&[]);
     let front_proxy_ca = String::from_utf8_lossy(&server.pem("front-proxy-ca.crt")).into_owned();
@@ -400,6 +400,45 @@ async fn a_remote_api_service_proxies_with_the_callers_identity_and_follows_its_
         .unwrap_or_else(|_| panic!("no second event"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(second.as_deref(), Some(&b"{\"type\":\"MODIFIED\"}\n"[..]));
+
+    // Discovery of the group/version has 5 s for its whole answer, as kube-aggregator gives
+    // it; a resource request waits for its server as long as it takes.
+    let gv = "/apis/wardle.example.com/v1alpha1";
+    let started = Instant::now();
+    let late_headers = async {
+        let answer = get(&server, &format!("{gv}?stall=headers")).await;
+        (answer, started.elapsed())
+    };
+    let late_body = async {
+        let resp = server
+            .admin()
+            .get(server.url(&format!("{gv}?stall=body")))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let code = resp.status().as_u16();
+        (code, resp.bytes().await.is_err(), started.elapsed())
+    };
+    let slow_path = format!("{flunders}?stall=headers");
+    let slow_resource = get(&server, &slow_path);
+    let (((code, status), took), (body_code, cut, cut_after), (resource_code, resource)) =
+        tokio::join!(late_headers, late_body, slow_resource);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (
+            503,
+            Some("error trying to reach service: context deadline exceeded")
+        ),
+        "{status}"
+    );
+    // (The stand-in answers neither 503 nor a body that ends early: both are the deadline's.)
+    let deadline = Duration::from_secs(5);
+    assert!(took >= deadline, "the discovery answer came after {took:?}");
+    assert_eq!(body_code, 200);
+    assert!(cut, "a discovery body past the deadline was not cut");
+    assert!(cut_after >= deadline, "cut after {cut_after:?}");
+    assert_eq!(resource_code, 200, "{resource}");
+    assert!(started.elapsed() >= STALL);
 
     // Stopped: 503, then Available=False with the discovery check's reason.
     backend.stop();

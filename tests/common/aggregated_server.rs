@@ -3,7 +3,9 @@
 //! requiring a client certificate of the front-proxy CA; it records every request's path and
 //! headers, echoes what it was asked, streams a watch whose second event waits for the test,
 //! and accepts protocol upgrades on paths ending in `/exec` (answering `101` and echoing every
-//! byte) while refusing them with `403` on paths ending in `/denied`.
+//! byte) while refusing them with `403` on paths ending in `/denied`. A query with
+//! `stall=headers` is answered after [`STALL`]; one with `stall=body` gets part of its answer at
+//! once and the rest after [`STALL`].
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -51,6 +53,9 @@ impl Identity {
         }
     }
 }
+
+/// How long a `stall=` request waits (see the module).
+pub const STALL: std::time::Duration = std::time::Duration::from_secs(8);
 
 /// What the server saw: each request's path (with query) and headers.
 pub type Seen = Arc<Mutex<Vec<(String, HeaderMap)>>>;
@@ -219,6 +224,29 @@ async fn answer(
                 http_body_util::Full::new(Bytes::from_static(b"upgrade denied by the backend"))
                     .boxed(),
             )
+            .unwrap_or_else(|e| panic!("{e}")));
+    }
+    if path.contains("stall=headers") {
+        tokio::time::sleep(STALL).await;
+    }
+    if path.contains("stall=body") {
+        let stream = futures::stream::unfold(0, |step| async move {
+            let chunk: &'static [u8] = match step {
+                0 => b"{\"kind\":",
+                1 => {
+                    tokio::time::sleep(STALL).await;
+                    b"\"APIResourceList\"}"
+                }
+                _ => return None,
+            };
+            Some((
+                Ok::<_, Infallible>(Frame::data(Bytes::from_static(chunk))),
+                step + 1,
+            ))
+        });
+        return Ok(Response::builder()
+            .header("content-type", "application/json")
+            .body(StreamBody::new(stream).boxed())
             .unwrap_or_else(|e| panic!("{e}")));
     }
     if path.contains("watch=true") {

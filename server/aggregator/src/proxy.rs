@@ -7,13 +7,21 @@
 //! <error>` when the server could not be reached, in apimachinery's proxy's words). A server
 //! that goes away mid-response cannot be answered for any more: the response is cut short (the
 //! HTTP/1.1 connection closed, the HTTP/2 stream reset), as Go's reverse proxy aborts it.
+//! Discovery of a group/version (`/apis/<group>/<version>`) has [`DISCOVERY_TIMEOUT`] for its
+//! whole answer, as kube-aggregator gives it: clients such as kubectl ask every group for it,
+//! and one slow server should not hold them all.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use apimachinery::status::ApiError;
 use apimachinery::user::UserInfo;
 use axum::body::Body;
 use http::{Request, Response, Uri};
+use hyper::body::{Bytes, Frame, Incoming, SizeHint};
 use hyper::upgrade::OnUpgrade;
 use server::audit::PeerAddr;
 use server::filters::status_response;
@@ -37,6 +45,15 @@ pub const SERVICE_UNAVAILABLE: &str = "service unavailable";
 /// (apimachinery's proxy transport), followed by the error.
 pub const ERROR_REACHING_SERVICE: &str = "error trying to reach service";
 
+/// How long the answer to a discovery request (`/apis/<group>/<version>`) may take, headers
+/// and body (kube-aggregator's `aggregatedDiscoveryTimeout`). A server that has not answered
+/// by then gets `503` with `error trying to reach service: context deadline exceeded`; an
+/// answer still being sent is cut short.
+pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The error of a discovery answer past [`DISCOVERY_TIMEOUT`], in Go's words.
+const DEADLINE_EXCEEDED: &str = "context deadline exceeded";
+
 /// Called with an APIService's name when a proxied call to it failed, so its availability is
 /// checked again at once.
 pub type FailureHook = Arc<dyn Fn(&str) + Send + Sync>;
@@ -48,6 +65,12 @@ pub fn group_version_of(path: &str) -> Option<(&str, &str)> {
     let group = parts.next().filter(|g| !g.is_empty())?;
     let version = parts.next().filter(|v| !v.is_empty())?;
     Some((group, version))
+}
+
+/// Whether `path` asks for a group/version's discovery document: exactly three segments once
+/// leading and trailing slashes are trimmed, as kube-aggregator tells it (`/apis/<group>/<version>`).
+pub fn is_discovery(path: &str) -> bool {
+    path.trim_matches('/').split('/').count() == 3
 }
 
 /// The `host:port` of a resolved address (an IPv6 host in brackets, as the URL writes it; the
@@ -151,9 +174,10 @@ pub(crate) async fn proxy(
         Ok(c) => c,
         Err(e) => return status_response(&ApiError::internal(e)),
     };
-    let path_and_query = request_target::of(req.uri(), req.extensions())
-        .path_and_query()
-        .to_string();
+    let target = request_target::of(req.uri(), req.extensions());
+    let deadline =
+        is_discovery(target.path()).then(|| tokio::time::Instant::now() + DISCOVERY_TIMEOUT);
+    let path_and_query = target.path_and_query().to_string();
     let uri: Uri = match format!("https://{authority}{path_and_query}").parse() {
         Ok(u) => u,
         Err(e) => return status_response(&ApiError::bad_request(format!("invalid path: {e}"))),
@@ -202,14 +226,68 @@ pub(crate) async fn proxy(
             Err(e) => status_response(&ApiError::service_unavailable(e.to_string())),
         };
     }
-    match client.request(upstream).await {
+    let answer = match deadline {
+        Some(deadline) => match tokio::time::timeout_at(deadline, client.request(upstream)).await {
+            Ok(answer) => answer.map_err(|e| describe_error(&e)),
+            Err(_) => Err(DEADLINE_EXCEEDED.to_string()),
+        },
+        None => client
+            .request(upstream)
+            .await
+            .map_err(|e| describe_error(&e)),
+    };
+    match answer {
         Ok(resp) => {
             let (mut parts, body) = resp.into_parts();
             strip_hop_by_hop(&mut parts.headers, false);
             remove_cors(&mut parts.headers);
-            Response::from_parts(parts, Body::new(body))
+            let body = match deadline {
+                Some(deadline) => Body::new(UntilDeadline::new(body, deadline)),
+                None => Body::new(body),
+            };
+            Response::from_parts(parts, body)
         }
-        Err(e) => failed(format!("{ERROR_REACHING_SERVICE}: {}", describe_error(&e))),
+        Err(e) => failed(format!("{ERROR_REACHING_SERVICE}: {e}")),
+    }
+}
+
+/// An aggregated server's response body that fails at a deadline (see [`DISCOVERY_TIMEOUT`]).
+struct UntilDeadline {
+    body: Incoming,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl UntilDeadline {
+    fn new(body: Incoming, deadline: tokio::time::Instant) -> Self {
+        Self {
+            body,
+            deadline: Box::pin(tokio::time::sleep_until(deadline)),
+        }
+    }
+}
+
+impl hyper::body::Body for UntilDeadline {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        if self.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(DEADLINE_EXCEEDED.into())));
+        }
+        Pin::new(&mut self.body)
+            .poll_frame(cx)
+            .map(|frame| frame.map(|f| f.map_err(Into::into)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -231,6 +309,17 @@ mod tests {
         assert_eq!(group_version_of("/apis/wardle.example.com/"), None);
         assert_eq!(group_version_of("/api/v1"), None);
         assert_eq!(group_version_of("/apis"), None);
+    }
+
+    #[test]
+    fn discovery_is_a_group_version_path() {
+        assert!(is_discovery("/apis/wardle.example.com/v1alpha1"));
+        assert!(is_discovery("/apis/wardle.example.com/v1alpha1/"));
+        assert!(!is_discovery("/apis/wardle.example.com/v1alpha1/flunders"));
+        assert!(!is_discovery(
+            "/apis/wardle.example.com/v1alpha1/namespaces/a/flunders"
+        ));
+        assert!(!is_discovery("/apis/wardle.example.com"));
     }
 
     #[test]
