@@ -69,7 +69,7 @@ pub fn group_version_of(path: &str) -> Option<(&str, &str)> {
 
 /// Whether `path` asks for a group/version's discovery document: exactly three segments once
 /// leading and trailing slashes are trimmed, as kube-aggregator tells it (`/apis/<group>/<version>`).
-pub fn is_discovery(path: &str) -> bool {
+fn is_discovery(path: &str) -> bool {
     path.trim_matches('/').split('/').count() == 3
 }
 
