@@ -330,30 +330,10 @@ async fn long_label_selectors_over_h2_and_http11() {
     }
 }
 
-/// One h2 frame: type, flags, stream and payload.
-type Frame = (u8, u8, u32, Vec<u8>);
-
-async fn write_frame(s: &mut TlsStream<TcpStream>, (kind, flags, stream, payload): Frame) {
-    let mut out = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-    out.extend([kind, flags]);
-    out.extend(stream.to_be_bytes());
-    out.extend(payload);
+async fn write_frame(s: &mut TlsStream<TcpStream>, (kind, flags, stream, payload): H2Frame) {
+    let mut out = Vec::with_capacity(9 + payload.len());
+    h2_frame(&mut out, kind, flags, stream, &payload);
     s.write_all(&out).await.unwrap_or_else(|e| panic!("{e}"));
-}
-
-async fn read_frame(s: &mut TlsStream<TcpStream>) -> Frame {
-    let mut header = [0u8; 9];
-    tokio::time::timeout(PATIENCE, s.read_exact(&mut header))
-        .await
-        .unwrap_or_else(|_| panic!("no h2 frame"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
-    let mut payload = vec![0u8; len];
-    s.read_exact(&mut payload)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & 0x7fff_ffff;
-    (header[3], header[4], stream, payload)
 }
 
 /// A raw h2 connection (the `http` crate, and so every Rust client, cannot send a `:path` over
@@ -410,7 +390,7 @@ impl RawH2 {
         self.s.flush().await.unwrap_or_else(|e| panic!("{e}"));
         let (mut status, mut body) = (String::new(), Vec::new());
         loop {
-            let (kind, flags, on, payload) = read_frame(&mut self.s).await;
+            let (kind, flags, on, payload) = read_h2_frame(&mut self.s).await;
             match kind {
                 // SETTINGS: acknowledged.
                 4 if flags & 1 == 0 => write_frame(&mut self.s, (4, 1, 0, Vec::new())).await,
@@ -502,7 +482,7 @@ async fn h2_server_settings(server: &Server) -> Vec<(u16, u32)> {
     s.flush().await.unwrap_or_else(|e| panic!("{e}"));
     loop {
         // SETTINGS without ACK.
-        if let (4, flags, _, payload) = read_frame(&mut s).await
+        if let (4, flags, _, payload) = read_h2_frame(&mut s).await
             && flags & 1 == 0
         {
             return payload

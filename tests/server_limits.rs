@@ -230,18 +230,11 @@ async fn a_response_the_client_does_not_read_holds_its_slot_only_until_its_deadl
     let started = Instant::now();
     // The server answers with HEADERS at once (flow control holds only DATA): from then on the
     // request has been admitted and holds its slot.
-    let mut buf = vec![0; 65_536];
-    let mut received = Vec::new();
     tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            if h2_frames(&received).any(|(kind, stream)| kind == 0x1 && stream == 1) {
-                break;
-            }
-            match stalled.read(&mut buf).await {
-                Ok(0) | Err(_) => panic!("the connection closed before the response headers"),
-                Ok(n) => received.extend_from_slice(&buf[..n]),
-            }
-        }
+        while !matches!(
+            common::tls::read_h2_frame(&mut stalled).await,
+            (0x1, _, 1, _)
+        ) {}
     })
     .await
     .unwrap_or_else(|_| panic!("no response headers after {:?}", started.elapsed()));
@@ -255,6 +248,7 @@ async fn a_response_the_client_does_not_read_holds_its_slot_only_until_its_deadl
     );
 
     // Past its deadline the connection is closed, and the slot is free again.
+    let mut buf = vec![0; 65_536];
     let closed = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
             match stalled.read(&mut buf).await {
@@ -290,21 +284,6 @@ async fn a_response_the_client_does_not_read_holds_its_slot_only_until_its_deadl
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// The (type, stream) of each whole HTTP/2 frame in `bytes`, a server's output after the
-/// connection preface.
-fn h2_frames(bytes: &[u8]) -> impl Iterator<Item = (u8, u32)> + '_ {
-    let mut rest = bytes;
-    std::iter::from_fn(move || {
-        let header = rest.get(..9)?;
-        let len =
-            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
-        let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & 0x7fff_ffff;
-        let kind = header[3];
-        rest = rest.get(9 + len..)?;
-        Some((kind, stream))
-    })
 }
 
 /// Large list responses are bounded per user: while one of bob's large lists is held by a

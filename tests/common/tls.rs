@@ -298,6 +298,28 @@ pub fn admin_client(server: &Server, http1_only: bool) -> reqwest::Client {
     b.build().unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// One HTTP/2 frame as read by [`read_h2_frame`]: type, flags, stream and payload.
+pub type H2Frame = (u8, u8, u32, Vec<u8>);
+
+/// Reads the next HTTP/2 frame from `s` (for tests that read h2 by hand); panics when none
+/// comes within [`PATIENCE`] or the connection ends.
+#[allow(dead_code)]
+pub async fn read_h2_frame(s: &mut TlsStream<TcpStream>) -> H2Frame {
+    use tokio::io::AsyncReadExt;
+    let mut header = [0u8; 9];
+    tokio::time::timeout(PATIENCE, s.read_exact(&mut header))
+        .await
+        .unwrap_or_else(|_| panic!("no h2 frame"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+    let mut payload = vec![0u8; len];
+    s.read_exact(&mut payload)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & 0x7fff_ffff;
+    (header[3], header[4], stream, payload)
+}
+
 /// Appends an HTTP/2 frame (for tests that write h2 by hand).
 #[allow(dead_code)]
 pub fn h2_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
