@@ -226,18 +226,13 @@ pub(crate) async fn proxy(
             Err(e) => status_response(&ApiError::service_unavailable(e.to_string())),
         };
     }
+    let sent = client.request(upstream);
     let answer = match deadline {
-        Some(deadline) => match tokio::time::timeout_at(deadline, client.request(upstream)).await {
-            Ok(answer) => answer.map_err(|e| describe_error(&e)),
-            Err(_) => Err(DEADLINE_EXCEEDED.to_string()),
-        },
-        None => client
-            .request(upstream)
-            .await
-            .map_err(|e| describe_error(&e)),
+        Some(deadline) => tokio::time::timeout_at(deadline, sent).await,
+        None => Ok(sent.await),
     };
     match answer {
-        Ok(resp) => {
+        Ok(Ok(resp)) => {
             let (mut parts, body) = resp.into_parts();
             strip_hop_by_hop(&mut parts.headers, false);
             remove_cors(&mut parts.headers);
@@ -247,7 +242,8 @@ pub(crate) async fn proxy(
             };
             Response::from_parts(parts, body)
         }
-        Err(e) => failed(format!("{ERROR_REACHING_SERVICE}: {e}")),
+        Ok(Err(e)) => failed(format!("{ERROR_REACHING_SERVICE}: {}", describe_error(&e))),
+        Err(_) => failed(format!("{ERROR_REACHING_SERVICE}: {DEADLINE_EXCEEDED}")),
     }
 }
 
